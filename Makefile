@@ -1,0 +1,32 @@
+# toolgate: the two commands a newcomer needs are `make dev` and `make test`.
+GO            ?= go
+STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@2025.1.1
+BENCHSTAT     := golang.org/x/perf/cmd/benchstat@latest
+PKGS          := ./...
+
+.PHONY: dev test fmt lint bench build
+
+## dev: run toolgate on its embedded default (Temporal server, Web UI, worker with the toolbox).
+dev:
+	$(GO) run ./cmd/toolgate dev
+
+## test: vet and the whole test suite under the race detector (what CI runs).
+test:
+	$(GO) vet $(PKGS)
+	$(GO) test -race -timeout 20m $(PKGS)
+
+## fmt: gofmt every Go file.
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+## lint: staticcheck at a pinned version.
+lint:
+	$(GO) run $(STATICCHECK) $(PKGS)
+
+## bench: the Go benchmarks of toolcore (see BENCHMARKS.md for how figures are taken).
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./toolcore/ | tee bench.txt
+	$(GO) run $(BENCHSTAT) bench.txt
+
+build:
+	$(GO) build -o bin/toolgate ./cmd/toolgate
