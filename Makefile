@@ -30,3 +30,10 @@ bench:
 
 build:
 	$(GO) build -o bin/toolgate ./cmd/toolgate
+
+## compose-up / compose-down: PostgreSQL, Temporal, the Web UI and a toolgate worker (needs Docker).
+.PHONY: compose-up compose-down
+compose-up:
+	docker compose up -d --build
+compose-down:
+	docker compose down
