@@ -1,0 +1,46 @@
+package activities
+
+import "encoding/json"
+
+// Names of the wire contract between the workflow and the activity worker.
+const (
+	// ExecuteToolName is the activity type registered for (*Activities).ExecuteTool.
+	ExecuteToolName = "ExecuteTool"
+	// ErrTypeNonRecoverable is the non-retryable ApplicationError type of a genuine
+	// toolcore.NonRecoverableToolError; the workflow fails with the same type and message.
+	ErrTypeNonRecoverable = "NonRecoverableToolError"
+	// ErrTypeTransient is the retryable ApplicationError type of an error the tool marked with
+	// toolcore.Transient (ReadOnly and Idempotent tools only, never on the last attempt).
+	ErrTypeTransient = "TransientToolError"
+	// ErrTypeInterrupted is the retryable ApplicationError type of an attempt stopped by the
+	// worker (shutdown) rather than by a cancellation request; the tool may have had effects.
+	ErrTypeInterrupted = "ToolInterrupted"
+	// ErrTypeToolNotRegistered is the non-retryable ApplicationError type of an activity worker
+	// whose registry lacks the tool the workflow accepted (a deployment error; the tool did not run).
+	ErrTypeToolNotRegistered = "ToolNotRegistered"
+	// ErrTypeInvalidInput is the non-retryable ApplicationError type of a malformed
+	// ExecuteToolInput (the tool did not run).
+	ErrTypeInvalidInput = "InvalidExecuteToolInput"
+)
+
+// ExecuteToolInput is the activity's single argument. It carries the validated value only (not
+// the raw arguments again), so a call's arguments appear in history at most twice: in the workflow
+// input and, as validated, here.
+type ExecuteToolInput struct {
+	// ToolCallID links the result to its call.
+	ToolCallID string `json:"toolCallId"`
+	// ToolName selects the tool in the activity worker's registry.
+	ToolName string `json:"toolName"`
+	// Accepted is the value the validator accepted, as JSON (toolcore.Tool.Validate's output).
+	Accepted json.RawMessage `json:"accepted"`
+	// IdempotencyKey is stable across attempts of the call (the workflow ID).
+	IdempotencyKey string `json:"idempotencyKey"`
+}
+
+// ExecuteToolOutput is the activity's result: the bounded content of the tool-result message
+// (at most toolcore.MaxContentCodePoints code points) and whether it is an error result. The
+// workflow links it to the call with toolcore.LinkContent.
+type ExecuteToolOutput struct {
+	Content string `json:"content"`
+	IsError bool   `json:"isError"`
+}
