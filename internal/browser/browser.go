@@ -18,9 +18,11 @@ func candidates() []string {
 // without sandbox (root), GPU or background networking, followed by extra.
 func Args(userDataDir string, extra ...string) []string {
 	args := []string{
-	"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-	"--disable-background-networking", "--disable-component-update", "--disable-sync",
-	"--disable-dev-shm-usage",
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-dev-shm-usage", "--user-data-dir=" + userDataDir,
+	}
+	return append(args, extra...)
 }
 
 var (
