@@ -1,0 +1,116 @@
+package activities
+
+import (
+	"context"
+	"errors"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/toolgate/toolgate/toolcore"
+)
+
+// Activities runs validated tool calls. The zero value is not usable: Registry is required.
+type Activities struct {
+	// Registry is where ExecuteTool finds the tool by name. It must hold every tool the workflows
+	// on this activity's task queue accept (normally the same registry). Required.
+	Registry *toolcore.Registry
+}
+
+// Register registers ExecuteTool under ExecuteToolName.
+func (a *Activities) Register(r worker.ActivityRegistry) {
+	r.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: ExecuteToolName})
+}
+
+// ExecuteTool runs one attempt of a validated call and returns its bounded result content.
+//
+// Errors: a cancellation requested by the server is returned as cancellation; a genuine
+// NonRecoverableToolError as a non-retryable ApplicationError of type ErrTypeNonRecoverable; a
+// transient error of a ReadOnly or Idempotent tool, before the last attempt, as a retryable
+// ApplicationError of type ErrTypeTransient; an attempt cut off by the worker (shutdown) as a
+// retryable ErrTypeInterrupted. Every other outcome, including ordinary tool errors, panics and
+// look-alike fatal errors, is a final result, never an error.
+func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (ExecuteToolOutput, error) {
+	if err := stopped(ctx, false); err != nil {
+		return ExecuteToolOutput{}, err
+	}
+	call, err := toolcore.NewToolCall(in.ToolCallID, in.ToolName, []byte("{}"))
+	if err != nil {
+		return ExecuteToolOutput{}, temporal.NewNonRetryableApplicationError(
+			"invalid ExecuteTool input: "+toolcore.ErrorText(err), ErrTypeInvalidInput, nil)
+	}
+	tool, ok := a.Registry.Get(in.ToolName)
+	if !ok {
+		return ExecuteToolOutput{}, temporal.NewNonRetryableApplicationError(
+			"tool "+quote(in.ToolName)+" is not registered on the worker of this task queue; it did not run",
+			ErrTypeToolNotRegistered, nil)
+	}
+
+	info := activity.GetInfo(ctx)
+	hb := startHeartbeats(ctx, info.HeartbeatTimeout)
+	output, toolErr := tool.Invoke(toolcore.WithExecution(ctx, toolcore.Execution{
+		ToolCallID:     in.ToolCallID,
+		ToolName:       in.ToolName,
+		Attempt:        int(info.Attempt),
+		IdempotencyKey: in.IdempotencyKey,
+		OnProgress:     hb.report,
+	}), in.Accepted)
+	hb.stop()
+
+	// Cancellation first: a tool that returns an error because its context was canceled must be
+	// recorded as canceled (or interrupted), never as a failure of the tool.
+	if err := stopped(ctx, toolErr == nil); err != nil {
+		return ExecuteToolOutput{}, err
+	}
+	if _, fatal := toolcore.AsNonRecoverable(toolErr); !fatal && toolcore.IsTransient(toolErr) &&
+		tool.Options().SideEffect != toolcore.Unsafe && !lastAttempt(info) {
+		return ExecuteToolOutput{}, temporal.NewApplicationError(toolcore.ErrorText(toolErr), ErrTypeTransient)
+	}
+	result, err := toolcore.Complete(call, output, toolErr)
+	if err != nil {
+		// Complete lets only a genuine NonRecoverableToolError escape. Returned unwrapped: the
+		// failure converter reads only the top-level error's retryability.
+		return ExecuteToolOutput{}, temporal.NewNonRetryableApplicationError(toolcore.ErrorText(err), ErrTypeNonRecoverable, nil)
+	}
+	if err := stopped(ctx, true); err != nil {
+		return ExecuteToolOutput{}, err
+	}
+	return ExecuteToolOutput{Content: result.Content(), IsError: result.IsError()}, nil
+}
+
+// stopped returns the error that ends an attempt whose context is done, or nil to go on.
+//
+//   - The server asked to cancel (the cause is a temporal CanceledError, set by the SDK when a
+//     heartbeat response says so): the cancellation, so the SDK reports the activity canceled,
+//     even if the tool succeeded (cancellation wins, as in toolcore.Execute).
+//   - The attempt's own deadline passed: ctx.Err(); the server has already timed the attempt out
+//     and the SDK drops any response.
+//   - Any other cause (worker shutdown, pause, reset, the activity gone on the server): a tool that
+//     finished successfully keeps its result; otherwise a retryable ErrTypeInterrupted, which
+//     the retry policy retries for ReadOnly and Idempotent tools and the workflow reports as
+//     outcome unknown for Unsafe ones.
+func stopped(ctx context.Context, toolSucceeded bool) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	cause := context.Cause(ctx)
+	var canceled *temporal.CanceledError
+	switch {
+	case errors.As(cause, &canceled):
+		return cause
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return ctx.Err()
+	case toolSucceeded:
+		return nil
+	default:
+		return temporal.NewApplicationError("the worker stopped the attempt ("+toolcore.ErrorText(cause)+")", ErrTypeInterrupted)
+	}
+}
+
+// lastAttempt reports whether the retry policy allows no further attempt, so a transient error
+// must become the final result here (the workflow would otherwise see a bare exhausted retry).
+func lastAttempt(info activity.Info) bool {
+	rp := info.RetryPolicy
+	return rp == nil || (rp.MaximumAttempts > 0 && info.Attempt >= rp.MaximumAttempts)
+}

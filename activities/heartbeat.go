@@ -1,0 +1,128 @@
+package activities
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/toolgate/toolgate/toolcore"
+)
+
+// Heartbeat cadence. Cancellation reaches an activity only through a heartbeat response, and the
+// SDK throttles heartbeats to 0.8 x HeartbeatTimeout, so the loop beats at a third of the timeout
+// (three chances per window) and at once on progress; the SDK coalesces what it cannot send yet
+// and always sends the latest details.
+const (
+	heartbeatFraction = 3
+	// defaultHeartbeatInterval applies when the activity has no HeartbeatTimeout (only when
+	// scheduled by something other than ToolCallWorkflow): beat anyway, or never hear a cancel.
+	defaultHeartbeatInterval = 10 * time.Second
+	// MaxProgressMessageBytes bounds Progress.Message in heartbeat details.
+	MaxProgressMessageBytes = 1024
+)
+
+// heartbeats is the heartbeat loop of one attempt.
+type heartbeats struct {
+	ctx     context.Context
+	kick    chan struct{} // cap 1: a pending progress beat; further reports coalesce into it
+	done    chan struct{}
+	stopped chan struct{}
+	once    sync.Once
+
+	mu       sync.Mutex
+	progress *toolcore.Progress // latest report, nil until the first
+}
+
+// startHeartbeats starts the loop; stop must be called before the activity returns.
+func startHeartbeats(ctx context.Context, timeout time.Duration) *heartbeats {
+	interval := defaultHeartbeatInterval
+	if timeout > 0 {
+		interval = timeout / heartbeatFraction
+	}
+	h := &heartbeats{
+		ctx:     ctx,
+		kick:    make(chan struct{}, 1),
+		done:    make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+	go h.loop(interval)
+	return h
+}
+
+func (h *heartbeats) loop(interval time.Duration) {
+	defer close(h.stopped)
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-h.done:
+			return
+		case <-h.ctx.Done():
+			return
+		case <-ticker.C:
+		case <-h.kick:
+		}
+		h.beat()
+	}
+}
+
+// beat records a heartbeat carrying the latest progress, if any. Sending no details after a
+// report would erase the progress the server shows, so the latest report is repeated.
+func (h *heartbeats) beat() {
+	h.mu.Lock()
+	p := h.progress
+	h.mu.Unlock()
+	if p == nil {
+		activity.RecordHeartbeat(h.ctx)
+		return
+	}
+	activity.RecordHeartbeat(h.ctx, *p)
+}
+
+// report is the tool's progress reporter: it stores the report and wakes the loop without ever
+// blocking the tool.
+func (h *heartbeats) report(p toolcore.Progress) {
+	p.Message = boundMessage(p.Message)
+	h.mu.Lock()
+	h.progress = &p
+	h.mu.Unlock()
+	select {
+	case h.kick <- struct{}{}:
+	default:
+	}
+}
+
+// stop ends the loop and waits for it, so no heartbeat is recorded after the attempt returns.
+func (h *heartbeats) stop() {
+	h.once.Do(func() { close(h.done) })
+	<-h.stopped
+}
+
+// boundMessage keeps at most MaxProgressMessageBytes of valid UTF-8.
+func boundMessage(s string) string {
+	if len(s) <= MaxProgressMessageBytes && utf8.ValidString(s) {
+		return s
+	}
+	if len(s) > MaxProgressMessageBytes {
+		cut := MaxProgressMessageBytes
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut]
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// quote bounds and quotes an untrusted string for an error message.
+func quote(s string) string {
+	const maxBytes = 64
+	if len(s) > maxBytes {
+		s = s[:maxBytes] + "…"
+	}
+	return strconv.Quote(s)
+}

@@ -1,0 +1,68 @@
+package workflows
+
+import (
+	"strconv"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolgate/toolgate/activities"
+	"github.com/toolgate/toolgate/toolcore"
+)
+
+// Retry backoff of ReadOnly and Idempotent tools: 1 s, 2 s, 4 s, ... capped at 30 s. With the
+// default 3 attempts a call waits at most 3 s in backoff.
+const (
+	RetryInitialInterval    = time.Second
+	RetryBackoffCoefficient = 2.0
+	RetryMaximumInterval    = 30 * time.Second
+)
+
+// activityOptions schedules ExecuteTool with the tool's options: its queue, one attempt's timeout,
+// the heartbeat timeout that bounds how late cancellation and worker loss are noticed, and a retry
+// policy by side-effect class.
+func (w *Workflows) activityOptions(call toolcore.ToolCall, opts toolcore.Options) workflow.ActivityOptions {
+	queue := opts.TaskQueue
+	if queue == "" {
+		queue = w.TaskQueue
+	}
+	return workflow.ActivityOptions{
+		TaskQueue:           queue,
+		StartToCloseTimeout: opts.Timeout,
+		HeartbeatTimeout:    opts.HeartbeatTimeout,
+		WaitForCancellation: true,
+		RetryPolicy:         retryPolicy(opts),
+		Summary:             call.Name(),
+	}
+}
+
+// retryPolicy: Unsafe tools get exactly one attempt. ReadOnly and Idempotent tools are retried on
+// timeouts, worker loss and transient errors, up to MaxAttempts. Errors that end the call are never
+// retried, whatever the class.
+func retryPolicy(opts toolcore.Options) *temporal.RetryPolicy {
+	attempts := int32(1)
+	if opts.SideEffect != toolcore.Unsafe {
+		attempts = int32(max(opts.MaxAttempts, 1))
+	}
+	return &temporal.RetryPolicy{
+		InitialInterval:    RetryInitialInterval,
+		BackoffCoefficient: RetryBackoffCoefficient,
+		MaximumInterval:    RetryMaximumInterval,
+		MaximumAttempts:    attempts,
+		NonRetryableErrorTypes: []string{
+			activities.ErrTypeNonRecoverable,
+			activities.ErrTypeToolNotRegistered,
+			activities.ErrTypeInvalidInput,
+		},
+	}
+}
+
+// runningDetails is the workflow's current details while the tool runs (shown in the UI).
+func runningDetails(call toolcore.ToolCall, opts toolcore.Options) string {
+	attempts := "1 attempt"
+	if opts.SideEffect != toolcore.Unsafe && opts.MaxAttempts > 1 {
+		attempts = "up to " + strconv.Itoa(opts.MaxAttempts) + " attempts"
+	}
+	return "running " + call.Name() + " (" + opts.SideEffect.String() + ", " + attempts + ", timeout " + opts.Timeout.String() + ")"
+}

@@ -1,0 +1,51 @@
+package workflows
+
+import (
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolgate/toolgate/internal/searchattr"
+	"github.com/toolgate/toolgate/toolcore"
+)
+
+// Values of the ToolOutcome search attribute besides the result error codes
+// (TOOL_NOT_FOUND, TOOL_ARGUMENTS_INVALID, ...).
+const (
+	OutcomeOK       = "ok"
+	OutcomeCanceled = "canceled"
+	OutcomeFatal    = "fatal"
+	// OutcomeInvalidToolCall: the input was not a tool call; the workflow failed.
+	OutcomeInvalidToolCall = ErrTypeInvalidToolCall
+)
+
+// Search attribute keys (all Keyword), named in internal/searchattr.
+func toolNameKey() temporal.SearchAttributeKeyKeyword {
+	return temporal.NewSearchAttributeKeyKeyword(searchattr.ToolName)
+}
+
+func toolCallIDKey() temporal.SearchAttributeKeyKeyword {
+	return temporal.NewSearchAttributeKeyKeyword(searchattr.ToolCallID)
+}
+
+func toolOutcomeKey() temporal.SearchAttributeKeyKeyword {
+	return temporal.NewSearchAttributeKeyKeyword(searchattr.ToolOutcome)
+}
+
+// upsertOutcome records how the call ended, once, just before the workflow closes. ToolName and
+// ToolCallId are upserted too (the same values a toolgate client sets at start), so calls started
+// by other SDKs or the Temporal CLI are searchable as well. Nothing is upserted unless the worker
+// says the namespace has the attributes: an unknown attribute would fail the workflow task.
+func (w *Workflows) upsertOutcome(ctx workflow.Context, call toolcore.ToolCall, outcome string) {
+	if !w.SearchAttributes {
+		return
+	}
+	updates := []temporal.SearchAttributeUpdate{toolOutcomeKey().ValueSet(outcome)}
+	if !call.IsZero() {
+		updates = append(updates, toolNameKey().ValueSet(call.Name()), toolCallIDKey().ValueSet(call.ID()))
+	}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
+		// Only a malformed update fails here (checked before any command); the outcome itself
+		// is in the result and history, so the call is not failed for its index entry.
+		workflow.GetLogger(ctx).Warn("Upsert ToolOutcome", "error", err)
+	}
+}

@@ -1,0 +1,134 @@
+package workflows
+
+import (
+	"errors"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolgate/toolgate/activities"
+	"github.com/toolgate/toolgate/toolcore"
+)
+
+// Workflows holds what ToolCallWorkflow needs from the worker that runs it. The zero value is not
+// usable: Registry is required.
+type Workflows struct {
+	// Registry is the tool set calls are looked up and validated in. Pass a Snapshot: a durable
+	// run must see the tool set the worker was built with. Required.
+	Registry *toolcore.Registry
+	// SearchAttributes enables the final upsert of ToolName, ToolCallId and ToolOutcome. Set it
+	// only when the namespace has them registered: upserting a missing attribute fails the
+	// workflow task and wedges the call. Optional: default false (no upsert).
+	SearchAttributes bool
+	// TaskQueue is where ExecuteTool runs for tools without Options.TaskQueue. Optional: default
+	// the workflow's own task queue.
+	TaskQueue string
+	// ValidateTimeout bounds the wall-clock time of a validator, which runs in workflow code;
+	// one that has not returned by then is a TOOL_VALIDATION_FAILED result. Values above
+	// MaxValidateTimeout are lowered to it. Optional: default DefaultValidateTimeout.
+	ValidateTimeout time.Duration
+}
+
+// Bounds of the validator guard. The SDK's deadlock detector fails a workflow task whose code runs
+// for 1 s without yielding; the guard must fire well before it.
+const (
+	DefaultValidateTimeout = 500 * time.Millisecond
+	MaxValidateTimeout     = 800 * time.Millisecond
+)
+
+// Register registers ToolCallWorkflow under ToolCallWorkflowName.
+func (w *Workflows) Register(r worker.WorkflowRegistry) {
+	r.RegisterWorkflowWithOptions(w.ToolCallWorkflow, workflow.RegisterOptions{Name: ToolCallWorkflowName})
+}
+
+// ToolCallWorkflow turns one untrusted tool call into one outcome: a linked result (its return
+// value), a cancellation (ends Canceled, no result), or a failure (INVALID_TOOL_CALL input or a
+// NonRecoverableToolError). See the package documentation for the steps.
+func (w *Workflows) ToolCallWorkflow(ctx workflow.Context, input Input) (toolcore.Result, error) {
+	call, err := decodeCall(input)
+	if err != nil {
+		w.upsertOutcome(ctx, toolcore.ToolCall{}, OutcomeInvalidToolCall)
+		return toolcore.Result{}, err
+	}
+	if ctx.Err() != nil {
+		return w.canceled(ctx, call)
+	}
+	tool, found := w.Registry.Get(call.Name())
+	if !found {
+		return w.complete(ctx, call, toolcore.NotFoundResult(call))
+	}
+	accepted, rejected, ok := validate(tool, call, w.validateTimeout())
+	if !ok {
+		return w.complete(ctx, call, rejected)
+	}
+	if ctx.Err() != nil {
+		return w.canceled(ctx, call)
+	}
+
+	opts := tool.Options()
+	workflow.SetCurrentDetails(ctx, runningDetails(call, opts))
+	actx := workflow.WithActivityOptions(ctx, w.activityOptions(call, opts))
+	in := activities.ExecuteToolInput{
+		ToolCallID:     call.ID(),
+		ToolName:       call.Name(),
+		Accepted:       accepted,
+		IdempotencyKey: workflow.GetInfo(ctx).WorkflowExecution.ID,
+	}
+	var out activities.ExecuteToolOutput
+	err = workflow.ExecuteActivity(actx, activities.ExecuteToolName, in).Get(actx, &out)
+	// Cancellation wins, even over a result that arrived in the same workflow task: "canceled"
+	// means the caller asked to stop and the tool has stopped (WaitForCancellation).
+	if ctx.Err() != nil {
+		return w.canceled(ctx, call)
+	}
+	if err != nil {
+		return w.activityFailed(ctx, call, opts, err)
+	}
+	return w.complete(ctx, call, toolcore.LinkContent(call, out.Content, out.IsError))
+}
+
+// complete ends the workflow with result.
+func (w *Workflows) complete(ctx workflow.Context, call toolcore.ToolCall, result toolcore.Result) (toolcore.Result, error) {
+	outcome := OutcomeOK
+	if code := result.ErrorCode(); code != 0 {
+		outcome = code.String()
+	}
+	workflow.SetCurrentDetails(ctx, "completed: "+outcome)
+	w.upsertOutcome(ctx, call, outcome)
+	return result, nil
+}
+
+// canceled ends the workflow as canceled. The outcome is upserted from a disconnected context:
+// the workflow context is already canceled.
+func (w *Workflows) canceled(ctx workflow.Context, call toolcore.ToolCall) (toolcore.Result, error) {
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	w.upsertOutcome(dctx, call, OutcomeCanceled)
+	return toolcore.Result{}, temporal.NewCanceledError()
+}
+
+// activityFailed maps a failed ExecuteTool (it returned an error, timed out, or its worker was
+// lost, after its retries) to the call's outcome.
+func (w *Workflows) activityFailed(ctx workflow.Context, call toolcore.ToolCall, opts toolcore.Options, err error) (toolcore.Result, error) {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.Type() == ErrTypeNonRecoverable {
+		workflow.SetCurrentDetails(ctx, "failed: "+OutcomeFatal)
+		w.upsertOutcome(ctx, call, OutcomeFatal)
+		return toolcore.Result{}, temporal.NewNonRetryableApplicationError(appErr.Message(), ErrTypeNonRecoverable, nil)
+	}
+	message := failureMessage(opts, err)
+	workflow.GetLogger(ctx).Warn("ExecuteTool failed", "toolCallId", call.ID(), "toolName", call.Name(), "error", err)
+	return w.complete(ctx, call, toolcore.ErrorResult(call, toolcore.CodeToolExecutionFailed, message))
+}
+
+func (w *Workflows) validateTimeout() time.Duration {
+	switch {
+	case w.ValidateTimeout <= 0:
+		return DefaultValidateTimeout
+	case w.ValidateTimeout > MaxValidateTimeout:
+		return MaxValidateTimeout
+	default:
+		return w.ValidateTimeout
+	}
+}
