@@ -14,25 +14,73 @@ type Progress struct {
 type Execution struct {
 	ToolCallID string
 	ToolName   string
-	// Attempt counts from 1.
+	// Attempt counts from 1. Optional: default 1.
 	Attempt int
 	// IdempotencyKey is stable across attempts of one call.
 	IdempotencyKey string
-	// OnProgress receives progress reports. Optional: default discards them.
+	// OnProgress receives progress reports, synchronously on the tool's goroutine; it must return
+	// promptly (store the latest report, signal without blocking). A panic in it is recovered and
+	// the report dropped. Optional: default discards them.
 	OnProgress func(Progress)
 }
 
-// WithExecution returns ctx carrying e; executors call it, tools read it through the accessors.
-func WithExecution(ctx context.Context, e Execution) context.Context { panic("TODO") }
+// executionKey is the context key of the *Execution of a running tool.
+type executionKey struct{}
+
+// WithExecution returns ctx carrying a copy of e; executors call it, tools read it through the
+// accessors.
+func WithExecution(ctx context.Context, e Execution) context.Context {
+	if e.Attempt < 1 {
+		e.Attempt = 1
+	}
+	return context.WithValue(ctx, executionKey{}, &e)
+}
+
+func executionFrom(ctx context.Context) *Execution {
+	e, _ := ctx.Value(executionKey{}).(*Execution)
+	return e
+}
 
 // ToolCallID returns the id of the call being executed, or "".
-func ToolCallID(ctx context.Context) string { panic("TODO") }
+func ToolCallID(ctx context.Context) string {
+	if e := executionFrom(ctx); e != nil {
+		return e.ToolCallID
+	}
+	return ""
+}
+
+// ToolName returns the name of the tool being executed, or "".
+func ToolName(ctx context.Context) string {
+	if e := executionFrom(ctx); e != nil {
+		return e.ToolName
+	}
+	return ""
+}
 
 // Attempt returns the attempt number (from 1), or 0 outside an execution.
-func Attempt(ctx context.Context) int { panic("TODO") }
+func Attempt(ctx context.Context) int {
+	if e := executionFrom(ctx); e != nil {
+		return e.Attempt
+	}
+	return 0
+}
 
 // IdempotencyKey returns the key that is stable across attempts of this call, or "".
-func IdempotencyKey(ctx context.Context) string { panic("TODO") }
+func IdempotencyKey(ctx context.Context) string {
+	if e := executionFrom(ctx); e != nil {
+		return e.IdempotencyKey
+	}
+	return ""
+}
 
-// ReportProgress reports p; it never blocks the tool and is a no-op outside an execution.
-func ReportProgress(ctx context.Context, p Progress) { panic("TODO") }
+// ReportProgress reports p; it never blocks the tool (as long as the executor's OnProgress keeps
+// its promise to return promptly; the in-process executor delivers to its caller asynchronously)
+// and is a no-op outside an execution. A panicking OnProgress is recovered.
+func ReportProgress(ctx context.Context, p Progress) {
+	e := executionFrom(ctx)
+	if e == nil || e.OnProgress == nil {
+		return
+	}
+	defer func() { _ = recover() }()
+	e.OnProgress(p)
+}

@@ -1,8 +1,17 @@
 package toolcore
 
 import (
+	"bytes"
 	"context"
+	"encoding"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // SideEffect says what a repeated execution costs. The zero value is Unsafe.
@@ -18,8 +27,25 @@ const (
 	ReadOnly
 )
 
-// String returns "unsafe", "idempotent" or "readOnly".
-func (s SideEffect) String() string { panic("TODO") }
+// String returns "unsafe", "idempotent" or "readOnly"; an unknown value is "SideEffect(<n>)".
+func (s SideEffect) String() string {
+	switch s {
+	case Unsafe:
+		return "unsafe"
+	case Idempotent:
+		return "idempotent"
+	case ReadOnly:
+		return "readOnly"
+	}
+	return fmt.Sprintf("SideEffect(%d)", uint8(s))
+}
+
+// Defaults of Options.
+const (
+	DefaultTimeout          = time.Minute
+	DefaultHeartbeatTimeout = 10 * time.Second
+	DefaultMaxAttempts      = 3
+)
 
 // Options are the execution options the durable path uses. They work at their zero value.
 type Options struct {
@@ -31,7 +57,8 @@ type Options struct {
 	// noticed within it. Optional: default 10 seconds.
 	HeartbeatTimeout time.Duration
 	// MaxAttempts bounds attempts of ReadOnly and Idempotent tools. Optional: default 3. Unsafe
-	// tools always have exactly one attempt.
+	// tools always have exactly one attempt: a MaxAttempts above 1 on an Unsafe tool is an
+	// INVALID_TOOL_DEFINITION.
 	MaxAttempts int
 	// TaskQueue runs the tool's activity on another queue. Optional: default the worker's queue.
 	TaskQueue string
@@ -59,17 +86,298 @@ type Tool struct {
 	d *tool
 }
 
-type tool struct{}
+// tool is the immutable core of a Tool. Its fields are written once by Define.
+type tool struct {
+	name        string
+	description string
+	options     Options // defaults applied
+	argType     string  // the Go type of A, for messages
+
+	// validate runs the author's validator; accepted is A boxed for json encoding.
+	validate func(Arguments) (accepted any, reason string, kind decisionKind)
+	// decode checks that JSON decodes into a fresh A (the round-trip check of Validate).
+	decode func(raw []byte) error
+	// run decodes JSON into a fresh A and runs the author's Execute with it.
+	run func(ctx context.Context, raw []byte) (any, error)
+}
 
 // Define copies d once into an immutable Tool, or returns a *ContractError with
 // CodeInvalidToolDefinition.
-func Define[A any](d Definition[A]) (Tool, error) { panic("TODO") }
+//
+// It checks the name (^[A-Za-z0-9_-]{1,64}$), a non-blank valid-UTF-8 description, non-nil
+// Validate and Execute, the options (no negative durations or attempts, a known SideEffect, at
+// most one attempt for Unsafe tools, a task queue without surrounding space) and that A can
+// round-trip through encoding/json (see checkJSONType; the value itself is checked again at
+// each validation).
+func Define[A any](d Definition[A]) (Tool, error) {
+	// Read every field of d exactly once: d is a copy already, and the funcs are captured by value.
+	name, description, validate, execute, opts := d.Name, d.Description, d.Validate, d.Execute, d.Options
+	if err := checkName(name); err != nil {
+		return Tool{}, err
+	}
+	if strings.TrimSpace(description) == "" {
+		return Tool{}, contractErrorf(CodeInvalidToolDefinition, "tool %q: description must not be blank", name)
+	}
+	if !utf8.ValidString(description) {
+		return Tool{}, contractErrorf(CodeInvalidToolDefinition, "tool %q: description must be valid UTF-8", name)
+	}
+	if validate == nil {
+		return Tool{}, contractErrorf(CodeInvalidToolDefinition, "tool %q: Validate must not be nil", name)
+	}
+	if execute == nil {
+		return Tool{}, contractErrorf(CodeInvalidToolDefinition, "tool %q: Execute must not be nil", name)
+	}
+	opts, err := checkOptions(opts)
+	if err != nil {
+		return Tool{}, contractErrorf(CodeInvalidToolDefinition, "tool %q: %s", name, err)
+	}
+	argType := reflect.TypeFor[A]()
+	if err := checkJSONType(argType); err != nil {
+		return Tool{}, contractErrorf(CodeInvalidToolDefinition,
+			"tool %q: argument type %s cannot round-trip through JSON: %s", name, argType, err)
+	}
+	return Tool{d: &tool{
+		name:        name,
+		description: description,
+		options:     opts,
+		argType:     argType.String(),
+		validate: func(args Arguments) (any, string, decisionKind) {
+			dec := validate(args)
+			return dec.value, dec.reason, dec.kind
+		},
+		decode: func(raw []byte) error {
+			_, err := decodeArgs[A](raw)
+			return err
+		},
+		run: func(ctx context.Context, raw []byte) (any, error) {
+			a, err := decodeArgs[A](raw)
+			if err != nil {
+				return nil, fmt.Errorf("decode validated arguments: %w", err)
+			}
+			return execute(ctx, a)
+		},
+	}}, nil
+}
 
 // MustDefine is Define for package-level tool sets; it panics on an invalid definition.
-func MustDefine[A any](d Definition[A]) Tool { panic("TODO") }
+func MustDefine[A any](d Definition[A]) Tool {
+	t, err := Define(d)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
 
-func (t Tool) Name() string        { panic("TODO") }
-func (t Tool) Description() string { panic("TODO") }
+// Name returns the tool's name; "" for the zero Tool.
+func (t Tool) Name() string {
+	if t.d == nil {
+		return ""
+	}
+	return t.d.name
+}
 
-// Options returns the tool's options with defaults applied.
-func (t Tool) Options() Options { panic("TODO") }
+// Description returns the tool's description; "" for the zero Tool.
+func (t Tool) Description() string {
+	if t.d == nil {
+		return ""
+	}
+	return t.d.description
+}
+
+// Options returns the tool's options with defaults applied (MaxAttempts is 1 for Unsafe tools).
+func (t Tool) Options() Options {
+	if t.d == nil {
+		o, _ := checkOptions(Options{})
+		return o
+	}
+	return t.d.options
+}
+
+// IsZero reports whether t is the invalid zero Tool.
+func (t Tool) IsZero() bool { return t.d == nil }
+
+// maxNameLen is the longest tool name model providers accept.
+const maxNameLen = 64
+
+// checkName enforces ^[A-Za-z0-9_-]{1,64}$.
+func checkName(name string) error {
+	if strings.TrimSpace(name) == "" {
+		return contractErrorf(CodeInvalidToolDefinition, "tool name must not be blank")
+	}
+	ok := len(name) <= maxNameLen
+	for i := 0; ok && i < len(name); i++ {
+		c := name[i]
+		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+	}
+	if !ok {
+		return contractErrorf(CodeInvalidToolDefinition, "tool name %s must match ^[A-Za-z0-9_-]{1,64}$", quoteShort(name))
+	}
+	return nil
+}
+
+// quoteShort quotes s for a message, cut to 80 bytes.
+func quoteShort(s string) string {
+	const limit = 80
+	if len(s) <= limit {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprintf("%q...", strings.ToValidUTF8(s[:limit], ""))
+}
+
+// checkOptions rejects out-of-range options and returns them with defaults applied.
+func checkOptions(o Options) (Options, error) {
+	switch {
+	case o.SideEffect > ReadOnly:
+		return o, fmt.Errorf("unknown SideEffect %d", uint8(o.SideEffect))
+	case o.Timeout < 0:
+		return o, fmt.Errorf("Timeout %s must not be negative", o.Timeout)
+	case o.HeartbeatTimeout < 0:
+		return o, fmt.Errorf("HeartbeatTimeout %s must not be negative", o.HeartbeatTimeout)
+	case o.MaxAttempts < 0:
+		return o, fmt.Errorf("MaxAttempts %d must not be negative", o.MaxAttempts)
+	case o.SideEffect == Unsafe && o.MaxAttempts > 1:
+		return o, fmt.Errorf("MaxAttempts %d on an unsafe tool: unsafe tools run at most once", o.MaxAttempts)
+	case o.TaskQueue != strings.TrimSpace(o.TaskQueue) || !utf8.ValidString(o.TaskQueue):
+		return o, fmt.Errorf("TaskQueue %s must be valid UTF-8 without surrounding space", quoteShort(o.TaskQueue))
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.HeartbeatTimeout == 0 {
+		o.HeartbeatTimeout = DefaultHeartbeatTimeout
+	}
+	switch {
+	case o.SideEffect == Unsafe:
+		o.MaxAttempts = 1
+	case o.MaxAttempts == 0:
+		o.MaxAttempts = DefaultMaxAttempts
+	}
+	return o, nil
+}
+
+// decodeArgs decodes raw into a fresh A the way the durable path does: strictly (unknown fields
+// and trailing data are errors) and with numbers in `any` as json.Number.
+func decodeArgs[A any](raw []byte) (A, error) {
+	var a A
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a); err != nil {
+		return a, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return a, errors.New("trailing data after the JSON value")
+	}
+	return a, nil
+}
+
+var (
+	jsonMarshalerType   = reflect.TypeFor[json.Marshaler]()
+	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	textMarshalerType   = reflect.TypeFor[encoding.TextMarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// checkJSONType reports why values of t cannot survive encoding/json's Marshal followed by
+// Unmarshal into a fresh value, judging by the type alone:
+//
+//   - funcs, channels, complex numbers and unsafe pointers cannot be encoded;
+//   - a non-empty interface cannot be decoded into (`any` can: its values come back as generic
+//     JSON values, with numbers as json.Number);
+//   - map keys must be strings, integers, or encoding.TextMarshaler with TextUnmarshaler;
+//   - an unexported struct field (other than an embedded struct json promotes) would be silently
+//     lost, and an embedded pointer to an unexported struct cannot be decoded;
+//   - a type with only one half of json.Marshaler/json.Unmarshaler (or of the Text pair) is
+//     asymmetric. A type with both halves is trusted here and checked per value at validation.
+//
+// Fields tagged `json:"-"` are skipped. Recursive types are fine.
+func checkJSONType(t reflect.Type) error {
+	return checkType(t, "", map[reflect.Type]bool{})
+}
+
+func checkType(t reflect.Type, path string, seen map[reflect.Type]bool) error {
+	if seen[t] {
+		return nil
+	}
+	seen[t] = true
+	at := func(format string, args ...any) error {
+		msg := fmt.Sprintf(format, args...)
+		if path == "" {
+			return errors.New(msg)
+		}
+		return fmt.Errorf("%s: %s", path, msg)
+	}
+	ptr := reflect.PointerTo(t)
+	if t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface {
+		marshals := t.Implements(jsonMarshalerType) || ptr.Implements(jsonMarshalerType)
+		unmarshals := ptr.Implements(jsonUnmarshalerType)
+		switch {
+		case marshals && unmarshals:
+			return nil
+		case marshals:
+			return at("%s implements json.Marshaler but not json.Unmarshaler", t)
+		case unmarshals:
+			return at("%s implements json.Unmarshaler but not json.Marshaler", t)
+		}
+		textMarshals := t.Implements(textMarshalerType) || ptr.Implements(textMarshalerType)
+		textUnmarshals := ptr.Implements(textUnmarshalerType)
+		switch {
+		case textMarshals && textUnmarshals:
+			return nil
+		case textMarshals:
+			return at("%s implements encoding.TextMarshaler but not encoding.TextUnmarshaler", t)
+		case textUnmarshals:
+			return at("%s implements encoding.TextUnmarshaler but not encoding.TextMarshaler", t)
+		}
+	}
+	switch t.Kind() {
+	case reflect.Func, reflect.Chan, reflect.Complex64, reflect.Complex128, reflect.UnsafePointer:
+		return at("%s cannot be encoded as JSON", t)
+	case reflect.Interface:
+		if t.NumMethod() > 0 {
+			return at("interface %s cannot be decoded from JSON (only the empty interface can)", t)
+		}
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return checkType(t.Elem(), path, seen)
+	case reflect.Map:
+		k := t.Key()
+		switch k.Kind() {
+		case reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		default:
+			if !(k.Implements(textMarshalerType) || reflect.PointerTo(k).Implements(textMarshalerType)) ||
+				!reflect.PointerTo(k).Implements(textUnmarshalerType) {
+				return at("map key type %s is not a string, an integer or a text marshaler", k)
+			}
+		}
+		return checkType(t.Elem(), path, seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if err := checkField(t, t.Field(i), path, seen); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func checkField(t reflect.Type, f reflect.StructField, path string, seen map[reflect.Type]bool) error {
+	tag := f.Tag.Get("json")
+	if tag == "-" {
+		return nil
+	}
+	fieldPath := t.String() + "." + f.Name
+	if path != "" {
+		fieldPath = path + "." + f.Name
+	}
+	if !f.IsExported() {
+		ft := f.Type
+		if !f.Anonymous || ft.Kind() != reflect.Struct || strings.Split(tag, ",")[0] != "" {
+			if f.Anonymous && ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct {
+				return fmt.Errorf("%s: embedded pointer to unexported struct %s cannot be decoded", fieldPath, ft.Elem())
+			}
+			return fmt.Errorf("%s: unexported field would be lost (export it or tag it `json:\"-\"`)", fieldPath)
+		}
+	}
+	return checkType(f.Type, fieldPath, seen)
+}

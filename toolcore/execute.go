@@ -1,14 +1,24 @@
 package toolcore
 
-import "context"
+import (
+	"context"
+	"errors"
+	"sync"
+)
 
 // ExecuteOptions tune the in-process executor. They work at their zero value.
 type ExecuteOptions struct {
-	// OnProgress receives the tool's progress reports. Optional: default discards them.
+	// OnProgress receives the tool's progress reports on a separate goroutine, latest report
+	// wins: a slow OnProgress never blocks the tool, intermediate reports may be skipped, and the
+	// last report is delivered, possibly after Execute returns. A panic in it is recovered.
+	// Optional: default discards them.
 	OnProgress func(Progress)
 	// IdempotencyKey. Optional: default "toolcall-" + the call id.
 	IdempotencyKey string
 }
+
+// errGoexit is the error of a tool that ended its goroutine with runtime.Goexit.
+var errGoexit = errors.New("tool exited without returning (runtime.Goexit)")
 
 // Execute runs call in process: snapshot check, look up, validate, run, serialize, link, with
 // cancellation checked between every step and while the tool runs. When cancellation wins it
@@ -19,6 +29,155 @@ func Execute(ctx context.Context, r *Registry, call ToolCall) (Result, error) {
 }
 
 // ExecuteWith is Execute with options.
+//
+// Errors: the cancellation cause; a *ContractError with CodeInvalidToolCall for the zero ToolCall;
+// a genuine *NonRecoverableToolError from the tool. Everything else is a Result. A nil registry
+// is empty. The tool runs on its own goroutine with a context that carries ctx's cancellation and
+// the Execution values (Attempt 1); that context is canceled when ExecuteWith returns.
 func ExecuteWith(ctx context.Context, r *Registry, call ToolCall, opts ExecuteOptions) (Result, error) {
-	panic("TODO")
+	return execute(ctx, r, call, opts, nil)
+}
+
+// checkpoint names a cancellation check of execute.
+type checkpoint uint8
+
+const (
+	checkBeforeValidation checkpoint = iota + 1
+	checkAfterValidation
+	checkBeforeExecution
+	checkAfterExecution
+	checkAfterSerialization
+)
+
+// outcome is what the tool's goroutine hands back.
+type outcome struct {
+	output any
+	err    error
+}
+
+// execute is ExecuteWith; hook, when not nil, runs just before each cancellation check (tests
+// cancel there to prove each check).
+func execute(ctx context.Context, r *Registry, call ToolCall, opts ExecuteOptions, hook func(checkpoint)) (Result, error) {
+	canceled := func(at checkpoint) bool {
+		if hook != nil {
+			hook(at)
+		}
+		return ctx.Err() != nil
+	}
+	if canceled(checkBeforeValidation) {
+		return Result{}, context.Cause(ctx)
+	}
+	if call.IsZero() {
+		return Result{}, contractErrorf(CodeInvalidToolCall, "the zero ToolCall is not a call (build one with ParseToolCall or NewToolCall)")
+	}
+	t, ok := r.Get(call.Name())
+	if !ok {
+		return NotFoundResult(call), nil
+	}
+	accepted, rejected, ok := t.Validate(call)
+	if canceled(checkAfterValidation) {
+		return Result{}, context.Cause(ctx)
+	}
+	if !ok {
+		return rejected, nil
+	}
+
+	key := opts.IdempotencyKey
+	if key == "" {
+		key = "toolcall-" + call.ID()
+	}
+	report, stopProgress := startProgress(opts.OnProgress)
+	defer stopProgress()
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	runCtx = WithExecution(runCtx, Execution{
+		ToolCallID:     call.ID(),
+		ToolName:       call.Name(),
+		Attempt:        1,
+		IdempotencyKey: key,
+		OnProgress:     report,
+	})
+	if canceled(checkBeforeExecution) {
+		return Result{}, context.Cause(ctx)
+	}
+	done := make(chan outcome, 1) // buffered: a discarded tool never blocks on sending
+	go func() {
+		returned := false
+		defer func() {
+			if !returned {
+				done <- outcome{err: errGoexit}
+			}
+		}()
+		output, err := t.Invoke(runCtx, accepted)
+		returned = true
+		done <- outcome{output: output, err: err}
+	}()
+	var o outcome
+	select {
+	case <-ctx.Done():
+		return Result{}, context.Cause(ctx)
+	case o = <-done:
+	}
+	if canceled(checkAfterExecution) {
+		return Result{}, context.Cause(ctx)
+	}
+	res, err := Complete(call, o.output, o.err)
+	if canceled(checkAfterSerialization) {
+		return Result{}, context.Cause(ctx)
+	}
+	return res, err
+}
+
+// startProgress returns the reporter a tool's Execution gets and a stop func. Reports go to
+// deliver on one goroutine, latest wins; report never blocks.
+func startProgress(deliver func(Progress)) (report func(Progress), stop func()) {
+	if deliver == nil {
+		return nil, func() {}
+	}
+	p := &progressPump{wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go p.loop(deliver)
+	var once sync.Once
+	return p.report, func() { once.Do(func() { close(p.done) }) }
+}
+
+type progressPump struct {
+	mu      sync.Mutex
+	latest  Progress
+	pending bool
+	wake    chan struct{} // capacity 1: a pending wake-up
+	done    chan struct{} // closed when the execution ends
+}
+
+func (p *progressPump) report(pr Progress) {
+	p.mu.Lock()
+	p.latest, p.pending = pr, true
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (p *progressPump) loop(deliver func(Progress)) {
+	for {
+		select {
+		case <-p.wake:
+			p.deliver(deliver)
+		case <-p.done:
+			p.deliver(deliver)
+			return
+		}
+	}
+}
+
+func (p *progressPump) deliver(deliver func(Progress)) {
+	p.mu.Lock()
+	pr, ok := p.latest, p.pending
+	p.pending = false
+	p.mu.Unlock()
+	if !ok {
+		return
+	}
+	defer func() { _ = recover() }()
+	deliver(pr)
 }

@@ -1,7 +1,20 @@
 package toolcore
 
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
 // Result is an immutable tool-result message linked to its call. It encodes to the wire shape
 // {"id":"tool-result-<callId>","role":"toolResult","toolCallId":"...","toolName":"...","content":"...","isError":false}.
+//
+// Its content is valid UTF-8 of at most MaxContentCodePoints code points. An error result's
+// content is {"error":{"code":"<ErrorCode>","message":"<text>"}}.
 type Result struct {
 	toolCallID string
 	toolName   string
@@ -9,7 +22,13 @@ type Result struct {
 	isError    bool
 }
 
-func (r Result) ID() string         { return "tool-result-" + r.toolCallID }
+// ResultRole is the role of every tool-result message.
+const ResultRole = "toolResult"
+
+// ResultIDPrefix prefixes the call id to form the result's id.
+const ResultIDPrefix = "tool-result-"
+
+func (r Result) ID() string         { return ResultIDPrefix + r.toolCallID }
 func (r Result) ToolCallID() string { return r.toolCallID }
 func (r Result) ToolName() string   { return r.toolName }
 func (r Result) Content() string    { return r.content }
@@ -18,25 +37,286 @@ func (r Result) IsError() bool      { return r.isError }
 // IsZero reports whether r is the zero value (no result).
 func (r Result) IsZero() bool { return r.toolCallID == "" }
 
-// ErrorCode returns the code of an error result, parsed from its content; 0 for a success.
-func (r Result) ErrorCode() ErrorCode { panic("TODO") }
+// errorBody is the decoded content of an error result.
+type errorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
 
-// MarshalJSON encodes the wire shape, fields in the documented order.
-func (r Result) MarshalJSON() ([]byte, error) { panic("TODO") }
+func (r Result) errorBody() (errorBody, bool) {
+	var b errorBody
+	if !r.isError || json.Unmarshal([]byte(r.content), &b) != nil {
+		return errorBody{}, false
+	}
+	return b, true
+}
+
+// ErrorCode returns the code of an error result, parsed from its content; 0 for a success (or an
+// error content that holds no known code).
+func (r Result) ErrorCode() ErrorCode {
+	b, ok := r.errorBody()
+	if !ok {
+		return 0
+	}
+	return parseErrorCode(b.Error.Code)
+}
+
+// ErrorMessage returns the message of an error result, parsed from its content; "" for a success.
+func (r Result) ErrorMessage() string {
+	b, _ := r.errorBody()
+	return b.Error.Message
+}
+
+// wireResult is the wire shape; the field order is the encoding order.
+type wireResult struct {
+	ID         string `json:"id"`
+	Role       string `json:"role"`
+	ToolCallID string `json:"toolCallId"`
+	ToolName   string `json:"toolName"`
+	Content    string `json:"content"`
+	IsError    bool   `json:"isError"`
+}
+
+// MarshalJSON encodes the wire shape, fields in the documented order, with encoding/json's string
+// escaping without HTML escaping (so <, > and & stay as they are), no insignificant space.
+func (r Result) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(wireResult{
+		ID:         r.ID(),
+		Role:       ResultRole,
+		ToolCallID: r.toolCallID,
+		ToolName:   r.toolName,
+		Content:    r.content,
+		IsError:    r.isError,
+	}); err != nil {
+		return nil, fmt.Errorf("encode tool result: %w", err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// maxResultBytes bounds the JSON UnmarshalJSON accepts; a valid result is far smaller.
+const maxResultBytes = 1 << 20
 
 // UnmarshalJSON strictly decodes the wire shape and checks the linkage (id, role).
-func (r *Result) UnmarshalJSON(data []byte) error { panic("TODO") }
+//
+// Strictly: one JSON object with exactly the six fields, each once, of the right JSON type (no
+// null), nothing after it; role "toolResult"; id "tool-result-" + toolCallId; non-blank
+// toolCallId and toolName; content of at most MaxContentCodePoints; an error result's content
+// holds a known error code. On error r is unchanged.
+func (r *Result) UnmarshalJSON(data []byte) error {
+	w, err := decodeWireResult(data)
+	if err != nil {
+		return fmt.Errorf("decode tool result: %w", err)
+	}
+	*r = w
+	return nil
+}
 
-// SuccessResult links bounded content (already serialized) to call. content is capped again.
-func SuccessResult(call ToolCall, content string) Result { panic("TODO") }
+func decodeWireResult(data []byte) (Result, error) {
+	if len(data) > maxResultBytes {
+		return Result{}, fmt.Errorf("%d bytes exceed %d", len(data), maxResultBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return Result{}, errors.New("not a JSON object")
+	}
+	var w wireResult
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return Result{}, err
+		}
+		key, _ := tok.(string)
+		if seen[key] {
+			return Result{}, fmt.Errorf("duplicate field %q", key)
+		}
+		seen[key] = true
+		val, err := dec.Token()
+		if err != nil {
+			return Result{}, err
+		}
+		var dst *string
+		switch key {
+		case "id":
+			dst = &w.ID
+		case "role":
+			dst = &w.Role
+		case "toolCallId":
+			dst = &w.ToolCallID
+		case "toolName":
+			dst = &w.ToolName
+		case "content":
+			dst = &w.Content
+		case "isError":
+			b, ok := val.(bool)
+			if !ok {
+				return Result{}, errors.New(`"isError" must be a boolean`)
+			}
+			w.IsError = b
+			continue
+		default:
+			return Result{}, fmt.Errorf("unknown field %s", quoteShort(key))
+		}
+		s, ok := val.(string)
+		if !ok {
+			return Result{}, fmt.Errorf("%q must be a string", key)
+		}
+		*dst = s
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return Result{}, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return Result{}, errors.New("trailing data after the object")
+	}
+	for _, key := range []string{"id", "role", "toolCallId", "toolName", "content", "isError"} {
+		if !seen[key] {
+			return Result{}, fmt.Errorf("missing field %q", key)
+		}
+	}
+	r := Result{toolCallID: w.ToolCallID, toolName: w.ToolName, content: w.Content, isError: w.IsError}
+	switch {
+	case w.Role != ResultRole:
+		return Result{}, fmt.Errorf("role %s is not %q", quoteShort(w.Role), ResultRole)
+	case strings.TrimSpace(w.ToolCallID) == "":
+		return Result{}, errors.New(`"toolCallId" must not be blank`)
+	case len(w.ToolCallID) > MaxIDBytes:
+		return Result{}, fmt.Errorf(`"toolCallId" exceeds %d bytes`, MaxIDBytes)
+	case w.ID != r.ID():
+		return Result{}, fmt.Errorf("id %s does not link to toolCallId %s", quoteShort(w.ID), quoteShort(w.ToolCallID))
+	case strings.TrimSpace(w.ToolName) == "":
+		return Result{}, errors.New(`"toolName" must not be blank`)
+	case len(w.ToolName) > MaxNameBytes:
+		return Result{}, fmt.Errorf(`"toolName" exceeds %d bytes`, MaxNameBytes)
+	case utf8.RuneCountInString(w.Content) > MaxContentCodePoints:
+		return Result{}, fmt.Errorf(`"content" exceeds %d code points`, MaxContentCodePoints)
+	case w.IsError && r.ErrorCode() == 0:
+		return Result{}, errors.New(`error "content" holds no known error code`)
+	}
+	return r, nil
+}
+
+// SuccessResult links bounded content (already serialized) to call. content is capped again
+// (invalid UTF-8 bytes become U+FFFD first).
+func SuccessResult(call ToolCall, content string) Result {
+	return LinkContent(call, content, false)
+}
 
 // ErrorResult links an error result {"error":{"code":...,"message":...}} to call; the content
 // obeys the same cap.
-func ErrorResult(call ToolCall, code ErrorCode, message string) Result { panic("TODO") }
+//
+// The message is bounded like ErrorText (invalid UTF-8 replaced, at most MaxErrorTextCodePoints,
+// blank becomes DefaultErrorText) and, if its JSON escaping would still overflow the cap, cut
+// further, so error content is always complete JSON. An invalid code is TOOL_EXECUTION_FAILED.
+func ErrorResult(call ToolCall, code ErrorCode, message string) Result {
+	if !code.valid() {
+		code = CodeToolExecutionFailed
+	}
+	return Result{
+		toolCallID: call.ID(),
+		toolName:   call.Name(),
+		content:    errorContent(code, boundText(message, DefaultErrorText)),
+		isError:    true,
+	}
+}
+
+// errorContent serializes {"error":{"code":code,"message":msg}}, halving msg until the content
+// fits MaxContentCodePoints without truncation.
+func errorContent(code ErrorCode, msg string) string {
+	for {
+		content, ok := serializeErrorContent(code, msg)
+		if ok || msg == "" {
+			return content
+		}
+		runes := []rune(strings.TrimSuffix(msg, ErrorTextEllipsis))
+		msg = string(runes[:len(runes)/2]) + ErrorTextEllipsis
+		if len(runes) == 0 {
+			msg = ""
+		}
+	}
+}
+
+// serializeErrorContent runs Serialize on the error body; ok is false when the content was
+// truncated. If Serialize fails (it cannot for strings), encoding/json renders the body.
+func serializeErrorContent(code ErrorCode, msg string) (content string, ok bool) {
+	body := map[string]any{"error": map[string]any{"code": code.String(), "message": msg}}
+	content, err := Serialize(body)
+	if err != nil {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(body) // strings and maps of strings always encode
+		content = strings.TrimSuffix(buf.String(), "\n")
+	}
+	fits := !strings.HasSuffix(content, TruncationMarker) && utf8.RuneCountInString(content) <= MaxContentCodePoints
+	return content, fits
+}
+
+// UnknownToolMessage is the TOOL_NOT_FOUND message for name: Unknown Tool "<name>".
+func UnknownToolMessage(name string) string { return `Unknown Tool "` + name + `"` }
 
 // NotFoundResult is the TOOL_NOT_FOUND result: Unknown Tool "<name>".
-func NotFoundResult(call ToolCall) Result { panic("TODO") }
+func NotFoundResult(call ToolCall) Result {
+	return ErrorResult(call, CodeToolNotFound, UnknownToolMessage(call.Name()))
+}
 
 // LinkContent rebuilds a result from parts that crossed a boundary (activity to workflow):
-// content is capped again.
-func LinkContent(call ToolCall, content string, isError bool) Result { panic("TODO") }
+// content is capped again (invalid UTF-8 bytes become U+FFFD first).
+func LinkContent(call ToolCall, content string, isError bool) Result {
+	return Result{
+		toolCallID: call.ID(),
+		toolName:   call.Name(),
+		content:    capLinked(validUTF8(cutForCap(content))),
+		isError:    isError,
+	}
+}
+
+// capLinked caps content at MaxContentCodePoints including one TruncationMarker.
+// TODO(toolcore): use serialize.go's capContent once it lands.
+func capLinked(s string) string {
+	if utf8.RuneCountInString(s) <= MaxContentCodePoints {
+		return s
+	}
+	keep := MaxContentCodePoints - utf8.RuneCountInString(TruncationMarker)
+	i := 0
+	for n := 0; n < keep; n++ {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return s[:i] + TruncationMarker
+}
+
+// cutForCap drops bytes of s that capping can never keep, so the work of LinkContent is bounded
+// whatever len(s): 4 bytes per code point cover MaxContentCodePoints+1 complete code points even
+// if the cut splits one, and capping a longer text keeps fewer than that.
+func cutForCap(s string) string {
+	const keep = 4 * (MaxContentCodePoints + 2)
+	if len(s) > keep {
+		return s[:keep]
+	}
+	return s
+}
+
+// validUTF8 replaces each invalid UTF-8 byte of s with U+FFFD, as encoding/json does.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size <= 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
