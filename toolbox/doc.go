@@ -1,0 +1,83 @@
+// Package toolbox holds ready tools for toolgate, safe by default: echo, add, sleep, http_get,
+// and, inside an operator-chosen directory only, read_file and list_dir.
+//
+//	reg, err := toolbox.New(toolbox.Config{Root: "/srv/agent-files"})
+//
+// # Tools
+//
+// All are ReadOnly (the durable path may retry them).
+//
+//   - echo {"text":"hi"} gives {"text":"hi"}. It echoes the one string member rather than the
+//     whole arguments object, so its validator is as strict as every other.
+//   - add {"left":20,"right":22} gives {"sum":42}. Literals without fraction or exponent are
+//     exact integers of up to 1000 digits; a sum within ±(2^53-1) is a JSON number and beyond it
+//     a string "<digits>n" (the serializer's big.Int form), because JSON readers that use
+//     doubles would round it silently. Other numbers (20.5, 1e3) are added exactly at 256 bits
+//     and rounded once to the nearest float64, so 0.1 + 0.2 gives 0.3.
+//   - sleep {"seconds":N} waits N whole seconds (0..3600), reporting toolcore.Progress
+//     {completed, total, message} after every second, and returns as soon as its context is
+//     canceled. It gives {"seconds":N}.
+//   - http_get {"url":"https://..."} gives {"url","status","headers","body","truncated"}; url is
+//     the final URL after redirects, headers a small subset (content-type, content-length,
+//     content-language, last-modified, etag, location, retry-after), body the text of the
+//     response (left out, with "binary":true, unless it is UTF-8 without NUL bytes). Non-2xx
+//     statuses are results, not errors.
+//   - read_file {"path":"a.txt","offset":0} gives {"path","size","offset","content",
+//     "truncated","nextOffset"}; a model reads a long file by calling again at nextOffset.
+//   - list_dir {"path":"."} gives {"path","entries","truncated"}, entries sorted, directories
+//     ending in "/".
+//
+// # Validation
+//
+// Validators are strict and pure: unknown members, wrong types and out-of-range values are
+// rejected (TOOL_ARGUMENTS_INVALID) with a reason a model can act on, such as
+// `"seconds" must be between 0 and 3600` or `unknown argument "x"; allowed: "left", "right"`.
+// Validators read only the arguments and the package constants, never the Config: they run in
+// workflow code, and a history must replay to the same decisions whatever the worker's Config.
+// Policies that depend on the Config (allowed hosts, the served directory) are enforced when the
+// tool runs, and their refusals are TOOL_EXECUTION_FAILED results with an explanation.
+//
+// # Output size
+//
+// A result's content is capped at toolcore.MaxContentCodePoints. Text and lists are shortened
+// here until the whole output object fits, so "truncated" and the other fields always arrive;
+// HTTPMaxBytes and ReadMaxBytes bound what is read, not what fits.
+//
+// # HTTP safety
+//
+// http_get reaches http and https URLs on public addresses only. Refused unless the operator
+// lists them in Config.AllowHosts: loopback, private (RFC 1918, fc00::/7), link-local
+// (169.254/16, fe80::/10), carrier-grade NAT (100.64/10), unspecified, multicast, broadcast,
+// documentation and other special-purpose blocks, and cloud metadata addresses
+// (169.254.169.254, fd00:ec2::254, 100.100.100.200) and names (metadata.google.internal and all
+// of .internal, metadata.goog, localhost and .localhost). IPv4-mapped IPv6 addresses and the
+// IPv4 inside the NAT64 prefix 64:ff9b::/96 are judged as IPv4.
+//
+// The check happens where it cannot be bypassed: the transport's dialer resolves the host,
+// checks every address, and connects to exactly those addresses (a DNS answer that changes
+// between check and connect is never used), with a net.Dialer Control hook that checks the
+// socket address once more. It runs on every connection, so every redirect is checked too;
+// redirects are also checked for scheme and host syntax and bounded in number (past the bound,
+// the redirect response itself is the result). The validator refuses host spellings that
+// resolvers may read as IPv4 (2130706433, 0177.0.0.1, 0x7f.1, 127.1), credentials in URLs and
+// schemes other than http and https. Proxies are never used, not even from the environment: a
+// proxy would connect on our behalf and hide the real destination. Each call is bounded by
+// HTTPTimeout (connect, redirects, headers and body) and reads at most HTTPMaxBytes of body.
+// Timeouts and network errors are marked toolcore.Transient; refusals are not.
+//
+// # File safety
+//
+// read_file and list_dir are registered only when Config.Root is set. Every call opens the root
+// with os.OpenRoot and resolves the path through it, so ".." above the root, absolute paths,
+// and symbolic links that point outside the root or are absolute are refused by the walk
+// itself at access time; a link swapped after validation gains nothing. The validator refuses
+// empty, absolute and NUL-holding paths and any ".." element first, with a clear reason.
+// read_file reads only regular files (a FIFO is opened non-blocking and refused), at most
+// ReadMaxBytes per call; list_dir reads at most 4096 entries and returns at most
+// ListMaxEntries. Error messages name the path the model gave, never the operator's root.
+//
+// # Testing
+//
+// Config.Ticker and Config.Resolver are injectable, so sleep and name resolution are tested
+// without waiting or real DNS.
+package toolbox

@@ -1,0 +1,294 @@
+package toolbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/toolcore"
+)
+
+// readFileArgs are read_file's validated arguments.
+type readFileArgs struct {
+	Path   string `json:"path"`
+	Offset int64  `json:"offset"`
+}
+
+// readFileResult is read_file's output.
+type readFileResult struct {
+	Path string `json:"path"`
+	// Size is the file's size in bytes.
+	Size int64 `json:"size"`
+	// Offset is the byte offset Content starts at.
+	Offset int64 `json:"offset"`
+	// Content is the text read; absent when the file is binary.
+	Content *string `json:"content,omitempty"`
+	Binary  bool    `json:"binary,omitempty"`
+	// Truncated is true when the file continues after Content; NextOffset is where.
+	Truncated  bool  `json:"truncated"`
+	NextOffset int64 `json:"nextOffset,omitempty"`
+}
+
+// listDirArgs are list_dir's validated arguments.
+type listDirArgs struct {
+	Path string `json:"path"`
+}
+
+// listDirResult is list_dir's output.
+type listDirResult struct {
+	Path string `json:"path"`
+	// Entries are sorted names; directories end in "/".
+	Entries []string `json:"entries"`
+	// Truncated is true when the directory holds more entries than Entries.
+	Truncated bool `json:"truncated"`
+}
+
+// files serves read_file and list_dir inside Config.Root. Every call opens the root afresh with
+// os.OpenRoot and resolves paths through it: "..", absolute paths and symbolic links that leave
+// the root (or are absolute) are refused by the kernel-level walk of os.Root, at the time of the
+// access, so swapping a link after validation gains nothing.
+type files struct {
+	s settings
+}
+
+func readFileTool(s settings) (toolcore.Tool, error) {
+	f := files{s: s}
+	return toolcore.Define(toolcore.Definition[readFileArgs]{
+		Name: NameReadFile,
+		Description: `Read a text file under the served directory: {"path":"notes/a.txt","offset":0} gives ` +
+			`{"path","size","offset","content","truncated","nextOffset"}; call again with "offset" set ` +
+			`to "nextOffset" to read on. Paths are relative; ".." is not allowed.`,
+		Validate: validateReadFile,
+		Execute:  f.read,
+		Options:  toolcore.Options{SideEffect: toolcore.ReadOnly},
+	})
+}
+
+func listDirTool(s settings) (toolcore.Tool, error) {
+	f := files{s: s}
+	return toolcore.Define(toolcore.Definition[listDirArgs]{
+		Name: NameListDir,
+		Description: `List a directory under the served directory: {"path":"."} gives {"path","entries",` +
+			`"truncated"}, entries sorted, directories ending in "/". Paths are relative; ".." is not allowed.`,
+		Validate: validateListDir,
+		Execute:  f.list,
+		Options:  toolcore.Options{SideEffect: toolcore.ReadOnly},
+	})
+}
+
+func validateReadFile(args toolcore.Arguments) toolcore.Decision[readFileArgs] {
+	f, reason := readFields(args, "path", "offset")
+	if reason != "" {
+		return toolcore.Reject[readFileArgs](reason)
+	}
+	p, present, reason := f.str("path")
+	switch {
+	case reason != "":
+		return toolcore.Reject[readFileArgs](reason)
+	case !present:
+		return toolcore.Reject[readFileArgs](fmt.Sprintf("%q is required", "path"))
+	}
+	if reason := checkPath(p); reason != "" {
+		return toolcore.Reject[readFileArgs](reason)
+	}
+	a := readFileArgs{Path: p}
+	n, present, reason := f.number("offset")
+	if reason != "" {
+		return toolcore.Reject[readFileArgs](reason)
+	}
+	if present {
+		off, err := strconv.ParseInt(string(n), 10, 64)
+		if err != nil || off < 0 {
+			return toolcore.Reject[readFileArgs](fmt.Sprintf("%q must be a whole number of bytes, 0 or more", "offset"))
+		}
+		a.Offset = off
+	}
+	return toolcore.Accept(a)
+}
+
+func validateListDir(args toolcore.Arguments) toolcore.Decision[listDirArgs] {
+	f, reason := readFields(args, "path")
+	if reason != "" {
+		return toolcore.Reject[listDirArgs](reason)
+	}
+	p, present, reason := f.str("path")
+	switch {
+	case reason != "":
+		return toolcore.Reject[listDirArgs](reason)
+	case !present:
+		p = "."
+	}
+	if reason := checkPath(p); reason != "" {
+		return toolcore.Reject[listDirArgs](reason)
+	}
+	return toolcore.Accept(listDirArgs{Path: p})
+}
+
+// checkPath refuses, lexically, paths that are not plainly inside the root. os.Root enforces
+// the same at access time (and follows symbolic links safely); this gives the model a clear
+// reason before any effect.
+func checkPath(p string) string {
+	switch {
+	case p == "":
+		return fmt.Sprintf(`%q must not be empty; use "." for the served directory`, "path")
+	case len(p) > MaxPathBytes:
+		return fmt.Sprintf("%q must be at most %d bytes", "path", MaxPathBytes)
+	case strings.IndexByte(p, 0) >= 0:
+		return fmt.Sprintf("%q must not contain NUL bytes", "path")
+	case strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) || filepath.IsAbs(p) || filepath.VolumeName(p) != "":
+		return fmt.Sprintf("%q must be relative to the served directory, not absolute", "path")
+	case slices.Contains(strings.Split(filepath.ToSlash(p), "/"), ".."):
+		return fmt.Sprintf(`%q must not contain ".." elements`, "path")
+	case !filepath.IsLocal(p):
+		return fmt.Sprintf("%q must name a place inside the served directory", "path")
+	}
+	return ""
+}
+
+// openRoot opens the served directory for one call.
+func (f files) openRoot() (*os.Root, error) {
+	root, err := os.OpenRoot(f.s.Root)
+	if err != nil {
+		// The operator's path is not the model's business.
+		return nil, errors.New("the served directory is unavailable")
+	}
+	return root, nil
+}
+
+func (f files) read(ctx context.Context, a readFileArgs) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("read_file: %w", context.Cause(ctx))
+	}
+	root, err := f.openRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	// O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
+	file, err := root.OpenFile(a.Path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fsError("read", a.Path, err)
+	}
+	defer file.Close()
+	fi, err := file.Stat()
+	if err != nil {
+		return nil, fsError("read", a.Path, err)
+	}
+	switch {
+	case fi.IsDir():
+		return nil, fmt.Errorf("read %q: is a directory; use list_dir", a.Path)
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("read %q: not a regular file", a.Path)
+	}
+	out := readFileResult{Path: a.Path, Size: fi.Size(), Offset: a.Offset}
+	if a.Offset >= fi.Size() {
+		empty := ""
+		out.Content = &empty
+		return out, nil
+	}
+	buf := make([]byte, min(int64(f.s.ReadMaxBytes), fi.Size()-a.Offset))
+	n, err := io.ReadFull(io.NewSectionReader(file, a.Offset, int64(len(buf))), buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, fsError("read", a.Path, err)
+	}
+	buf = buf[:n]
+	// An offset inside a rune: start at the next rune.
+	skip := 0
+	for a.Offset > 0 && skip < len(buf) && skip < utf8.UTFMax-1 && !utf8.RuneStart(buf[skip]) {
+		skip++
+	}
+	out.Offset += int64(skip)
+	buf = buf[skip:]
+	end := out.Offset + int64(len(buf))
+	text, ok := asText(buf, end >= fi.Size())
+	if !ok {
+		out.Binary = true
+		return out, nil
+	}
+	return fitText(text, func(shown string, _ bool) any {
+		r := out
+		r.Content = &shown
+		if next := r.Offset + int64(len(shown)); next < fi.Size() {
+			r.Truncated, r.NextOffset = true, next
+		}
+		return r
+	}), nil
+}
+
+func (f files) list(ctx context.Context, a listDirArgs) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("list_dir: %w", context.Cause(ctx))
+	}
+	root, err := f.openRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	dir, err := root.Open(a.Path)
+	if err != nil {
+		return nil, fsError("list", a.Path, err)
+	}
+	defer dir.Close()
+	fi, err := dir.Stat()
+	if err != nil {
+		return nil, fsError("list", a.Path, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("list %q: not a directory; use read_file", a.Path)
+	}
+	var names []string
+	more := false
+	for {
+		entries, err := dir.ReadDir(256)
+		for _, e := range entries {
+			name := e.Name()
+			if e.IsDir() {
+				name += "/"
+			}
+			names = append(names, name)
+		}
+		if errors.Is(err, io.EOF) || (err == nil && len(entries) == 0) {
+			break
+		}
+		if err != nil {
+			return nil, fsError("list", a.Path, err)
+		}
+		if len(names) >= maxListScan {
+			more = true
+			break
+		}
+	}
+	slices.Sort(names)
+	if len(names) > f.s.ListMaxEntries {
+		names, more = names[:f.s.ListMaxEntries], true
+	}
+	return fitPrefix(len(names), func(k int) any {
+		return listDirResult{Path: a.Path, Entries: names[:k:k], Truncated: more || k < len(names)}
+	}), nil
+}
+
+// fsError explains a file system error without the operator's paths.
+func fsError(op, p string, err error) error {
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s %q: no such file or directory", op, p)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%s %q: permission denied", op, p)
+	case errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "escapes"):
+		return fmt.Errorf("%s %q: the path leads outside the served directory (symbolic links must stay inside it and be relative)", op, p)
+	case errors.As(err, &pe):
+		return fmt.Errorf("%s %q: %s", op, p, pe.Err.Error())
+	default:
+		return fmt.Errorf("%s %q: %s", op, p, err.Error())
+	}
+}
