@@ -79,11 +79,10 @@ func ParseToolCall(data []byte) (ToolCall, error) {
 	if s.pos >= len(data) {
 		return ToolCall{}, invalidCall("empty input, want a JSON object")
 	}
-	switch k := kindOf(data[s.pos]); k {
-	case kindObject:
-	case kindInvalid:
-		return ToolCall{}, invalidCall("%v", s.syntaxError(s.pos, "unexpected %s, want a JSON object", s.found(s.pos)))
-	default:
+	if k := kindOf(data[s.pos]); k != kindObject {
+		if _, err := s.value(nil); err != nil {
+			return ToolCall{}, invalidCall("%v", err)
+		}
 		return ToolCall{}, invalidCall("must be a JSON object, got %s", k)
 	}
 	env, err := s.envelope()

@@ -619,8 +619,8 @@ func canonicalObject(data []byte, root string, maxDepth int) (string, error) {
 		return "", &jsonError{msg: root + " must be a JSON object, got empty input"}
 	}
 	if k := kindOf(data[s.pos]); k != kindObject {
-		if k == kindInvalid {
-			return "", s.syntaxError(s.pos, "unexpected %s, want a value", s.found(s.pos))
+		if _, err := s.value(nil); err != nil {
+			return "", err
 		}
 		return "", &jsonError{msg: fmt.Sprintf("%s must be a JSON object, got %s", root, k)}
 	}
