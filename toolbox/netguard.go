@@ -17,6 +17,8 @@ type refusedError struct {
 	host   string     // as the URL names it
 	addr   netip.Addr // the refused address; zero when the name itself is refused
 	reason string     // e.g. "a loopback address"
+	// literal is true when host is an IP address (addr is it, IPv4-mapped forms unmapped).
+	literal bool
 }
 
 func (e *refusedError) Error() string {
@@ -24,7 +26,7 @@ func (e *refusedError) Error() string {
 	switch {
 	case !e.addr.IsValid():
 		return fmt.Sprintf("refused host %q: %s; %s", e.host, e.reason, hint)
-	case e.addr.String() == e.host:
+	case e.literal:
 		return fmt.Sprintf("refused host %q: %s is %s; %s", e.host, e.addr, e.reason, hint)
 	default:
 		return fmt.Sprintf("refused host %q: it resolves to %s, %s; %s", e.host, e.addr, e.reason, hint)
@@ -229,7 +231,7 @@ func (g *guard) permitted(ctx context.Context, host, port string) ([]netip.AddrP
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if !g.allow.allowsAddr(ip, port) {
 			if reason := refusal(ip); reason != "" {
-				return nil, &refusedError{host: host, addr: ip.Unmap().WithZone(""), reason: reason}
+				return nil, &refusedError{host: host, addr: ip.Unmap().WithZone(""), reason: reason, literal: true}
 			}
 		}
 		return []netip.AddrPort{netip.AddrPortFrom(ip.Unmap(), uint16(p))}, nil
