@@ -49,13 +49,13 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 
 	info := activity.GetInfo(ctx)
 	hb := startHeartbeats(ctx, info.HeartbeatTimeout)
-	output, toolErr := tool.Invoke(toolcore.WithExecution(ctx, toolcore.Execution{
+	output, toolErr := invoke(toolcore.WithExecution(ctx, toolcore.Execution{
 		ToolCallID:     in.ToolCallID,
 		ToolName:       in.ToolName,
 		Attempt:        int(info.Attempt),
 		IdempotencyKey: in.IdempotencyKey,
 		OnProgress:     hb.report,
-	}), in.Accepted)
+	}), tool, in.Accepted)
 	hb.stop()
 
 	// Cancellation first: a tool that returns an error because its context was canceled must be
@@ -64,7 +64,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		return ExecuteToolOutput{}, err
 	}
 	if _, fatal := toolcore.AsNonRecoverable(toolErr); !fatal && toolcore.IsTransient(toolErr) &&
-		tool.Options().SideEffect != toolcore.Unsafe && !lastAttempt(info) {
+		tool.Options().SideEffect != toolcore.Unsafe && !lastAttempt(info, in.MaxAttempts) {
 		return ExecuteToolOutput{}, temporal.NewApplicationError(toolcore.ErrorText(toolErr), ErrTypeTransient)
 	}
 	result, err := toolcore.Complete(call, output, toolErr)
@@ -77,6 +77,34 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		return ExecuteToolOutput{}, err
 	}
 	return ExecuteToolOutput{Content: result.Content(), IsError: result.IsError()}, nil
+}
+
+// errGoexit is the error of a tool that ended its goroutine with runtime.Goexit. Its text is
+// toolcore's (unexported there), so both paths give the same result.
+var errGoexit = errors.New("tool exited without returning (runtime.Goexit)")
+
+// invoke runs Tool.Invoke on its own goroutine so that a tool calling runtime.Goexit ends as an
+// error instead of silently ending the SDK's task goroutine (no response: a timeout). It waits for
+// the tool even after cancellation: with WaitForCancellation, "canceled" means the tool stopped.
+func invoke(ctx context.Context, tool toolcore.Tool, accepted []byte) (output any, err error) {
+	type outcome struct {
+		output any
+		err    error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		returned := false
+		defer func() {
+			if !returned {
+				done <- outcome{err: errGoexit}
+			}
+		}()
+		output, err := tool.Invoke(ctx, accepted)
+		returned = true
+		done <- outcome{output: output, err: err}
+	}()
+	o := <-done
+	return o.output, o.err
 }
 
 // stopped returns the error that ends an attempt whose context is done, or nil to go on.
@@ -108,9 +136,17 @@ func stopped(ctx context.Context, toolSucceeded bool) error {
 	}
 }
 
-// lastAttempt reports whether the retry policy allows no further attempt, so a transient error
-// must become the final result here (the workflow would otherwise see a bare exhausted retry).
-func lastAttempt(info activity.Info) bool {
-	rp := info.RetryPolicy
-	return rp == nil || (rp.MaximumAttempts > 0 && info.Attempt >= rp.MaximumAttempts)
+// lastAttempt reports whether no further attempt will follow this one, so a transient error must
+// become the final result here (as in toolcore.Execute) rather than a bare exhausted retry. The
+// workflow's MaxAttempts wins; the activity info's retry policy is the fallback (the server sends
+// it; the SDK test environment does not); knowing neither, it never asks for a retry.
+func lastAttempt(info activity.Info, maxAttempts int) bool {
+	limit := int32(maxAttempts)
+	if limit <= 0 && info.RetryPolicy != nil {
+		limit = info.RetryPolicy.MaximumAttempts
+		if limit == 0 {
+			return false // unlimited
+		}
+	}
+	return limit <= 0 || info.Attempt >= limit
 }

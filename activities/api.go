@@ -35,6 +35,10 @@ type ExecuteToolInput struct {
 	Accepted json.RawMessage `json:"accepted"`
 	// IdempotencyKey is stable across attempts of the call (the workflow ID).
 	IdempotencyKey string `json:"idempotencyKey"`
+	// MaxAttempts is the attempt count the workflow's retry policy allows, so the activity knows
+	// its last attempt (a transient error there is the final result). Optional: default the
+	// retry policy in the activity info; without either, every attempt is the last.
+	MaxAttempts int `json:"maxAttempts,omitempty"`
 }
 
 // ExecuteToolOutput is the activity's result: the bounded content of the tool-result message

@@ -69,12 +69,14 @@ func (w *Workflows) ToolCallWorkflow(ctx workflow.Context, input Input) (toolcor
 
 	opts := tool.Options()
 	workflow.SetCurrentDetails(ctx, runningDetails(call, opts))
-	actx := workflow.WithActivityOptions(ctx, w.activityOptions(call, opts))
+	ao := w.activityOptions(call, opts)
+	actx := workflow.WithActivityOptions(ctx, ao)
 	in := activities.ExecuteToolInput{
 		ToolCallID:     call.ID(),
 		ToolName:       call.Name(),
 		Accepted:       accepted,
 		IdempotencyKey: workflow.GetInfo(ctx).WorkflowExecution.ID,
+		MaxAttempts:    int(ao.RetryPolicy.MaximumAttempts),
 	}
 	var out activities.ExecuteToolOutput
 	err = workflow.ExecuteActivity(actx, activities.ExecuteToolName, in).Get(actx, &out)
