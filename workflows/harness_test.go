@@ -34,8 +34,8 @@ type run struct {
 
 // runOptions tune runWorkflow. The zero value runs the real activity with search attributes on.
 type runOptions struct {
-	workflows workflows.Workflows // Registry is set by runWorkflow
-	workflowID string             // default "toolcall-test"
+	workflows  workflows.Workflows // Registry is set by runWorkflow
+	workflowID string              // default "toolcall-test"
 	setup      func(env *testsuite.TestWorkflowEnvironment)
 }
 
