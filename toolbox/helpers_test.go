@@ -14,9 +14,13 @@ import (
 	"github.com/toolgate/toolgate/toolcore"
 )
 
-// newTestRegistry is New(cfg) that fails the test on error.
+// newTestRegistry is New(cfg) that fails the test on error. Unless cfg has a resolver, names
+// resolve nowhere: tests never use real DNS.
 func newTestRegistry(t *testing.T, cfg Config) *toolcore.Registry {
 	t.Helper()
+	if cfg.Resolver == nil {
+		cfg.Resolver = fakeResolver{}
+	}
 	reg, err := New(cfg)
 	require.NoError(t, err)
 	return reg
