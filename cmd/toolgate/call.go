@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	tgclient "github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/toolcore"
+)
+
+// progressInterval is how often a foreground call asks the server for the tool's progress.
+const progressInterval = 500 * time.Millisecond
+
+type callOptions struct {
+	conn      connOptions
+	taskQueue string
+	scope     string
+	id        string
+	detach    bool
+	progress  string
+}
+
+func newCallCommand(a *app) *cobra.Command {
+	var o callOptions
+	cmd := &cobra.Command{
+		Use:   "call NAME [ARGUMENTS_JSON]",
+		Short: "Run one tool call and print its result message",
+		Long: `Run one tool call durably and print the tool-result message JSON on stdout, e.g.
+
+  {"id":"tool-result-cli-...","role":"toolResult","toolCallId":"cli-...","toolName":"add","content":"{\"sum\":42}","isError":false}
+
+Give the tool NAME and its ARGUMENTS_JSON object (default {}), or no arguments and a whole tool
+call on stdin: {"type":"toolCall","id":"call-1","name":"add","arguments":{"left":1,"right":2}}.
+The call ID is --id, the stdin call's id, or a fresh "cli-<random hex>"; the workflow ID is
+toolcall-<call ID> (<scope>/toolcall-<call ID> with --scope). Calling again with the same ID
+attaches to the same execution and prints its recorded result: nothing runs twice.
+
+While the tool runs, its progress is shown on stderr (--progress). Ctrl-C cancels the call: the
+tool sees its context canceled, the workflow ends canceled, and call exits 4. --detach only
+starts the call and prints the workflow ID; use result, status, cancel with it.
+
+Exit codes: 0 result with isError false, 1 result with isError true (printed too), 2 bad input
+(malformed call, same ID with other name or arguments), 3 fatal NonRecoverableToolError (stop
+the agent run), 4 canceled, 5 other failure.`,
+		Example: `  toolgate call add '{"left":20,"right":22}'
+  echo '{"type":"toolCall","id":"call-add-1","name":"add","arguments":{"left":20,"right":22}}' | toolgate call
+  toolgate call sleep '{"seconds":600}' --detach`,
+		Args: cobra.MaximumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCall(cmd.Context(), a, o, args)
+		},
+	}
+	addConnFlags(cmd, &o.conn)
+	addTaskQueueFlag(cmd, &o.taskQueue)
+	addScopeFlag(cmd, &o.scope)
+	fs := cmd.Flags()
+	fs.StringVar(&o.id, "id", "", `tool call ID (default "cli-" and random hex; with a call on stdin, its id)`)
+	fs.BoolVarP(&o.detach, "detach", "d", false, "start the call, print its workflow ID and exit")
+	fs.StringVar(&o.progress, "progress", string(progressAuto), "progress on stderr: auto (bar on a terminal), bar, plain (a line per change), off")
+	return cmd
+}
+
+// addScopeFlag adds --scope, the optional workflow ID prefix of the client package.
+func addScopeFlag(cmd *cobra.Command, scope *string) {
+	fs := cmd.Flags()
+	fs.StringVar(scope, "scope", "", "workflow ID scope: workflow IDs become <scope>/toolcall-<call ID>")
+	bindEnv(fs, "scope", "TOOLGATE_SCOPE")
+}
+
+// toolCall builds the call from the arguments or, with none, from stdin.
+func (o callOptions) toolCall(args []string, stdin io.Reader) (toolcore.ToolCall, error) {
+	if len(args) == 0 {
+		if o.id != "" {
+			return toolcore.ToolCall{}, badInput(errors.New("--id goes with NAME [ARGUMENTS_JSON]; a call on stdin brings its own id"))
+		}
+		if isTerminal(stdin) {
+			return toolcore.ToolCall{}, badInput(errors.New("give NAME [ARGUMENTS_JSON], or pipe a whole tool call to stdin"))
+		}
+		data, err := io.ReadAll(io.LimitReader(stdin, toolcore.MaxCallBytes+1))
+		if err != nil {
+			return toolcore.ToolCall{}, badInput(fmt.Errorf("read tool call from stdin: %w", err))
+		}
+		call, err := toolcore.ParseToolCall(data)
+		if err != nil {
+			return toolcore.ToolCall{}, badInput(err)
+		}
+		return call, nil
+	}
+	id := o.id
+	if id == "" {
+		var b [8]byte
+		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+		id = "cli-" + hex.EncodeToString(b[:])
+	}
+	arguments := "{}"
+	if len(args) == 2 {
+		arguments = args[1]
+	}
+	call, err := toolcore.NewToolCall(id, args[0], []byte(arguments))
+	if err != nil {
+		return toolcore.ToolCall{}, badInput(err)
+	}
+	return call, nil
+}
+
+func runCall(ctx context.Context, a *app, o callOptions, args []string) error {
+	mode, err := resolveProgressMode(progressMode(o.progress), a.err)
+	if err != nil {
+		return badInput(err)
+	}
+	call, err := o.toolCall(args, a.in)
+	if err != nil {
+		return err
+	}
+	ids := callIDs{WorkflowID: tgclient.WorkflowID(o.scope, call.ID()), ToolCallID: call.ID(), ToolName: call.Name()}
+	logger := a.logger.With(ids.fields()...)
+
+	c, err := o.conn.dial(ctx, a.logger)
+	if err != nil {
+		return aboutCall(ids, err)
+	}
+	defer c.Close()
+	cl := o.conn.toolgate(c, o.taskQueue, o.scope)
+
+	if o.detach {
+		wid, err := cl.Start(ctx, call)
+		if err != nil {
+			return aboutCall(ids, err)
+		}
+		logger.Info("call started (detached)")
+		_, err = fmt.Fprintln(a.out, wid)
+		return err
+	}
+
+	logger.Info("call started")
+	view := &progressView{w: a.err, mode: mode}
+	stopProgress := watchProgress(ctx, progressInterval, view, func(ctx context.Context) (toolcore.Progress, bool, error) {
+		return cl.Progress(ctx, call.ID())
+	})
+	interrupted := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			view.clear()
+			logger.Info("interrupted: canceling the call and waiting for the tool to stop")
+		case <-interrupted:
+		}
+	}()
+	res, err := cl.Execute(ctx, call)
+	close(interrupted)
+	stopProgress()
+	if err != nil {
+		return aboutCall(ids, err)
+	}
+	return printResult(a, logger, res)
+}
+
+// printResult writes the result message JSON on stdout and logs one line about it; an error
+// result ends the command with exit 1.
+func printResult(a *app, logger *zap.Logger, res toolcore.Result) error {
+	data, err := res.MarshalJSON() // the wire bytes exactly (json.Marshal would escape <, >, &)
+	if err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	if _, err := fmt.Fprintf(a.out, "%s\n", data); err != nil {
+		return fmt.Errorf("print result: %w", err)
+	}
+	if res.IsError() {
+		logger.Info("call finished with an error result", zap.Stringer("code", res.ErrorCode()))
+		return &exitError{code: ExitErrorResult}
+	}
+	logger.Info("call finished")
+	return nil
+}

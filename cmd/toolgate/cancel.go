@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	tgclient "github.com/toolgate/toolgate/client"
+)
+
+type cancelOptions struct {
+	conn   connOptions
+	target targetOptions
+}
+
+func newCancelCommand(a *app) *cobra.Command {
+	var o cancelOptions
+	cmd := &cobra.Command{
+		Use:   "cancel [WORKFLOW_ID]",
+		Short: "Ask a running call to stop",
+		Long: `Request cancellation of a running call. The tool's context is canceled (it hears of it
+within its heartbeat timeout), the workflow waits for the tool to stop and ends canceled: result
+then exits 4. cancel returns once the request is recorded; it does not wait for the tool.
+Canceling a call that has already ended changes nothing and is not an error.
+
+Exit codes: 0 requested (or already ended), 2 no such call, 5 other failure.`,
+		Example: `  id=$(toolgate call sleep '{"seconds":600}' --detach)
+  toolgate cancel "$id"
+  toolgate result "$id"   # exit code 4`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCancel(cmd.Context(), a, o, args)
+		},
+	}
+	addConnFlags(cmd, &o.conn)
+	addTargetFlags(cmd, &o.target)
+	return cmd
+}
+
+func runCancel(ctx context.Context, a *app, o cancelOptions, args []string) error {
+	wid, err := o.target.workflowID(args)
+	if err != nil {
+		return err
+	}
+	c, err := o.conn.dial(ctx, a.logger)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	cl := o.conn.toolgate(c, "", o.target.scope)
+	ids, st, err := describe(ctx, cl, wid)
+	if err != nil {
+		return err
+	}
+	logger := a.logger.With(ids.fields()...)
+	if st.State != tgclient.Running {
+		logger.Info("call already ended; nothing to cancel", zap.Stringer("state", st.State))
+		return nil
+	}
+	if err := cl.CancelByWorkflowID(ctx, wid); err != nil {
+		return aboutCall(ids, err)
+	}
+	logger.Info("cancellation requested")
+	return nil
+}

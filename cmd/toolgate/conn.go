@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+
+	tgclient "github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/logging"
+	"github.com/toolgate/toolgate/workflows"
+)
+
+// connOptions are the Temporal connection flags, named as in the Temporal CLI, with its
+// environment variables.
+type connOptions struct {
+	address                    string
+	namespace                  string
+	apiKey                     string
+	tls                        bool
+	tlsCertPath                string
+	tlsKeyPath                 string
+	tlsCAPath                  string
+	tlsServerName              string
+	tlsDisableHostVerification bool
+	// tlsSet records that --tls (or $TEMPORAL_TLS) was given, so --tls=false can turn off the
+	// TLS an API key would otherwise imply.
+	tlsSet func() bool
+}
+
+func addConnFlags(cmd *cobra.Command, o *connOptions) {
+	fs := cmd.Flags()
+	fs.StringVar(&o.address, "address", "127.0.0.1:7233", "Temporal frontend host:port")
+	fs.StringVarP(&o.namespace, "namespace", "n", "default", "Temporal namespace")
+	fs.StringVar(&o.apiKey, "api-key", "", "API key sent as a bearer token (turns TLS on unless --tls=false)")
+	fs.BoolVar(&o.tls, "tls", false, "use TLS (on by default when an API key or any other TLS option is given)")
+	fs.StringVar(&o.tlsCertPath, "tls-cert-path", "", "client certificate (PEM) for mTLS")
+	fs.StringVar(&o.tlsKeyPath, "tls-key-path", "", "client private key (PEM) for mTLS")
+	fs.StringVar(&o.tlsCAPath, "tls-ca-path", "", "CA certificates (PEM) to verify the server with, instead of the system pool")
+	fs.StringVar(&o.tlsServerName, "tls-server-name", "", "server name to verify the server certificate against (SNI)")
+	fs.BoolVar(&o.tlsDisableHostVerification, "tls-disable-host-verification", false, "do not verify the server's certificate (testing only)")
+	for flag, env := range map[string]string{
+		"address":                       "TEMPORAL_ADDRESS",
+		"namespace":                     "TEMPORAL_NAMESPACE",
+		"api-key":                       "TEMPORAL_API_KEY",
+		"tls":                           "TEMPORAL_TLS",
+		"tls-cert-path":                 "TEMPORAL_TLS_CERT_PATH",
+		"tls-key-path":                  "TEMPORAL_TLS_KEY_PATH",
+		"tls-ca-path":                   "TEMPORAL_TLS_CA_PATH",
+		"tls-server-name":               "TEMPORAL_TLS_SERVER_NAME",
+		"tls-disable-host-verification": "TEMPORAL_TLS_DISABLE_HOST_VERIFICATION",
+	} {
+		bindEnv(fs, flag, env)
+	}
+	o.tlsSet = func() bool { return fs.Changed("tls") }
+}
+
+// tlsConfig returns the TLS configuration the options ask for, nil for plaintext, and whether TLS
+// was explicitly turned off (which also stops an API key from implying it).
+func (o connOptions) tlsConfig() (cfg *tls.Config, disabled bool, err error) {
+	explicit := o.tlsSet != nil && o.tlsSet()
+	if explicit && !o.tls {
+		if o.tlsCertPath != "" || o.tlsKeyPath != "" || o.tlsCAPath != "" {
+			return nil, false, fmt.Errorf("--tls=false contradicts the TLS certificate options")
+		}
+		return nil, true, nil
+	}
+	wanted := o.tls || o.tlsCertPath != "" || o.tlsKeyPath != "" || o.tlsCAPath != "" ||
+		o.tlsServerName != "" || o.tlsDisableHostVerification
+	if !wanted {
+		// An API key alone turns TLS on inside the SDK (plain tls.Config{}).
+		return nil, false, nil
+	}
+	cfg = &tls.Config{
+		ServerName:         o.tlsServerName,
+		InsecureSkipVerify: o.tlsDisableHostVerification, //nolint:gosec // opt-in, documented as testing only
+		MinVersion:         tls.VersionTLS12,
+	}
+	if (o.tlsCertPath == "") != (o.tlsKeyPath == "") {
+		return nil, false, fmt.Errorf("--tls-cert-path and --tls-key-path go together")
+	}
+	if o.tlsCertPath != "" {
+		cert, err := tls.LoadX509KeyPair(o.tlsCertPath, o.tlsKeyPath)
+		if err != nil {
+			return nil, false, fmt.Errorf("load client certificate: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	if o.tlsCAPath != "" {
+		pem, err := os.ReadFile(o.tlsCAPath)
+		if err != nil {
+			return nil, false, fmt.Errorf("read CA certificates: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, false, fmt.Errorf("read CA certificates: no PEM certificate in %s", o.tlsCAPath)
+		}
+		cfg.RootCAs = pool
+	}
+	return cfg, false, nil
+}
+
+// clientOptions builds the SDK client options; the SDK logs into logger.
+func (o connOptions) clientOptions(logger *zap.Logger) (client.Options, error) {
+	cfg, disabled, err := o.tlsConfig()
+	if err != nil {
+		return client.Options{}, badInput(err)
+	}
+	opts := client.Options{
+		HostPort:  o.address,
+		Namespace: o.namespace,
+		Logger:    logging.Temporal(logger),
+		ConnectionOptions: client.ConnectionOptions{
+			TLS:         cfg,
+			TLSDisabled: disabled,
+		},
+	}
+	if o.apiKey != "" {
+		opts.Credentials = client.NewAPIKeyStaticCredentials(o.apiKey)
+	}
+	return opts, nil
+}
+
+// dial connects to the frontend and checks it answers.
+func (o connOptions) dial(ctx context.Context, logger *zap.Logger) (client.Client, error) {
+	opts, err := o.clientOptions(logger)
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.DialContext(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w", o.address, o.namespace, err)
+	}
+	return c, nil
+}
+
+// addTaskQueueFlag adds --task-queue ($TOOLGATE_TASK_QUEUE).
+func addTaskQueueFlag(cmd *cobra.Command, taskQueue *string) {
+	fs := cmd.Flags()
+	fs.StringVar(taskQueue, "task-queue", workflows.DefaultTaskQueue, "task queue the worker polls and calls are started on")
+	bindEnv(fs, "task-queue", "TOOLGATE_TASK_QUEUE")
+}
+
+// toolgate returns the agent-facing client over c for these connection options.
+func (o connOptions) toolgate(c client.Client, taskQueue, scope string) *tgclient.Client {
+	return tgclient.New(c, tgclient.Options{TaskQueue: taskQueue, Scope: scope, Namespace: o.namespace})
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/toolgate/toolgate/internal/devserver"
+	"github.com/toolgate/toolgate/worker"
+	"github.com/toolgate/toolgate/workflows"
+)
+
+type devOptions struct {
+	dataDir        string
+	inMemory       bool
+	namespace      string
+	port           int
+	uiPort         int
+	noUI           bool
+	serverLogLevel string
+	taskQueue      string
+	toolbox        toolboxOptions
+}
+
+func newDevCommand(a *app) *cobra.Command {
+	var o devOptions
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run a Temporal server, the Web UI and a worker with the toolbox, on loopback",
+		Long: `Run toolgate's embedded default: an in-process Temporal server (SQLite in a file under
+--data-dir, or in memory with --in-memory), the Temporal Web UI and a worker with the toolbox,
+all on loopback. Nothing is downloaded and nothing else needs to run.
+
+When everything is ready it prints, on stdout, one "key value" line each:
+
+  frontend 127.0.0.1:7233
+  ui http://127.0.0.1:8233
+  namespace default
+  task-queue toolgate
+  data /home/me/.local/share/toolgate
+
+(no ui line with --no-ui; "data in-memory" with --in-memory). Port 0 picks a free port and the
+printed line says which. Ctrl-C (or SIGTERM) stops the worker, letting running tools finish or
+see their cancellation, then the UI and the server, and exits 0. Started again on the same data
+directory, the server still has every earlier call: toolgate result finds them.
+
+The default data directory is $TOOLGATE_DATA_DIR, else $XDG_DATA_HOME/toolgate, else
+~/.local/share/toolgate: one per user, the same whichever directory you start from.`,
+		Example: `  toolgate dev
+  toolgate dev --in-memory --port 0 --ui-port 0
+  toolgate dev --data-dir ./.toolgate --root ./docs --allow-host example.com`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDev(cmd.Context(), a, o)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.dataDir, "data-dir", defaultDataDir(a.lookupEnv), "directory of the SQLite database (created if missing)")
+	fs.BoolVar(&o.inMemory, "in-memory", false, "keep everything in memory: nothing survives a restart")
+	fs.StringVarP(&o.namespace, "namespace", "n", "default", "namespace to create and serve")
+	fs.IntVar(&o.port, "port", 7233, "frontend gRPC port on 127.0.0.1 (0: any free port)")
+	fs.IntVar(&o.uiPort, "ui-port", 8233, "Web UI HTTP port on 127.0.0.1 (0: any free port)")
+	fs.BoolVar(&o.noUI, "no-ui", false, "do not start the Web UI")
+	fs.StringVar(&o.serverLogLevel, "server-log-level", "error", "lowest level of the Temporal server's own log lines (it is chatty)")
+	bindEnv(fs, "namespace", "TEMPORAL_NAMESPACE")
+	addTaskQueueFlag(cmd, &o.taskQueue)
+	addToolboxFlags(cmd, &o.toolbox)
+	cmd.MarkFlagsMutuallyExclusive("data-dir", "in-memory")
+	return cmd
+}
+
+// defaultDataDir is $TOOLGATE_DATA_DIR, else $XDG_DATA_HOME/toolgate, else
+// ~/.local/share/toolgate, else ./.toolgate when there is no home directory.
+func defaultDataDir(lookupEnv func(string) (string, bool)) string {
+	if dir, ok := lookupEnv("TOOLGATE_DATA_DIR"); ok && dir != "" {
+		return dir
+	}
+	if dir, ok := lookupEnv("XDG_DATA_HOME"); ok && filepath.IsAbs(dir) {
+		return filepath.Join(dir, "toolgate")
+	}
+	if home, ok := lookupEnv("HOME"); ok && filepath.IsAbs(home) {
+		return filepath.Join(home, ".local", "share", "toolgate")
+	}
+	return ".toolgate"
+}
+
+func runDev(ctx context.Context, a *app, o devOptions) error {
+	reg, err := o.toolbox.registry()
+	if err != nil {
+		return err
+	}
+	serverLevel, err := zapcore.ParseLevel(o.serverLogLevel)
+	if err != nil {
+		return badInput(fmt.Errorf("parse --server-log-level: %w", err))
+	}
+	serverLogger := a.logger.Named("temporal-server")
+	if serverLevel > a.logger.Level() {
+		serverLogger = serverLogger.WithOptions(zap.IncreaseLevel(serverLevel))
+	}
+	dataDir := ""
+	if !o.inMemory {
+		dataDir, err = filepath.Abs(o.dataDir)
+		if err != nil {
+			return badInput(fmt.Errorf("resolve --data-dir: %w", err))
+		}
+		if err := os.MkdirAll(dataDir, 0o700); err != nil {
+			return fmt.Errorf("create data directory: %w", err)
+		}
+	}
+
+	srv, err := devserver.Start(ctx, devserver.Options{
+		DataDir:      dataDir,
+		Namespace:    o.namespace,
+		UI:           !o.noUI,
+		Logger:       serverLogger,
+		FrontendPort: o.port,
+		UIPort:       o.uiPort,
+	})
+	if err != nil {
+		return fmt.Errorf("start dev server: %w", err)
+	}
+	logger := a.logger.With(zap.String("frontend", srv.FrontendAddress()), zap.String("namespace", srv.Namespace()))
+	stopServer := func() error {
+		logger.Info("stopping Temporal server")
+		if err := srv.Stop(); err != nil {
+			return fmt.Errorf("stop dev server: %w", err)
+		}
+		return nil
+	}
+
+	conn := connOptions{address: srv.FrontendAddress(), namespace: srv.Namespace()}
+	c, err := conn.dial(ctx, a.logger)
+	if err != nil {
+		return errors.Join(err, stopServer())
+	}
+	w, err := worker.New(c, srv.Namespace(), reg, worker.Options{TaskQueue: o.taskQueue, Logger: a.logger})
+	if err != nil {
+		c.Close()
+		return errors.Join(fmt.Errorf("create worker: %w", err), stopServer())
+	}
+	if err := w.Start(); err != nil {
+		c.Close()
+		return errors.Join(fmt.Errorf("start worker: %w", err), stopServer())
+	}
+
+	data := "in-memory"
+	if dataDir != "" {
+		data = dataDir
+	}
+	ready := fmt.Sprintf("frontend %s\n", srv.FrontendAddress())
+	if ui := srv.UIAddress(); ui != "" {
+		ready += fmt.Sprintf("ui %s\n", ui)
+	}
+	ready += fmt.Sprintf("namespace %s\ntask-queue %s\ndata %s\n", srv.Namespace(), taskQueueOrDefault(o.taskQueue), data)
+	if _, err := fmt.Fprint(a.out, ready); err != nil {
+		w.Stop()
+		c.Close()
+		return errors.Join(fmt.Errorf("print addresses: %w", err), stopServer())
+	}
+	logger.Info("toolgate dev is ready; Ctrl-C stops it",
+		zap.String("ui", srv.UIAddress()), zap.String("taskQueue", taskQueueOrDefault(o.taskQueue)),
+		zap.String("data", data), zap.Strings("tools", reg.Names()))
+
+	<-ctx.Done()
+	logger.Info("stopping worker")
+	w.Stop()
+	c.Close()
+	return stopServer()
+}
+
+func taskQueueOrDefault(q string) string {
+	if q == "" {
+		return workflows.DefaultTaskQueue
+	}
+	return q
+}

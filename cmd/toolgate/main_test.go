@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// runIn runs toolgate in process with env (KEY=VALUE) and stdin.
+func runIn(args []string, env []string, stdin string) (code int, stdout, stderr string) {
+	vars := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	lookup := func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, streams{in: strings.NewReader(stdin), out: &out, err: &errOut}, lookup)
+	return code, out.String(), errOut.String()
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		env        []string
+		wantStderr string
+	}{
+		{name: "unknown flag", args: []string{"--bogus"}, wantStderr: "unknown flag: --bogus"},
+		{name: "unknown command", args: []string{"nosuch"}, wantStderr: `unknown command "nosuch"`},
+		{name: "no command", args: nil, wantStderr: "missing subcommand"},
+		{name: "too many call arguments", args: []string{"call", "add", "{}", "extra"}, wantStderr: "accepts at most 2 arg(s)"},
+		{name: "malformed call arguments", args: []string{"call", "add", "[20,22]"}, wantStderr: "INVALID_TOOL_CALL"},
+		{name: "malformed call on stdin", args: []string{"call"}, wantStderr: "INVALID_TOOL_CALL"},
+		{name: "id with a call on stdin", args: []string{"call", "--id", "x"}, wantStderr: "brings its own id"},
+		{name: "bad progress mode", args: []string{"call", "--progress", "sideways", "add"}, wantStderr: "none of auto, bar, plain, off"},
+		{name: "result without an ID", args: []string{"result"}, wantStderr: "give the workflow ID"},
+		{name: "both workflow ID and call ID", args: []string{"status", "toolcall-a", "--call-id", "a"}, wantStderr: "not both"},
+		{name: "data dir and in-memory", args: []string{"dev", "--in-memory", "--data-dir", "x"}, wantStderr: "[data-dir in-memory] were all set"},
+		{name: "bad log level", args: []string{"--log-level", "loud", "tools"}, wantStderr: "parse --log-level"},
+		{name: "bad log format from env", args: []string{"tools"}, env: []string{"TOOLGATE_LOG_FORMAT=xml"}, wantStderr: "neither console nor json"},
+		{name: "bad bool from env", args: []string{"status", "toolcall-a"}, env: []string{"TEMPORAL_TLS=maybe"}, wantStderr: "$TEMPORAL_TLS (--tls)"},
+		{name: "cert without key", args: []string{"status", "toolcall-a", "--tls-cert-path", "c.pem"}, wantStderr: "go together"},
+		{name: "replay without files", args: []string{"replay"}, wantStderr: "requires at least 1 arg(s)"},
+		{name: "missing toolbox root", args: []string{"tools", "--root", "/does/not/exist"}, wantStderr: "build toolbox"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runIn(tt.args, tt.env, "")
+			assert.Equal(t, ExitUsage, code, stderr)
+			assert.Empty(t, stdout)
+			assert.Contains(t, stderr, tt.wantStderr)
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{name: "root", args: []string{"--help"}, want: []string{"Exit codes:", "5  any other failure", "dev", "replay"}},
+		{name: "call", args: []string{"call", "--help"}, want: []string{"--detach", "[$TEMPORAL_ADDRESS]", "[$TOOLGATE_TASK_QUEUE]", "--tls-ca-path"}},
+		{name: "dev", args: []string{"dev", "--help"}, want: []string{"--in-memory", "--ui-port", "frontend 127.0.0.1:7233", "[$TOOLGATE_DATA_DIR]"}},
+		{name: "worker", args: []string{"worker", "--help"}, want: []string{"--setup", "--allow-host", "[$TEMPORAL_API_KEY]"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runIn(tt.args, nil, "")
+			require.Equal(t, ExitOK, code, stderr)
+			for _, w := range tt.want {
+				assert.Contains(t, stdout, w)
+			}
+		})
+	}
+}
+
+func TestTools(t *testing.T) {
+	code, stdout, stderr := runIn([]string{"tools", "--json"}, nil, "")
+	require.Equal(t, ExitOK, code, stderr)
+	var tools []toolJSON
+	require.NoError(t, json.Unmarshal([]byte(stdout), &tools), stdout)
+	byName := map[string]toolJSON{}
+	for _, tool := range tools {
+		byName[tool.Name] = tool
+	}
+	require.Contains(t, byName, "add")
+	assert.Equal(t, "readOnly", byName["add"].SideEffect)
+	assert.NotEmpty(t, byName["add"].Description)
+	assert.NotContains(t, byName, "read_file", "no --root, no file tools")
+
+	code, stdout, stderr = runIn([]string{"tools", "--root", t.TempDir()}, nil, "")
+	require.Equal(t, ExitOK, code, stderr)
+	assert.True(t, strings.HasPrefix(stdout, "NAME"), stdout)
+	assert.Contains(t, stdout, "read_file")
+	assert.Contains(t, stdout, "sleep")
+}
+
+func TestConnectionFailureExits5(t *testing.T) {
+	// Port 1 on loopback: nothing listens there.
+	code, stdout, stderr := runIn([]string{"status", "toolcall-x", "--address", "127.0.0.1:1"}, nil, "")
+	assert.Equal(t, ExitFailure, code, stderr)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "connect to Temporal at 127.0.0.1:1")
+	assert.Contains(t, stderr, "ERROR\tcommand failed")
+}

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolgate/toolgate/toolbox"
+	"github.com/toolgate/toolgate/toolcore"
+)
+
+// toolboxOptions configure the ready tools a worker serves.
+type toolboxOptions struct {
+	root       string
+	allowHosts []string
+}
+
+func addToolboxFlags(cmd *cobra.Command, o *toolboxOptions) {
+	fs := cmd.Flags()
+	fs.StringVar(&o.root, "root", "", "directory read_file and list_dir serve (default none: both tools are left out)")
+	fs.StringSliceVar(&o.allowHosts, "allow-host", nil, "host http_get may fetch from (repeat or comma-separate; none by default)")
+	bindEnv(fs, "root", "TOOLGATE_ROOT")
+	bindEnv(fs, "allow-host", "TOOLGATE_ALLOW_HOSTS")
+}
+
+// registry builds the toolbox registry the options describe.
+func (o toolboxOptions) registry() (*toolcore.Registry, error) {
+	reg, err := toolbox.New(toolbox.Config{Root: o.root, AllowHosts: o.allowHosts})
+	if err != nil {
+		return nil, badInput(fmt.Errorf("build toolbox: %w", err))
+	}
+	return reg, nil
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.uber.org/zap"
+
+	"github.com/toolgate/toolgate/internal/logging"
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/workflows"
+)
+
+type replayOptions struct {
+	toolbox toolboxOptions
+}
+
+func newReplayCommand(a *app) *cobra.Command {
+	var o replayOptions
+	cmd := &cobra.Command{
+		Use:   "replay FILE...",
+		Short: "Replay exported histories against the current workflow code",
+		Long: `Replay each workflow history FILE (JSON, as toolgate history, the Temporal CLI or the Web
+UI export it) against the ToolCallWorkflow code and toolbox of this binary, and print one line per
+file: "PASS FILE" or "FAIL FILE: reason". A failure means this build would make different
+decisions than the build that recorded the history (a non-determinism error), so deploying it
+would break calls in flight. Replay runs no tool and needs no server.
+
+A history recorded by a worker that upserted the search attributes (the namespace had them) is
+replayed the same way; this is read from the history itself.
+
+Exit codes: 0 every file passed, 1 at least one failed, 2 usage.`,
+		Example: `  toolgate history toolcall-call-add-1 > add.json && toolgate replay add.json
+  toolgate replay testdata/histories/*.json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runReplay(cmd.Context(), a, o, args)
+		},
+	}
+	addToolboxFlags(cmd, &o.toolbox)
+	return cmd
+}
+
+func runReplay(_ context.Context, a *app, o replayOptions, files []string) error {
+	reg, err := o.toolbox.registry()
+	if err != nil {
+		return err
+	}
+	sdkLogger := logging.Temporal(a.logger)
+	failed := 0
+	for _, file := range files {
+		if err := replayFile(sdkLogger, reg, file); err != nil {
+			failed++
+			fmt.Fprintf(a.out, "FAIL %s: %v\n", file, err)
+			continue
+		}
+		fmt.Fprintf(a.out, "PASS %s\n", file)
+	}
+	if failed > 0 {
+		a.logger.Info("replay failed", zap.Int("failed", failed), zap.Int("files", len(files)))
+		return &exitError{code: ExitErrorResult}
+	}
+	return nil
+}
+
+// replayFile replays one history file with a fresh replayer whose workflows are configured as
+// the recording worker's were.
+func replayFile(logger log.Logger, reg *toolcore.Registry, file string) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return fmt.Errorf("open history: %w", err)
+	}
+	hist, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+	_ = f.Close()
+	if err != nil {
+		return fmt.Errorf("decode history: %w", err)
+	}
+	if len(hist.Events) == 0 {
+		return fmt.Errorf("decode history: no events")
+	}
+	if name := hist.Events[0].GetWorkflowExecutionStartedEventAttributes().GetWorkflowType().GetName(); name != workflows.ToolCallWorkflowName {
+		return fmt.Errorf("workflow type %q is not %s", name, workflows.ToolCallWorkflowName)
+	}
+	replayer := sdkworker.NewWorkflowReplayer()
+	wf := &workflows.Workflows{Registry: reg.Snapshot(), SearchAttributes: upsertsSearchAttributes(hist)}
+	wf.Register(replayer)
+	if err := replayer.ReplayWorkflowHistory(logger, hist); err != nil {
+		return err
+	}
+	return nil
+}
+
+// upsertsSearchAttributes reports whether the recording worker upserted search attributes, which
+// it does only when the namespace has them; replay must do the same to make the same commands.
+func upsertsSearchAttributes(hist *historypb.History) bool {
+	for _, e := range hist.Events {
+		if e.GetEventType() == enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES {
+			return true
+		}
+	}
+	return false
+}

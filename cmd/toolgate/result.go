@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/spf13/cobra"
+
+	tgclient "github.com/toolgate/toolgate/client"
+)
+
+type resultOptions struct {
+	conn   connOptions
+	target targetOptions
+}
+
+func newResultCommand(a *app) *cobra.Command {
+	var o resultOptions
+	cmd := &cobra.Command{
+		Use:   "result [WORKFLOW_ID]",
+		Short: "Wait for a call and print its result message",
+		Long: `Print the tool-result message JSON of a call on stdout, waiting while it runs.
+Name the call by its workflow ID (toolcall-<call ID>, as call --detach prints) or --call-id.
+
+Exit codes as for call: 0 isError false, 1 isError true, 2 no such call, 3 fatal
+NonRecoverableToolError, 4 the call was canceled, 5 other failure (also when Ctrl-C stops the
+waiting: the call itself goes on).`,
+		Example: `  toolgate result toolcall-call-add-1
+  toolgate result --call-id call-add-1`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runResult(cmd.Context(), a, o, args)
+		},
+	}
+	addConnFlags(cmd, &o.conn)
+	addTargetFlags(cmd, &o.target)
+	return cmd
+}
+
+func runResult(ctx context.Context, a *app, o resultOptions, args []string) error {
+	wid, err := o.target.workflowID(args)
+	if err != nil {
+		return err
+	}
+	c, err := o.conn.dial(ctx, a.logger)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	cl := o.conn.toolgate(c, "", o.target.scope)
+	ids, _, err := describe(ctx, cl, wid)
+	if err != nil {
+		return err
+	}
+	res, err := cl.ResultByWorkflowID(ctx, wid)
+	if err != nil {
+		if ctx.Err() != nil && !errors.Is(err, tgclient.ErrCallCanceled) {
+			return aboutCall(ids, &exitError{code: ExitFailure, err: errors.New("stopped waiting; the call goes on")})
+		}
+		return aboutCall(ids, err)
+	}
+	return printResult(a, a.logger.With(ids.fields()...), res)
+}
+
+// describe looks the call up: its identity for log lines, and its status.
+func describe(ctx context.Context, cl *tgclient.Client, workflowID string) (callIDs, tgclient.Status, error) {
+	st, err := cl.StatusByWorkflowID(ctx, workflowID)
+	if err != nil {
+		return callIDs{}, tgclient.Status{}, aboutCall(callIDs{WorkflowID: workflowID}, notFoundHint(err, workflowID))
+	}
+	return callIDs{WorkflowID: workflowID, ToolCallID: st.ToolCallID, ToolName: st.ToolName}, st, nil
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	tgclient "github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/toolcore"
+)
+
+type statusOptions struct {
+	conn   connOptions
+	target targetOptions
+	json   bool
+}
+
+func newStatusCommand(a *app) *cobra.Command {
+	var o statusOptions
+	cmd := &cobra.Command{
+		Use:   "status [WORKFLOW_ID]",
+		Short: "Show a call's state, attempt and latest progress",
+		Long: `Show where a call is, without waiting: its state (running, completed, failed, canceled,
+terminated, timedOut), the attempt of its tool, the latest progress the tool reported and, once
+completed, its result message. One "key value" line each, or a JSON object with --json:
+
+  {"workflowId":"toolcall-x","runId":"...","toolCallId":"x","toolName":"sleep","state":"running","attempt":1,"progress":{"completed":3,"total":600,"message":"..."}}
+
+Exit code 0 whatever the call's state; 2 if there is no such call; 5 on other failures.`,
+		Example: `  toolgate status toolcall-call-add-1
+  toolgate status --call-id call-add-1 --json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runStatus(cmd.Context(), a, o, args)
+		},
+	}
+	addConnFlags(cmd, &o.conn)
+	addTargetFlags(cmd, &o.target)
+	cmd.Flags().BoolVar(&o.json, "json", false, "print one JSON object")
+	return cmd
+}
+
+// statusJSON is the --json shape of status.
+type statusJSON struct {
+	WorkflowID string             `json:"workflowId"`
+	RunID      string             `json:"runId"`
+	ToolCallID string             `json:"toolCallId"`
+	ToolName   string             `json:"toolName"`
+	State      string             `json:"state"`
+	Attempt    int                `json:"attempt"`
+	Progress   *toolcore.Progress `json:"progress,omitempty"`
+	Result     *toolcore.Result   `json:"result,omitempty"`
+}
+
+func runStatus(ctx context.Context, a *app, o statusOptions, args []string) error {
+	wid, err := o.target.workflowID(args)
+	if err != nil {
+		return err
+	}
+	c, err := o.conn.dial(ctx, a.logger)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	cl := o.conn.toolgate(c, "", o.target.scope)
+	_, st, err := describe(ctx, cl, wid)
+	if err != nil {
+		return err
+	}
+	return writeStatus(a.out, st, o.json)
+}
+
+func writeStatus(w io.Writer, st tgclient.Status, asJSON bool) error {
+	out := statusJSON{
+		WorkflowID: st.WorkflowID,
+		RunID:      st.RunID,
+		ToolCallID: st.ToolCallID,
+		ToolName:   st.ToolName,
+		State:      st.State.String(),
+		Attempt:    st.Attempt,
+		Progress:   st.Progress,
+		Result:     st.Result,
+	}
+	if asJSON {
+		return writeJSON(w, out)
+	}
+	lines := [][2]string{
+		{"workflow", out.WorkflowID},
+		{"run", out.RunID},
+		{"call", out.ToolCallID},
+		{"tool", out.ToolName},
+		{"state", out.State},
+		{"attempt", strconv.Itoa(out.Attempt)},
+	}
+	if out.Progress != nil {
+		lines = append(lines, [2]string{"progress", renderProgress(*out.Progress)})
+	}
+	if out.Result != nil {
+		data, err := out.Result.MarshalJSON()
+		if err != nil {
+			return fmt.Errorf("encode result: %w", err)
+		}
+		lines = append(lines, [2]string{"result", string(data)})
+	}
+	for _, l := range lines {
+		if _, err := fmt.Fprintf(w, "%-9s %s\n", l[0], l[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	tgclient "github.com/toolgate/toolgate/client"
+)
+
+// targetOptions name the call a command acts on: a workflow ID argument, or --call-id (with
+// --scope).
+type targetOptions struct {
+	callID string
+	scope  string
+}
+
+func addTargetFlags(cmd *cobra.Command, o *targetOptions) {
+	cmd.Flags().StringVar(&o.callID, "call-id", "", "name the call by its tool call ID instead of the workflow ID")
+	addScopeFlag(cmd, &o.scope)
+}
+
+// workflowID returns the workflow ID the arguments name.
+func (o targetOptions) workflowID(args []string) (string, error) {
+	switch {
+	case len(args) == 1 && o.callID != "":
+		return "", badInput(errors.New("give a workflow ID or --call-id, not both"))
+	case len(args) == 1 && strings.TrimSpace(args[0]) != "":
+		return args[0], nil
+	case o.callID != "":
+		return tgclient.WorkflowID(o.scope, o.callID), nil
+	default:
+		return "", badInput(errors.New("give the workflow ID (toolcall-<call ID>) or --call-id"))
+	}
+}
+
+// notFoundHint adds to a not-found error a hint when the ID looks like a call ID.
+func notFoundHint(err error, workflowID string) error {
+	if errors.Is(err, tgclient.ErrNotFound) && !strings.Contains(workflowID, "toolcall-") {
+		return fmt.Errorf("%w (workflow IDs look like toolcall-%s; or use --call-id %s)", err, workflowID, workflowID)
+	}
+	return err
+}

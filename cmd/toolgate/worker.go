@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	"github.com/toolgate/toolgate/worker"
+)
+
+type workerOptions struct {
+	conn      connOptions
+	taskQueue string
+	setup     bool
+	toolbox   toolboxOptions
+}
+
+func newWorkerCommand(a *app) *cobra.Command {
+	var o workerOptions
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Run a worker with the toolbox against any Temporal frontend",
+		Long: `Run a worker that executes tool calls with the toolbox, against any Temporal frontend:
+a self-hosted cluster, Temporal Cloud (--api-key, or mTLS with --tls-cert-path/--tls-key-path),
+or toolgate dev. Run as many as you like on one task queue: Temporal spreads the calls.
+
+--setup first registers the search attributes ToolName, ToolCallId and ToolOutcome on the
+namespace (idempotent). Where the server does not allow it (Temporal Cloud registers them in its
+console or tcld), the worker says so and runs on: it detects which attributes the namespace has
+and never upserts a missing one.
+
+Ctrl-C (or SIGTERM) stops polling and gives running tools up to 30 s to finish or to see their
+cancellation, then exits 0.`,
+		Example: `  toolgate worker --setup
+  TEMPORAL_ADDRESS=temporal.example.com:7233 toolgate worker --task-queue tools --root /srv/docs
+  toolgate worker --address ns.acct.tmprl.cloud:7233 -n ns.acct --api-key "$KEY"`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runWorker(cmd.Context(), a, o)
+		},
+	}
+	addConnFlags(cmd, &o.conn)
+	addTaskQueueFlag(cmd, &o.taskQueue)
+	addToolboxFlags(cmd, &o.toolbox)
+	cmd.Flags().BoolVar(&o.setup, "setup", false, "register the search attributes on the namespace first, when allowed")
+	return cmd
+}
+
+func runWorker(ctx context.Context, a *app, o workerOptions) error {
+	reg, err := o.toolbox.registry()
+	if err != nil {
+		return err
+	}
+	c, err := o.conn.dial(ctx, a.logger)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	logger := a.logger.With(zap.String("address", o.conn.address), zap.String("namespace", o.conn.namespace),
+		zap.String("taskQueue", taskQueueOrDefault(o.taskQueue)))
+	if o.setup {
+		if err := worker.SetupSearchAttributes(ctx, c, o.conn.namespace); err != nil {
+			logger.Warn("search attributes not registered; the worker runs without upserting missing ones",
+				zap.Error(err))
+		} else {
+			logger.Info("search attributes registered", zap.Strings("attributes", []string{"ToolName", "ToolCallId", "ToolOutcome"}))
+		}
+	}
+	w, err := worker.New(c, o.conn.namespace, reg, worker.Options{TaskQueue: o.taskQueue, Logger: a.logger})
+	if err != nil {
+		return fmt.Errorf("create worker: %w", err)
+	}
+	logger.Info("worker running; Ctrl-C stops it", zap.Strings("tools", reg.Names()))
+	if err := w.Run(ctx); err != nil {
+		return fmt.Errorf("run worker: %w", err)
+	}
+	logger.Info("worker stopped")
+	return nil
+}
