@@ -271,52 +271,7 @@ func LinkContent(call ToolCall, content string, isError bool) Result {
 	return Result{
 		toolCallID: call.ID(),
 		toolName:   call.Name(),
-		content:    capLinked(validUTF8(cutForCap(content))),
+		content:    capContent(content),
 		isError:    isError,
 	}
-}
-
-// capLinked caps content at MaxContentCodePoints including one TruncationMarker.
-// TODO(toolcore): use serialize.go's capContent once it lands.
-func capLinked(s string) string {
-	if utf8.RuneCountInString(s) <= MaxContentCodePoints {
-		return s
-	}
-	keep := MaxContentCodePoints - utf8.RuneCountInString(TruncationMarker)
-	i := 0
-	for n := 0; n < keep; n++ {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-	}
-	return s[:i] + TruncationMarker
-}
-
-// cutForCap drops bytes of s that capping can never keep, so the work of LinkContent is bounded
-// whatever len(s): 4 bytes per code point cover MaxContentCodePoints+1 complete code points even
-// if the cut splits one, and capping a longer text keeps fewer than that.
-func cutForCap(s string) string {
-	const keep = 4 * (MaxContentCodePoints + 2)
-	if len(s) > keep {
-		return s[:keep]
-	}
-	return s
-}
-
-// validUTF8 replaces each invalid UTF-8 byte of s with U+FFFD, as encoding/json does.
-func validUTF8(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size <= 1 {
-			b.WriteRune(utf8.RuneError)
-		} else {
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
 }
