@@ -32,7 +32,7 @@ type run struct {
 	callID   string          // ToolCallId upserted with the outcome
 }
 
-// runOptions tune runWorkflow. The zero value runs the real activity with search attributes on.
+// runOptions tune runWorkflow. The zero value runs the real activity, search attributes off.
 type runOptions struct {
 	workflows  workflows.Workflows // Registry is set by runWorkflow
 	workflowID string              // default "toolcall-test"

@@ -1,0 +1,89 @@
+package workflows_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/workflows"
+)
+
+// TestDifferentialInProcessAndDurable runs one corpus of calls through toolcore.Execute and
+// through ToolCallWorkflow with the real ExecuteTool activity, and requires the same outcome:
+// byte-identical result messages, the same fatal error text, the same INVALID_TOOL_CALL message.
+//
+// Left out, because the paths differ by design: retries of transient errors (durable only),
+// cancellation (the test environment resolves a canceled activity at once), and validators that
+// block (the durable path ends them with a guard; in process they block the caller).
+func TestDifferentialInProcessAndDurable(t *testing.T) {
+	tools := hostileTools(t)
+	reg := newRegistry(t, tools...)
+	var corpus []json.RawMessage
+	for _, tool := range tools {
+		corpus = append(corpus, call("call-"+tool.Name(), tool.Name(), `{}`))
+	}
+	corpus = append(corpus,
+		call("call-add-1", "add", `{"left":20,"right":22}`),
+		call("call-add-big", "add", `{"left":9007199254740993,"right":0}`),
+		call("call-add-overflow", "add", `{"left":9223372036854775808,"right":0}`),
+		call("call-add-float", "add", `{"left":1.5,"right":0}`),
+		call("call-add-extra", "add", `{"left":1,"right":2,"unused":{"deep":[1,2,{"x":null}]}}`),
+		call("call-unknown", "does_not_exist", `{}`),
+		json.RawMessage(`{"type":"toolCall","id":"call-unknown-odd","name":"Unknown \"tool\" <with> \u00e9 & more","arguments":{}}`),
+		json.RawMessage(`{"type":"toolCall","id":"call-order","arguments":{"right":2,"left":1},"name":"add"}`),
+		json.RawMessage(`{"type":"toolCall","id":"c","name":"add"}`),
+		json.RawMessage(`{"type":"toolCall","id":"c","name":"add","arguments":[]}`),
+		json.RawMessage(`{"type":"toolCall","id":"c","name":"add","arguments":{"a":1,"a":2}}`),
+		json.RawMessage(`{"type":"toolCall","id":"","name":"add","arguments":{}}`),
+		json.RawMessage(`{"type":"toolcall","id":"c","name":"add","arguments":{}}`),
+		json.RawMessage(`{"type":"toolCall","id":"c","name":"add","arguments":{},"extra":true}`),
+		json.RawMessage(`[{"type":"toolCall"}]`),
+	)
+	for _, raw := range corpus {
+		t.Run(string(raw[:min(len(raw), 80)]), func(t *testing.T) {
+			want := inProcessOutcome(t, reg, raw)
+			id := "toolcall-unparsed"
+			if c, err := toolcore.ParseToolCall(raw); err == nil {
+				id = "toolcall-" + c.ID() // the in-process default idempotency key
+			}
+			got := runWorkflow(t, reg, raw, runOptions{workflowID: id})
+			assert.Equal(t, want, durableOutcome(t, got))
+		})
+	}
+}
+
+// inProcessOutcome is toolcore's verdict on raw as one comparable string.
+func inProcessOutcome(t *testing.T, reg *toolcore.Registry, raw json.RawMessage) string {
+	t.Helper()
+	c, err := toolcore.ParseToolCall(raw)
+	if err != nil {
+		var ce *toolcore.ContractError
+		require.ErrorAs(t, err, &ce)
+		return workflows.ErrTypeInvalidToolCall + ": " + ce.Message
+	}
+	res, err := toolcore.Execute(context.Background(), reg, c)
+	if err != nil {
+		fatal, ok := toolcore.AsNonRecoverable(err)
+		require.True(t, ok, "in-process error is not fatal: %v", err)
+		return workflows.ErrTypeNonRecoverable + ": " + toolcore.ErrorText(fatal)
+	}
+	return "result: " + wire(t, res)
+}
+
+// durableOutcome is the workflow's verdict as the same kind of string.
+func durableOutcome(t *testing.T, r run) string {
+	t.Helper()
+	if r.err != nil {
+		var appErr *temporal.ApplicationError
+		require.True(t, errors.As(r.err, &appErr), "workflow error is not an ApplicationError: %v", r.err)
+		require.True(t, appErr.NonRetryable())
+		return appErr.Type() + ": " + appErr.Message()
+	}
+	return "result: " + wire(t, r.result)
+}
