@@ -197,7 +197,7 @@ func (f files) read(ctx context.Context, a readFileArgs) (any, error) {
 	}
 	buf := make([]byte, min(int64(f.s.ReadMaxBytes), fi.Size()-a.Offset))
 	n, err := io.ReadFull(io.NewSectionReader(file, a.Offset, int64(len(buf))), buf)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) { // the file shrank
 		return nil, fsError("read", a.Path, err)
 	}
 	buf = buf[:n]

@@ -401,3 +401,16 @@ func TestListDirBounds(t *testing.T) {
 		})
 	}
 }
+
+func TestFileToolsRootRemovedLater(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "root")
+	require.NoError(t, os.Mkdir(root, 0o755))
+	reg := newTestRegistry(t, Config{Root: root})
+	require.NoError(t, os.Remove(root))
+	for _, name := range []string{NameReadFile, NameListDir} {
+		res := run(t, reg, name, `{"path":"a.txt"}`)
+		msg := requireError(t, res, toolcore.CodeToolExecutionFailed)
+		assert.Equal(t, "the served directory is unavailable", msg, name)
+		assert.NotContains(t, msg, root)
+	}
+}

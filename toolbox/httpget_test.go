@@ -379,3 +379,18 @@ func TestHTTPGetErrorsTransience(t *testing.T) {
 	require.Error(t, err)
 	assert.False(t, toolcore.IsTransient(err), "refusals are final")
 }
+
+func TestHTTPGetLongHeaderIsShortened(t *testing.T) {
+	long := strings.Repeat("x", 2000)
+	srv := newTestServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; "+long)
+		_, _ = w.Write([]byte("body"))
+	})
+	reg := newTestRegistry(t, Config{AllowHosts: []string{srv.hostPort()}})
+	var got httpResult
+	requireOK(t, getURL(t, reg, srv.URL), &got)
+	ct := []rune(got.Headers["content-type"])
+	assert.Len(t, ct, maxShownChars)
+	assert.Equal(t, '…', ct[len(ct)-1])
+	assert.Equal(t, "body", *got.Body)
+}

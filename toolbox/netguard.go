@@ -163,7 +163,7 @@ func (l *allowList) add(e string) error {
 	}
 	host, port := e, ""
 	if ip, err := netip.ParseAddr(e); err == nil {
-		l.addrs = append(l.addrs, addrRule{prefix: netip.PrefixFrom(ip.Unmap(), ip.Unmap().BitLen())})
+		l.addrs = append(l.addrs, addrRule{prefix: hostPrefix(ip)})
 		return nil
 	}
 	if h, p, err := net.SplitHostPort(e); err == nil {
@@ -173,7 +173,7 @@ func (l *allowList) add(e string) error {
 		host, port = h, p
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
-		l.addrs = append(l.addrs, addrRule{prefix: netip.PrefixFrom(ip.Unmap(), ip.Unmap().BitLen()), port: port})
+		l.addrs = append(l.addrs, addrRule{prefix: hostPrefix(ip), port: port})
 		return nil
 	}
 	r := nameRule{name: normalizeName(host), port: port}
@@ -185,6 +185,12 @@ func (l *allowList) add(e string) error {
 	}
 	l.names = append(l.names, r)
 	return nil
+}
+
+// hostPrefix is the single-address prefix of ip, unmapped and without zone.
+func hostPrefix(ip netip.Addr) netip.Prefix {
+	ip = ip.Unmap().WithZone("")
+	return netip.PrefixFrom(ip, ip.BitLen())
 }
 
 func (l allowList) allowsAddr(ip netip.Addr, port string) bool {

@@ -80,6 +80,7 @@ func TestReservedName(t *testing.T) {
 func TestAllowList(t *testing.T) {
 	l, err := parseAllowList([]string{
 		"svc.test", "api.test:8443", "*.corp.test", "127.0.0.1:9000", "[::1]:9001", "10.0.0.0/8", "192.0.2.7", "::ffff:192.0.2.8",
+		"fe80::1%eth0",
 	})
 	require.NoError(t, err)
 	addrs := []struct {
@@ -96,6 +97,8 @@ func TestAllowList(t *testing.T) {
 		{"11.0.0.1", "80", false},
 		{"192.0.2.7", "22", true},
 		{"192.0.2.8", "22", true},
+		{"fe80::1%eth0", "80", true},
+		{"fe80::2", "80", false},
 	}
 	for _, a := range addrs {
 		assert.Equal(t, a.want, l.allowsAddr(netip.MustParseAddr(a.ip), a.port), "%s:%s", a.ip, a.port)
