@@ -1,7 +1,7 @@
 # toolgate: the two commands a newcomer needs are `make dev` and `make test`.
 GO            ?= go
-STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@2025.1.1
-BENCHSTAT     := golang.org/x/perf/cmd/benchstat@latest
+STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+BENCHSTAT     := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 PKGS          := ./...
 
 .PHONY: dev test fmt lint bench build
