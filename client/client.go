@@ -1,0 +1,144 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/toolgate/toolgate/internal/searchattr"
+	"github.com/toolgate/toolgate/workflows"
+)
+
+// Defaults of Options.
+const (
+	DefaultNamespace         = "default"
+	DefaultCancelWaitTimeout = time.Minute
+	// detectTimeout bounds the one-time search attribute detection.
+	detectTimeout = 10 * time.Second
+)
+
+// Options configure a Client. They work at their zero value.
+type Options struct {
+	// TaskQueue the workflows start on; it must be a queue a toolgate worker polls.
+	// Optional: default workflows.DefaultTaskQueue ("toolgate").
+	TaskQueue string
+	// Scope prefixes workflow IDs: "<scope>/toolcall-<callId>". Optional: default none.
+	Scope string
+	// Namespace of the Temporal client, used only to detect the search attributes (the SDK client
+	// does not expose it). Optional: default "default". A wrong value is survivable: a start the
+	// server refuses for an undefined search attribute is retried once without them.
+	Namespace string
+	// SearchAttributes forces setting (true) or not setting (false) ToolName and ToolCallId at
+	// start. Optional: default nil, detect once via the OperatorService.
+	SearchAttributes *bool
+	// DataConverter decodes history payloads (the recorded call, heartbeat details) that the
+	// client reads directly. Set it to the Temporal client's data converter when that one uses a
+	// payload codec. Optional: default converter.GetDefaultDataConverter().
+	DataConverter converter.DataConverter
+	// CancelWaitTimeout bounds how long Execute waits for a workflow it canceled (because its ctx
+	// ended) to close. Optional: default 1 minute.
+	CancelWaitTimeout time.Duration
+}
+
+// Client runs tool calls durably. It is safe for concurrent use.
+type Client struct {
+	sdk  client.Client
+	opts Options
+
+	// attrs caches the search attribute detection (see searchAttributes).
+	attrsMu    sync.Mutex
+	attrsKnown bool
+	attrsSet   bool
+}
+
+// New returns a Client using c, a connected Temporal client the caller owns (and closes).
+func New(c client.Client, opts Options) *Client {
+	if opts.TaskQueue == "" {
+		opts.TaskQueue = workflows.DefaultTaskQueue
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = DefaultNamespace
+	}
+	if opts.DataConverter == nil {
+		opts.DataConverter = converter.GetDefaultDataConverter()
+	}
+	if opts.CancelWaitTimeout <= 0 {
+		opts.CancelWaitTimeout = DefaultCancelWaitTimeout
+	}
+	cl := &Client{sdk: c, opts: opts}
+	if opts.SearchAttributes != nil {
+		cl.attrsKnown, cl.attrsSet = true, *opts.SearchAttributes
+	}
+	return cl
+}
+
+// WorkflowID returns the workflow ID of a call: "toolcall-<callID>", or with a non-empty scope
+// "<scope>/toolcall-<callID>".
+func WorkflowID(scope, callID string) string {
+	if scope == "" {
+		return "toolcall-" + callID
+	}
+	return scope + "/toolcall-" + callID
+}
+
+// WorkflowID returns the workflow ID of callID under the client's scope.
+func (c *Client) WorkflowID(callID string) string { return WorkflowID(c.opts.Scope, callID) }
+
+// searchAttributes reports whether starts should set ToolName and ToolCallId. It detects once and
+// caches the answer; a detection cut short by the caller's ctx is not cached.
+func (c *Client) searchAttributes(ctx context.Context) bool {
+	c.attrsMu.Lock()
+	defer c.attrsMu.Unlock()
+	if c.attrsKnown {
+		return c.attrsSet
+	}
+	dctx, cancel := context.WithTimeout(ctx, detectTimeout)
+	defer cancel()
+	has, err := hasSearchAttributes(dctx, c.sdk.OperatorService(), c.opts.Namespace, searchattr.ToolName, searchattr.ToolCallID)
+	if err != nil && ctx.Err() != nil {
+		return false
+	}
+	// A failed detection (no operator permission, old server) means "do not set": a start with
+	// an undefined attribute is refused.
+	c.attrsKnown, c.attrsSet = true, err == nil && has
+	return c.attrsSet
+}
+
+// disableSearchAttributes records that the namespace refused them.
+func (c *Client) disableSearchAttributes() {
+	c.attrsMu.Lock()
+	defer c.attrsMu.Unlock()
+	c.attrsKnown, c.attrsSet = true, false
+}
+
+// hasSearchAttributes reports whether namespace defines every name as a custom attribute.
+func hasSearchAttributes(ctx context.Context, op operatorservice.OperatorServiceClient, namespace string, names ...string) (bool, error) {
+	resp, err := op.ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	if err != nil {
+		return false, err
+	}
+	for _, name := range names {
+		if _, ok := resp.GetCustomAttributes()[name]; !ok {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// isUndefinedSearchAttribute reports whether a start was refused for an undefined search attribute
+// (the server says "search attribute <name> is not defined").
+func isUndefinedSearchAttribute(err error) bool {
+	var invalid *serviceerror.InvalidArgument
+	if !errors.As(err, &invalid) {
+		return false
+	}
+	msg := invalid.Error()
+	return strings.Contains(msg, "search attribute") && strings.Contains(msg, "is not defined")
+}

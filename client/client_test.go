@@ -1,0 +1,175 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/workflows"
+)
+
+func TestWorkflowID(t *testing.T) {
+	tests := []struct {
+		name   string
+		scope  string
+		callID string
+		want   string
+	}{
+		{name: "no scope", callID: "call-add-1", want: "toolcall-call-add-1"},
+		{name: "scope", scope: "run-7", callID: "call-add-1", want: "run-7/toolcall-call-add-1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, WorkflowID(tt.scope, tt.callID))
+			assert.Equal(t, tt.want, New(nil, Options{Scope: tt.scope}).WorkflowID(tt.callID))
+		})
+	}
+}
+
+func TestNewDefaults(t *testing.T) {
+	c := New(nil, Options{})
+	assert.Equal(t, workflows.DefaultTaskQueue, c.opts.TaskQueue)
+	assert.Equal(t, DefaultNamespace, c.opts.Namespace)
+	assert.Equal(t, DefaultCancelWaitTimeout, c.opts.CancelWaitTimeout)
+	assert.NotNil(t, c.opts.DataConverter)
+	assert.False(t, c.attrsKnown, "detection pending")
+
+	off := false
+	forced := New(nil, Options{SearchAttributes: &off})
+	assert.True(t, forced.attrsKnown)
+	assert.False(t, forced.attrsSet)
+}
+
+func TestStateString(t *testing.T) {
+	tests := []struct {
+		give enumspb.WorkflowExecutionStatus
+		want string
+	}{
+		{give: enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, want: "running"},
+		{give: enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, want: "completed"},
+		{give: enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, want: "failed"},
+		{give: enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED, want: "canceled"},
+		{give: enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, want: "terminated"},
+		{give: enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT, want: "timedOut"},
+		{give: enumspb.WORKFLOW_EXECUTION_STATUS_UNSPECIFIED, want: "unknown"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			s := stateOf(tt.give)
+			assert.Equal(t, tt.want, s.String())
+			text, err := s.MarshalText()
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, string(text))
+		})
+	}
+}
+
+func TestOutcomeErrorSentinels(t *testing.T) {
+	wrap := func(cause error) error { return fmt.Errorf("workflow execution error: %w", cause) }
+	tests := []struct {
+		name string
+		give error
+		want error
+	}{
+		{name: "canceled", give: wrap(temporal.NewCanceledError()), want: ErrCallCanceled},
+		{name: "terminated", give: wrap(&temporal.TerminatedError{}), want: ErrCallTerminated},
+		{name: "timed out", give: wrap(temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil)), want: ErrCallTimedOut},
+		{name: "not found", give: serviceerror.NewNotFound("workflow not found"), want: ErrNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.ErrorIs(t, outcomeError("toolcall-c", tt.give), tt.want)
+		})
+	}
+}
+
+func TestOutcomeErrorNonRecoverableIsGenuine(t *testing.T) {
+	give := fmt.Errorf("workflow execution error: %w",
+		temporal.NewNonRetryableApplicationError("ledger invariant broken", workflows.ErrTypeNonRecoverable, nil))
+	err := outcomeError("toolcall-c", give)
+	fatal, ok := toolcore.AsNonRecoverable(err)
+	require.True(t, ok, "want a genuine NonRecoverableToolError, got %v", err)
+	assert.Equal(t, "ledger invariant broken", fatal.Error())
+}
+
+func TestOutcomeErrorInvalidToolCall(t *testing.T) {
+	give := fmt.Errorf("workflow execution error: %w",
+		temporal.NewNonRetryableApplicationError("type must be \"toolCall\"", workflows.ErrTypeInvalidToolCall, nil))
+	var ce *toolcore.ContractError
+	require.ErrorAs(t, outcomeError("toolcall-c", give), &ce)
+	assert.Equal(t, toolcore.CodeInvalidToolCall, ce.Code)
+	assert.Equal(t, "type must be \"toolCall\"", ce.Message)
+}
+
+func TestOutcomeErrorLookAlikeIsNotFatal(t *testing.T) {
+	// Another ApplicationError type (even with the same message) is a plain failure.
+	give := fmt.Errorf("workflow execution error: %w",
+		temporal.NewApplicationError("boom", "SomethingElse"))
+	err := outcomeError("toolcall-c", give)
+	_, fatal := toolcore.AsNonRecoverable(err)
+	assert.False(t, fatal)
+	assert.ErrorContains(t, err, "boom")
+}
+
+func TestSnapshot(t *testing.T) {
+	call, err := toolcore.ParseToolCall([]byte(`{"arguments":{"right":22, "left":20},"name":"add","id":"call-add-1","type":"toolCall"}`))
+	require.NoError(t, err)
+	got, err := snapshot(call)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"type":"toolCall","id":"call-add-1","name":"add","arguments":{"left":20,"right":22}}`, string(got))
+	want, err := call.MarshalJSON()
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got), "canonical bytes")
+
+	var ce *toolcore.ContractError
+	_, err = snapshot(toolcore.ToolCall{})
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, toolcore.CodeInvalidToolCall, ce.Code)
+}
+
+func TestDescribeDifference(t *testing.T) {
+	mk := func(id, name, args string) toolcore.ToolCall {
+		c, err := toolcore.NewToolCall(id, name, []byte(args))
+		require.NoError(t, err)
+		return c
+	}
+	tests := []struct {
+		name      string
+		recorded  toolcore.ToolCall
+		submitted toolcore.ToolCall
+		want      string
+	}{
+		{name: "id", recorded: mk("a/toolcall-b", "add", `{}`), submitted: mk("b", "add", `{}`), want: `recorded call has ID "a/toolcall-b", submitted "b"`},
+		{name: "name", recorded: mk("c", "add", `{}`), submitted: mk("c", "echo", `{}`), want: `recorded call is tool "add", submitted "echo"`},
+		{name: "arguments", recorded: mk("c", "add", `{"left":1}`), submitted: mk("c", "add", `{"left":2}`), want: `recorded call to "add" has different arguments`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, describeDifference(tt.recorded, tt.submitted))
+		})
+	}
+}
+
+func TestIsUndefinedSearchAttribute(t *testing.T) {
+	tests := []struct {
+		name string
+		give error
+		want bool
+	}{
+		{name: "undefined", give: serviceerror.NewInvalidArgument("search attribute ToolName is not defined"), want: true},
+		{name: "other invalid argument", give: serviceerror.NewInvalidArgument("search attribute ToolName value size 3000 exceeds limit"), want: false},
+		{name: "not invalid argument", give: errors.New("search attribute ToolName is not defined"), want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, isUndefinedSearchAttribute(tt.give))
+		})
+	}
+}

@@ -1,0 +1,101 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/workflows"
+)
+
+// checkSameCall returns nil when the run's recorded input is the call whose canonical JSON is
+// canonical, an ErrCallConflict saying what differs when it is another call (or unreadable), and
+// a plain error when the history could not be read. Cost: one history read of the run.
+func (c *Client) checkSameCall(ctx context.Context, workflowID, runID string, canonical []byte) error {
+	recorded, err := c.recordedCall(ctx, workflowID, runID)
+	if err != nil {
+		return err
+	}
+	if recorded.err != nil {
+		return conflictError(workflowID, recorded.err.Error())
+	}
+	if bytes.Equal(recorded.canonical, canonical) {
+		return nil
+	}
+	submitted, err := toolcore.ParseToolCall(canonical)
+	if err != nil {
+		return err
+	}
+	return conflictError(workflowID, describeDifference(recorded.call, submitted))
+}
+
+// recorded is the call a run was started with. err says why it is not a usable call (another
+// workflow type, an undecodable or malformed input); call and canonical are then zero.
+type recorded struct {
+	call      toolcore.ToolCall
+	canonical []byte
+	err       error
+}
+
+// recordedCall reads the first history event of the run (runID "" is the latest run). The
+// returned error is for a failed read only.
+func (c *Client) recordedCall(ctx context.Context, workflowID, runID string) (recorded, error) {
+	iter := c.sdk.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	if !iter.HasNext() {
+		return recorded{}, fmt.Errorf("read history of %s: %w", workflowID, ErrNotFound)
+	}
+	event, err := iter.Next()
+	if err != nil {
+		if isNotFound(err) {
+			return recorded{}, fmt.Errorf("read history of %s: %w", workflowID, ErrNotFound)
+		}
+		return recorded{}, fmt.Errorf("read history of %s: %w", workflowID, err)
+	}
+	attrs := event.GetWorkflowExecutionStartedEventAttributes()
+	if attrs == nil {
+		return recorded{err: fmt.Errorf("first history event is %v, not a workflow start", event.GetEventType())}, nil
+	}
+	if name := attrs.GetWorkflowType().GetName(); name != workflows.ToolCallWorkflowName {
+		return recorded{err: fmt.Errorf("the ID belongs to a %q workflow, not %s", name, workflows.ToolCallWorkflowName)}, nil
+	}
+	payloads := attrs.GetInput().GetPayloads()
+	if len(payloads) != 1 {
+		return recorded{err: fmt.Errorf("recorded input has %d payloads, want 1", len(payloads))}, nil
+	}
+	var raw converter.RawValue
+	if err := c.opts.DataConverter.FromPayload(payloads[0], &raw); err != nil {
+		return recorded{err: fmt.Errorf("decode recorded input: %w", err)}, nil
+	}
+	// Same rule as the workflow's decoding: JSON or raw bytes of the call JSON.
+	switch encoding := string(raw.Payload().GetMetadata()[converter.MetadataEncoding]); encoding {
+	case converter.MetadataEncodingJSON, converter.MetadataEncodingBinary:
+	default:
+		return recorded{err: fmt.Errorf("recorded input has encoding %q", encoding)}, nil
+	}
+	call, err := toolcore.ParseToolCall(raw.Payload().GetData())
+	if err != nil {
+		return recorded{err: fmt.Errorf("recorded input is not a valid call: %w", err)}, nil
+	}
+	canonical, err := call.MarshalJSON()
+	if err != nil {
+		return recorded{err: fmt.Errorf("encode recorded call: %w", err)}, nil
+	}
+	return recorded{call: call, canonical: canonical}, nil
+}
+
+// describeDifference names what differs between two calls with the same workflow ID; it never
+// quotes arguments (they may be large or sensitive).
+func describeDifference(recorded, submitted toolcore.ToolCall) string {
+	switch {
+	case recorded.ID() != submitted.ID():
+		return fmt.Sprintf("recorded call has ID %q, submitted %q", recorded.ID(), submitted.ID())
+	case recorded.Name() != submitted.Name():
+		return fmt.Sprintf("recorded call is tool %q, submitted %q", recorded.Name(), submitted.Name())
+	default:
+		return fmt.Sprintf("recorded call to %q has different arguments", recorded.Name())
+	}
+}

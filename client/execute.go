@@ -1,0 +1,193 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/toolgate/toolgate/internal/searchattr"
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/workflows"
+)
+
+var (
+	toolNameKey   = temporal.NewSearchAttributeKeyKeyword(searchattr.ToolName)
+	toolCallIDKey = temporal.NewSearchAttributeKeyKeyword(searchattr.ToolCallID)
+)
+
+// Execute runs call durably and waits for its outcome: it starts the call's workflow, or attaches
+// to the execution that already has its ID (after checking it is the same call), and returns the
+// recorded result. See the package documentation for the errors.
+//
+// When ctx ends first, Execute requests cancellation of the workflow, waits until it is closed
+// (at most Options.CancelWaitTimeout) and returns context.Cause(ctx), joined with any error that
+// kept it from confirming the close.
+func (c *Client) Execute(ctx context.Context, call toolcore.ToolCall) (toolcore.Result, error) {
+	canonical, err := snapshot(call)
+	if err != nil {
+		return toolcore.Result{}, err
+	}
+	run, err := c.start(ctx, call, canonical)
+	if err != nil {
+		if ctx.Err() != nil {
+			// The start may have reached the server before ctx ended; cancel it if it did.
+			return toolcore.Result{}, c.abandon(ctx, c.WorkflowID(call.ID()), canonical)
+		}
+		return toolcore.Result{}, err
+	}
+	result, err := c.wait(ctx, run)
+	if err != nil && ctx.Err() != nil {
+		return toolcore.Result{}, c.cancelAndWait(ctx, run.GetID(), run.GetRunID())
+	}
+	return result, err
+}
+
+// Start starts call durably (or attaches to the same call already started) and returns its
+// workflow ID without waiting for the outcome; Result, Status, Progress and Cancel take it from
+// there.
+func (c *Client) Start(ctx context.Context, call toolcore.ToolCall) (workflowID string, err error) {
+	canonical, err := snapshot(call)
+	if err != nil {
+		return "", err
+	}
+	run, err := c.start(ctx, call, canonical)
+	if err != nil {
+		return "", err
+	}
+	return run.GetID(), nil
+}
+
+// Result waits for the outcome of the call with callID (started by anyone) and returns it like
+// Execute does. Unlike Execute, a ctx that ends only stops the wait: the call keeps running.
+func (c *Client) Result(ctx context.Context, callID string) (toolcore.Result, error) {
+	return c.ResultByWorkflowID(ctx, c.WorkflowID(callID))
+}
+
+// ResultByWorkflowID is Result for a workflow ID.
+func (c *Client) ResultByWorkflowID(ctx context.Context, workflowID string) (toolcore.Result, error) {
+	return c.wait(ctx, c.sdk.GetWorkflow(ctx, workflowID, ""))
+}
+
+// snapshot returns the canonical wire JSON of call, re-snapshotted so that a zero or otherwise
+// malformed call fails here, as a *toolcore.ContractError, before anything starts.
+func snapshot(call toolcore.ToolCall) ([]byte, error) {
+	if call.IsZero() {
+		return nil, &toolcore.ContractError{Code: toolcore.CodeInvalidToolCall, Message: "tool call is the zero value"}
+	}
+	data, err := call.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("encode tool call %q: %w", call.ID(), err)
+	}
+	again, err := toolcore.ParseToolCall(data)
+	if err != nil {
+		return nil, err
+	}
+	return again.MarshalJSON()
+}
+
+// start starts the workflow of call, or returns the existing run with its ID after checking it
+// holds the same call (ErrCallConflict otherwise).
+func (c *Client) start(ctx context.Context, call toolcore.ToolCall, canonical []byte) (client.WorkflowRun, error) {
+	id := c.WorkflowID(call.ID())
+	opts := client.StartWorkflowOptions{
+		ID:        id,
+		TaskQueue: c.opts.TaskQueue,
+		// A call ID names one execution: never run a closed call again...
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		// ...and report a running one as an error naming its run instead of attaching silently
+		// (USE_EXISTING): the error is how we learn that this request did not create the run,
+		// so only then do we pay for the conflict check. We attach to that run ourselves.
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		StaticSummary:                            call.Name() + " · " + call.ID(),
+	}
+	withAttrs := c.searchAttributes(ctx)
+	if withAttrs {
+		opts.TypedSearchAttributes = temporal.NewSearchAttributes(
+			toolNameKey.ValueSet(call.Name()),
+			toolCallIDKey.ValueSet(call.ID()),
+		)
+	}
+	run, err := c.sdk.ExecuteWorkflow(ctx, opts, workflows.ToolCallWorkflowName, json.RawMessage(canonical))
+	if err != nil && withAttrs && isUndefinedSearchAttribute(err) {
+		c.disableSearchAttributes()
+		opts.TypedSearchAttributes = temporal.SearchAttributes{}
+		run, err = c.sdk.ExecuteWorkflow(ctx, opts, workflows.ToolCallWorkflowName, json.RawMessage(canonical))
+	}
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		if err := c.checkSameCall(ctx, id, started.RunId, canonical); err != nil {
+			return nil, err
+		}
+		return c.sdk.GetWorkflow(ctx, id, started.RunId), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", id, err)
+	}
+	return run, nil
+}
+
+// wait returns the outcome of run.
+func (c *Client) wait(ctx context.Context, run client.WorkflowRun) (toolcore.Result, error) {
+	var result toolcore.Result
+	if err := run.Get(ctx, &result); err != nil {
+		if ctx.Err() != nil {
+			return toolcore.Result{}, context.Cause(ctx)
+		}
+		return toolcore.Result{}, outcomeError(run.GetID(), err)
+	}
+	return result, nil
+}
+
+// cancelAndWait cancels the run, waits until it is closed and returns context.Cause(ctx), joined
+// with what kept it from confirming the close. ctx has ended; the wait uses a detached context
+// bounded by CancelWaitTimeout.
+func (c *Client) cancelAndWait(ctx context.Context, workflowID, runID string) error {
+	cause := context.Cause(ctx)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.CancelWaitTimeout)
+	defer cancel()
+	if err := c.sdk.CancelWorkflow(wctx, workflowID, runID); err != nil && !isNotFound(err) {
+		return errors.Join(cause, fmt.Errorf("cancel %s: %w", workflowID, err))
+	}
+	err := c.sdk.GetWorkflow(wctx, workflowID, runID).Get(wctx, nil)
+	var closed *temporal.WorkflowExecutionError
+	if err != nil && !errors.As(err, &closed) {
+		return errors.Join(cause, fmt.Errorf("wait for canceled %s to close: %w", workflowID, err))
+	}
+	return cause
+}
+
+// abandon handles a start cut short by ctx: if the ID's latest run holds this very call (our
+// start got through, or an earlier submission of it runs), it is canceled and awaited; a run of a
+// different call is left alone. It returns context.Cause(ctx), joined with what went wrong.
+func (c *Client) abandon(ctx context.Context, workflowID string, canonical []byte) error {
+	cause := context.Cause(ctx)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.CancelWaitTimeout)
+	defer cancel()
+	desc, err := c.sdk.DescribeWorkflowExecution(wctx, workflowID, "")
+	if isNotFound(err) {
+		return cause
+	}
+	if err != nil {
+		return errors.Join(cause, fmt.Errorf("describe %s: %w", workflowID, err))
+	}
+	runID := desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	if err := c.checkSameCall(wctx, workflowID, runID, canonical); err != nil {
+		if errors.Is(err, ErrCallConflict) {
+			return cause
+		}
+		return errors.Join(cause, err)
+	}
+	return c.cancelAndWait(ctx, workflowID, runID)
+}
+
+func isNotFound(err error) bool {
+	var notFound *serviceerror.NotFound
+	return errors.As(err, &notFound)
+}

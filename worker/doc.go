@@ -1,0 +1,48 @@
+// Package worker runs toolgate's Temporal workers for one toolcore registry: ToolCallWorkflow and
+// the ExecuteTool activity on the main task queue, plus an activity-only worker for every other
+// task queue a tool names in its Options.TaskQueue.
+//
+// # Lifecycle
+//
+// [New] snapshots the registry (tools registered later are not served: a durable run must see
+// the tool set its worker was built with), detects the search attributes and registers
+// everything. [Worker.Start] starts polling; [Worker.Stop] stops gracefully: in-flight tools get
+// [Options.StopTimeout] to finish, then their context is canceled and the attempt ends as
+// interrupted (retried for ReadOnly and Idempotent tools, outcome unknown for Unsafe ones).
+// [Worker.Run] is Start, then Stop when ctx ends or a worker hits a fatal error (namespace gone,
+// credentials refused), whichever comes first.
+//
+// # Search attributes
+//
+// A workflow that upserts a search attribute the namespace lacks fails its workflow task over and
+// over: the call is stuck. So New asks the namespace (OperatorService ListSearchAttributes) once
+// whether ToolName, ToolCallId and ToolOutcome are all registered as Keyword, and tells the
+// workflows to upsert only if they are. [Options.SearchAttributes] overrides the detection (e.g.
+// where the operator API is not allowed). [SetupSearchAttributes] registers the missing ones
+// (`toolgate worker --setup`); it is idempotent. Restart workers after adding attributes: the
+// detection runs only in New.
+//
+// # Decisions
+//
+//   - Panic policy: BlockWorkflow, the SDK default, unless [Options.FailWorkflowOnPanic]. The
+//     workflow code itself does not panic (inputs are decoded raw, validators are recovered and
+//     time-guarded), so what is left is a bug or a non-determinism error after an incompatible
+//     deploy. Both are fixed by deploying a corrected worker, after which a blocked call resumes
+//     and records its true outcome; failing it instead would record a false outcome for a call
+//     whose tool may already have run. The price: the caller waits (and a ctx-canceled Execute
+//     waits only up to its CancelWaitTimeout) while the workflow task retries, visible in the UI
+//     as a failing workflow task and in the log.
+//   - Sticky workflow cache: left at the SDK default (10,000 workflows). Its size is process-global
+//     (go.temporal.io/sdk/worker.SetStickyWorkflowCacheSize must be called before any worker
+//     starts), so this package does not set it; a main that wants another size sets it first.
+//     Tool-call workflows are short, so the default is ample.
+//   - Concurrency: up to [Options.MaxConcurrentActivities] tools run at once per task queue
+//     (default 1000: tools mostly wait on I/O); workflow tasks use the SDK defaults.
+//   - Graceful stop: WorkerStopTimeout is [Options.StopTimeout] (default 30s), not the SDK's 0,
+//     which would cut every in-flight tool off at once.
+//
+// # Logging
+//
+// toolgate's own lines go to [Options.Logger]. The SDK logs through the Temporal client's logger;
+// build that client with internal/logging.Temporal to route those lines into the same zap core.
+package worker

@@ -1,0 +1,215 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.uber.org/zap"
+
+	"github.com/toolgate/toolgate/activities"
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/workflows"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxConcurrentActivities = 1000
+	DefaultStopTimeout             = 30 * time.Second
+	// DefaultNamespace is used when New gets an empty namespace.
+	DefaultNamespace = "default"
+	// detectTimeout bounds the search attribute detection in New.
+	detectTimeout = 10 * time.Second
+)
+
+// Options configure a Worker. They work at their zero value.
+type Options struct {
+	// TaskQueue the workflows (and the tools without their own queue) are served on.
+	// Optional: default workflows.DefaultTaskQueue ("toolgate").
+	TaskQueue string
+	// MaxConcurrentActivities bounds the tools running at once, per task queue.
+	// Optional: default 1000 (tools mostly wait on I/O).
+	MaxConcurrentActivities int
+	// StopTimeout is how long Stop lets in-flight tools finish before canceling their context.
+	// Optional: default 30s.
+	StopTimeout time.Duration
+	// SearchAttributes says whether the namespace has ToolName, ToolCallId and ToolOutcome, so
+	// the workflows may upsert them. Optional: default nil, detect in New.
+	SearchAttributes *bool
+	// FailWorkflowOnPanic fails a workflow whose task panics or hits a non-determinism error,
+	// instead of blocking it until a fixed worker is deployed (see the package documentation).
+	// Optional: default false (block, the SDK default).
+	FailWorkflowOnPanic bool
+	// Logger receives toolgate's own worker lines. Optional: default zap.NewNop().
+	Logger *zap.Logger
+}
+
+// Worker serves one registry snapshot on one main task queue and the tools' own queues.
+type Worker struct {
+	namespace string
+	queues    []string // main queue first
+	workers   []sdkworker.Worker
+	attrs     bool
+	logger    *zap.Logger
+	fatal     chan error
+
+	stopOnce sync.Once
+}
+
+// New builds the workers for a snapshot of reg on namespace ("" is "default"), which must be
+// c's namespace. It asks the namespace for the search attributes unless opts says; that call is
+// bounded by 10 s.
+func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options) (*Worker, error) {
+	if c == nil {
+		return nil, errors.New("new worker: nil Temporal client")
+	}
+	if reg == nil {
+		return nil, errors.New("new worker: nil registry")
+	}
+	if namespace == "" {
+		namespace = DefaultNamespace
+	}
+	opts = opts.withDefaults()
+	snapshot := reg.Snapshot()
+
+	attrs := false
+	if opts.SearchAttributes != nil {
+		attrs = *opts.SearchAttributes
+	} else {
+		ctx, cancel := context.WithTimeout(context.Background(), detectTimeout)
+		defer cancel()
+		has, err := hasSearchAttributes(ctx, c, namespace)
+		if err != nil {
+			return nil, fmt.Errorf("detect search attributes of namespace %q (set Options.SearchAttributes to skip): %w", namespace, err)
+		}
+		attrs = has
+	}
+
+	w := &Worker{
+		namespace: namespace,
+		queues:    taskQueues(snapshot, opts.TaskQueue),
+		attrs:     attrs,
+		logger:    opts.Logger.With(zap.String("namespace", namespace)),
+		fatal:     make(chan error, 1),
+	}
+	acts := &activities.Activities{Registry: snapshot}
+	for i, queue := range w.queues {
+		sw := sdkworker.New(c, queue, w.sdkOptions(opts, i > 0))
+		if i == 0 {
+			wfs := &workflows.Workflows{Registry: snapshot, SearchAttributes: attrs, TaskQueue: queue}
+			wfs.Register(sw)
+		}
+		acts.Register(sw)
+		w.workers = append(w.workers, sw)
+	}
+	if !attrs {
+		w.logger.Warn("namespace lacks the toolgate search attributes; workflows will not upsert them (run `toolgate worker --setup`)")
+	}
+	w.logger.Info("worker built", zap.Strings("taskQueues", w.queues), zap.Strings("tools", snapshot.Names()), zap.Bool("searchAttributes", attrs))
+	return w, nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.TaskQueue == "" {
+		o.TaskQueue = workflows.DefaultTaskQueue
+	}
+	if o.MaxConcurrentActivities <= 0 {
+		o.MaxConcurrentActivities = DefaultMaxConcurrentActivities
+	}
+	if o.StopTimeout <= 0 {
+		o.StopTimeout = DefaultStopTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	return o
+}
+
+func (w *Worker) sdkOptions(opts Options, activitiesOnly bool) sdkworker.Options {
+	policy := sdkworker.BlockWorkflow
+	if opts.FailWorkflowOnPanic {
+		policy = sdkworker.FailWorkflow
+	}
+	return sdkworker.Options{
+		MaxConcurrentActivityExecutionSize: opts.MaxConcurrentActivities,
+		WorkerStopTimeout:                  opts.StopTimeout,
+		WorkflowPanicPolicy:                policy,
+		DisableWorkflowWorker:              activitiesOnly,
+		OnFatalError: func(err error) {
+			select {
+			case w.fatal <- err:
+			default:
+			}
+		},
+	}
+}
+
+// taskQueues returns main followed by the sorted distinct other queues the tools name.
+func taskQueues(reg *toolcore.Registry, main string) []string {
+	var extra []string
+	for _, name := range reg.Names() {
+		tool, ok := reg.Get(name)
+		if !ok {
+			continue
+		}
+		if q := tool.Options().TaskQueue; q != "" && q != main && !slices.Contains(extra, q) {
+			extra = append(extra, q)
+		}
+	}
+	slices.Sort(extra)
+	return append([]string{main}, extra...)
+}
+
+// Start starts every worker; on an error it stops those already started.
+func (w *Worker) Start() error {
+	for i, sw := range w.workers {
+		if err := sw.Start(); err != nil {
+			for _, started := range w.workers[:i] {
+				started.Stop()
+			}
+			return fmt.Errorf("start worker on task queue %q: %w", w.queues[i], err)
+		}
+	}
+	w.logger.Info("worker started", zap.Strings("taskQueues", w.queues))
+	return nil
+}
+
+// Run starts the workers and blocks until ctx ends (then it stops them and returns nil) or a
+// worker hits a fatal error (then it stops them and returns that error).
+func (w *Worker) Run(ctx context.Context) error {
+	if err := w.Start(); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		w.Stop()
+		return nil
+	case err := <-w.fatal:
+		w.Stop()
+		return fmt.Errorf("run worker: %w", err)
+	}
+}
+
+// Stop stops every worker, in parallel, each waiting up to Options.StopTimeout for its in-flight
+// tools. It is safe to call more than once and before Start.
+func (w *Worker) Stop() {
+	w.stopOnce.Do(func() {
+		var wg sync.WaitGroup
+		for _, sw := range w.workers {
+			wg.Go(sw.Stop)
+		}
+		wg.Wait()
+		w.logger.Info("worker stopped", zap.Strings("taskQueues", w.queues))
+	})
+}
+
+// SearchAttributes reports whether the workflows upsert ToolName, ToolCallId and ToolOutcome.
+func (w *Worker) SearchAttributes() bool { return w.attrs }
+
+// TaskQueues returns the queues served: the main queue first, then the tools' own queues.
+func (w *Worker) TaskQueues() []string { return slices.Clone(w.queues) }
