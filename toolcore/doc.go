@@ -20,4 +20,94 @@
 //     lets a genuine [NonRecoverableToolError] escape.
 //
 // [Execute] is the in-process composition of these steps, with cancellation checked between them.
+//
+// # Definitions
+//
+// [Define] reads each field of a [Definition] once and keeps the copies in an immutable [Tool]:
+// reassigning the Definition's fields or funcs afterwards changes nothing. It rejects, with
+// INVALID_TOOL_DEFINITION, a blank name or description, a name outside ^[A-Za-z0-9_-]{1,64}$, a
+// description that is not UTF-8, nil Validate or Execute, negative durations or attempts, an
+// unknown [SideEffect], MaxAttempts above 1 on an Unsafe tool, and a task queue with surrounding
+// space. Defaults: Timeout 1 minute, HeartbeatTimeout 10 seconds, MaxAttempts 3 (1 for Unsafe).
+//
+// The argument type A crosses from workflow to activity as JSON, so Define checks it by type:
+// funcs, channels, complex numbers and unsafe pointers cannot be encoded; non-empty interfaces
+// cannot be decoded (the empty interface can: its values come back as generic JSON values with
+// numbers as json.Number); map keys must be strings, integers or text marshalers; unexported
+// struct fields would be silently lost (tag them `json:"-"`); a type with only half of
+// json.Marshaler/json.Unmarshaler (or of the Text pair) is asymmetric. A type with both halves is
+// trusted by type and checked per value: every accepted value is encoded with encoding/json
+// (HTML escaping off, map keys sorted) and decoded back into a fresh A (strictly: unknown fields
+// and trailing data are errors, numbers in `any` are json.Number); if either fails the call is
+// TOOL_VALIDATION_FAILED and nothing runs. Invoke decodes that JSON into a fresh A for every run,
+// in process too, so Execute never shares memory with the validator and both paths see the same
+// value.
+//
+// # Validators
+//
+// A validator is synchronous and pure: on the durable path it runs in deterministic workflow
+// code. It must not block, sleep, wait on channels or locks, start goroutines, do I/O, read the
+// clock or randomness, or call runtime.Goexit. In process it simply runs on the caller's
+// goroutine; the durable path guards it with a deadline and fails it with TOOL_VALIDATION_FAILED
+// rather than hang. Its verdicts: [Accept] continues; [Reject] with a non-blank reason is
+// TOOL_ARGUMENTS_INVALID carrying the reason verbatim (bounded like every message, below); a
+// panic (the panic value's text only), the zero [Decision] or a blank reason is
+// TOOL_VALIDATION_FAILED. A panic carrying a NonRecoverableToolError does not stop the run from a
+// validator: validation failures are always results.
+//
+// # Execution
+//
+// [ExecuteWith] runs the tool on its own goroutine with a context that carries ctx's
+// cancellation and an [Execution] (tool call ID, tool name, attempt 1, idempotency key
+// "toolcall-<id>" unless given, progress reporter). Cancellation is checked before validation,
+// after validation, before execution, while the tool runs (a select on ctx.Done, so cancellation
+// wins even if the tool ignores ctx: its goroutine is left to finish and its result discarded),
+// after the tool returns, and after serialization; when it wins, the executor returns
+// context.Cause(ctx) and no result. The tool's context is canceled when the executor returns. A
+// tool that calls runtime.Goexit gets TOOL_EXECUTION_FAILED rather than hanging the executor.
+//
+// [ReportProgress] never blocks the tool: the executor's [Execution.OnProgress] must return
+// promptly (the in-process executor hands reports to [ExecuteOptions.OnProgress] on another
+// goroutine, latest report wins, the last one is always delivered), and a panic in it is
+// recovered.
+//
+// # Errors
+//
+// Contract errors ([ContractError], INVALID_TOOL_DEFINITION, INVALID_TOOL_BATCH,
+// DUPLICATE_TOOL_NAME, INVALID_TOOL_CALL) are Go errors, minted only by toolcore. Everything a
+// tool does wrong is a result: an error returned by Execute is TOOL_EXECUTION_FAILED with
+// [ErrorText] of it, a panic is a [PanicError] whose text is the panic value's text (strings as
+// they are; errors and Stringers through their method under recover; numbers and booleans by
+// reflection; anything else by its type name only, so no address leaks) and whose stack is kept
+// for logs, and output the serializer refuses is TOOL_OUTPUT_SERIALIZATION_FAILED.
+//
+// Only a genuine [NonRecoverableToolError], minted by [NewNonRecoverableToolError] or
+// [WrapNonRecoverable], escapes [Complete] and [Execute] as an error (the genuine error itself is
+// returned, not its wrapping). [AsNonRecoverable] finds it anywhere in the chain: through %w,
+// errors.Join, As methods and a panic's value, skipping branches whose Unwrap or As panics, within
+// 1024 errors. Look-alikes stay recoverable: a struct literal of the type (it lacks the
+// unexported brand), a same-named type of another package, an error whose Type() says
+// "NonRecoverableToolError", and a *ContractError returned by tool code. The brand is a safety
+// rail against accidents, not a security boundary: any code in the process can call the
+// constructor, exactly as in the seed.
+//
+// # Messages
+//
+// Every model-visible message (ErrorText, rejection reasons, panic texts) is valid UTF-8 (each
+// invalid byte becomes U+FFFD), at most [MaxErrorTextCodePoints] (1024) code points including a
+// final "…" when cut, and never blank ([DefaultErrorText]). A quarter of the 4096-code-point
+// content cap leaves room for JSON escaping; if escaping still overflows, [ErrorResult] cuts the
+// message further, so error content is always complete JSON,
+// {"error":{"code":"...","message":"..."}}, produced by [Serialize] (keys sorted). The unknown
+// tool message is exactly `Unknown Tool "<name>"`.
+//
+// # Results
+//
+// [Result] is a value whose fields cannot be changed through it. [Result.MarshalJSON] writes the
+// wire shape in the documented field order with encoding/json's string escaping and HTML escaping
+// off; note that json.Marshal of a Result re-escapes <, > and & (encoding/json compacts a
+// marshaler's output with HTML escaping), which decodes to the same Result. [Result.UnmarshalJSON]
+// is strict: exactly the six fields, once each, of the right JSON types, role "toolResult", id
+// "tool-result-" + toolCallId, non-blank toolCallId and toolName, content within the cap, and a
+// known code in error content.
 package toolcore
