@@ -1,0 +1,113 @@
+package devserver
+
+import (
+	"time"
+
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/common/membership/static"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/common/primitives"
+)
+
+// numServices counts the server's services: frontend, history, matching, worker.
+const numServices = 4
+
+// servicePorts holds one gRPC port per service, in the order of serviceNames; index 0 is the
+// frontend.
+type servicePorts [numServices]int
+
+// serviceNames lists the server's services in the order of their ports in [servicePorts].
+func serviceNames() [numServices]primitives.ServiceName {
+	return [numServices]primitives.ServiceName{
+		primitives.FrontendService,
+		primitives.HistoryService,
+		primitives.MatchingService,
+		primitives.WorkerService,
+	}
+}
+
+// serverConfig returns a fresh config for one server (the server mutates it while starting, so
+// it is never shared): one history shard, every service on its own loopback port, no metrics,
+// no pprof, no archival.
+func serverConfig(store *config.SQL, ports servicePorts) *config.Config {
+	frontend := hostPort(ports[0])
+	sql := *store
+	cfg := &config.Config{
+		Persistence: config.Persistence{
+			DefaultStore:     sqliteplugin.PluginName,
+			VisibilityStore:  sqliteplugin.PluginName,
+			NumHistoryShards: 1,
+			DataStores: map[string]config.DataStore{
+				sqliteplugin.PluginName: {SQL: &sql},
+			},
+		},
+		ClusterMetadata: &cluster.Config{
+			EnableGlobalNamespace:    false,
+			FailoverVersionIncrement: 10,
+			MasterClusterName:        clusterName,
+			CurrentClusterName:       clusterName,
+			ClusterInformation: map[string]cluster.ClusterInformation{
+				clusterName: {
+					Enabled:                true,
+					InitialFailoverVersion: 1,
+					RPCAddress:             frontend,
+				},
+			},
+		},
+		DCRedirectionPolicy: config.DCRedirectionPolicy{Policy: "noop"},
+		Services:            make(map[string]config.Service, numServices),
+		Archival: config.Archival{
+			History:    config.HistoryArchival{State: "disabled"},
+			Visibility: config.VisibilityArchival{State: "disabled"},
+		},
+		NamespaceDefaults: config.NamespaceDefaults{
+			Archival: config.ArchivalNamespaceDefaults{
+				History:    config.HistoryArchivalNamespaceDefaults{State: "disabled"},
+				Visibility: config.VisibilityArchivalNamespaceDefaults{State: "disabled"},
+			},
+		},
+		// The worker service's own SDK client dials this.
+		PublicClient: config.PublicClient{HostPort: frontend},
+	}
+	for i, svc := range serviceNames() {
+		cfg.Services[string(svc)] = config.Service{RPC: config.RPC{GRPCPort: ports[i], BindOnIP: loopback}}
+	}
+	return cfg
+}
+
+// staticHosts places every service at its one loopback address (no ringpop membership).
+func staticHosts(ports servicePorts) map[primitives.ServiceName]static.Hosts {
+	hosts := make(map[primitives.ServiceName]static.Hosts, numServices)
+	for i, svc := range serviceNames() {
+		hosts[svc] = static.SingleLocalHost(hostPort(ports[i]))
+	}
+	return hosts
+}
+
+// dynamicConfig tunes the server for one machine and short tool calls.
+//
+// Stock values cost about 50 ms per workflow step once more than a few calls run in a row: the
+// history queues poll 20 times a second on the single shard, and task queue partitions spread
+// tasks across pollers. With the tuning p50 is 12-14 ms per call. The tuning makes a server race
+// drop the workflow-closed notification in well under 1% of runs, so a result long poll waits
+// out its interval: 2 s bounds that wait instead of 20 s.
+func dynamicConfig() dynamicconfig.StaticClient {
+	const pollRPS = 1000
+	return dynamicconfig.StaticClient{
+		dynamicconfig.TimerProcessorMaxPollRPS.Key():      pollRPS,
+		dynamicconfig.TransferProcessorMaxPollRPS.Key():   pollRPS,
+		dynamicconfig.OutboundProcessorMaxPollRPS.Key():   pollRPS,
+		dynamicconfig.VisibilityProcessorMaxPollRPS.Key(): pollRPS,
+		dynamicconfig.ArchivalProcessorMaxPollRPS.Key():   pollRPS,
+
+		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  1,
+		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): 1,
+
+		dynamicconfig.HistoryLongPollExpirationInterval.Key(): 2 * time.Second,
+
+		// Tests and the UI list workflows often; the stock visibility limit is 10/s.
+		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 1000,
+	}
+}

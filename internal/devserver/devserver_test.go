@@ -1,0 +1,323 @@
+package devserver
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+	"go.temporal.io/server/common/config"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/schema/sqlite"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/toolgate/toolgate/internal/searchattr"
+)
+
+// testTimeout bounds every wait on a server in these tests.
+const testTimeout = 30 * time.Second
+
+// greetWorkflow runs greetActivity and records the outcome search attribute, which wedges the
+// workflow task if the namespace lacks it: a passing run proves the attribute is registered.
+func greetWorkflow(ctx workflow.Context, name string) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second})
+	var greeting string
+	if err := workflow.ExecuteActivity(ctx, greetActivity, name).Get(ctx, &greeting); err != nil {
+		return "", err
+	}
+	outcome := temporal.NewSearchAttributeKeyKeyword(searchattr.ToolOutcome).ValueSet("ok")
+	if err := workflow.UpsertTypedSearchAttributes(ctx, outcome); err != nil {
+		return "", err
+	}
+	return greeting, nil
+}
+
+func greetActivity(_ context.Context, name string) (string, error) {
+	return "hello " + name, nil
+}
+
+// start starts a server with a test logger and stops it at cleanup.
+func start(t *testing.T, opts Options) *Server {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = zaptest.NewLogger(t)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	srv, err := Start(ctx, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, srv.Stop()) })
+	return srv
+}
+
+// dial returns a client for srv, closed at cleanup.
+func dial(t *testing.T, srv *Server) client.Client {
+	t.Helper()
+	c, err := client.Dial(client.Options{
+		HostPort:  srv.FrontendAddress(),
+		Namespace: srv.Namespace(),
+		Logger:    sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)),
+	})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	return c
+}
+
+// runGreet runs greetWorkflow with workflow ID id on a fresh worker and returns its result.
+func runGreet(t *testing.T, c client.Client, id, name string) string {
+	t.Helper()
+	queue := "queue-" + id
+	w := worker.New(c, queue, worker.Options{})
+	w.RegisterWorkflow(greetWorkflow)
+	w.RegisterActivity(greetActivity)
+	require.NoError(t, w.Start())
+	defer w.Stop()
+
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:        id,
+		TaskQueue: queue,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			temporal.NewSearchAttributeKeyKeyword(searchattr.ToolName).ValueSet("greet"),
+			temporal.NewSearchAttributeKeyKeyword(searchattr.ToolCallID).ValueSet(id),
+		),
+	}, greetWorkflow, name)
+	require.NoError(t, err)
+	var got string
+	require.NoError(t, run.Get(ctx, &got))
+	return got
+}
+
+// requireSearchAttributes asserts the namespace has the three Keyword attributes.
+func requireSearchAttributes(t *testing.T, c client.Client, namespace string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	resp, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	require.NoError(t, err)
+	for _, name := range searchattr.Names() {
+		assert.Equal(t, enumspb.INDEXED_VALUE_TYPE_KEYWORD, resp.GetCustomAttributes()[name], name)
+	}
+}
+
+func TestStartInMemory(t *testing.T) {
+	t.Parallel()
+	srv := start(t, Options{})
+	c := dial(t, srv)
+
+	host, port, err := net.SplitHostPort(srv.FrontendAddress())
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1", host)
+	assert.NotEqual(t, "0", port)
+	assert.Equal(t, "default", srv.Namespace())
+	assert.Empty(t, srv.UIAddress())
+
+	assert.Equal(t, "hello memory", runGreet(t, c, "greet-memory", "memory"))
+	requireSearchAttributes(t, c, "default")
+}
+
+func TestStartCustomNamespace(t *testing.T) {
+	t.Parallel()
+	srv := start(t, Options{Namespace: "tools", Retention: 48 * time.Hour})
+	c := dial(t, srv)
+
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	desc, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: "tools"})
+	require.NoError(t, err)
+	assert.Equal(t, 48*time.Hour, desc.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration())
+	requireSearchAttributes(t, c, "tools")
+	assert.Equal(t, "hello ns", runGreet(t, c, "greet-ns", "ns"))
+}
+
+func TestDataDirSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "state")
+
+	first, err := Start(context.Background(), Options{DataDir: dir, Logger: zaptest.NewLogger(t)})
+	require.NoError(t, err)
+	c := dial(t, first)
+	assert.Equal(t, "hello disk", runGreet(t, c, "greet-disk", "disk"))
+	c.Close()
+	require.NoError(t, first.Stop())
+	assert.FileExists(t, filepath.Join(dir, "temporal.db"))
+
+	second := start(t, Options{DataDir: dir})
+	c = dial(t, second)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	var got string
+	require.NoError(t, c.GetWorkflow(ctx, "greet-disk", "").Get(ctx, &got))
+	assert.Equal(t, "hello disk", got)
+	requireSearchAttributes(t, c, "default")
+}
+
+func TestReopenAddsMissingSearchAttributes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// A database whose namespace was created without the attributes (as another tool would).
+	cfg := &config.SQL{
+		PluginName:        sqliteplugin.PluginName,
+		DatabaseName:      filepath.Join(dir, dbFileName),
+		ConnectAttributes: map[string]string{"mode": "rwc"},
+	}
+	require.NoError(t, sqlite.SetupSchema(cfg))
+	ns, err := sqlite.NewNamespaceConfig(clusterName, "default", false, nil)
+	require.NoError(t, err)
+	require.NoError(t, sqlite.CreateNamespaces(cfg, ns))
+
+	srv := start(t, Options{DataDir: dir})
+	c := dial(t, srv)
+	requireSearchAttributes(t, c, "default")
+	assert.Equal(t, "hello again", runGreet(t, c, "greet-again", "again"))
+}
+
+func TestTwoInMemoryServers(t *testing.T) {
+	t.Parallel()
+	a := start(t, Options{})
+	b := start(t, Options{})
+	require.NotEqual(t, a.FrontendAddress(), b.FrontendAddress())
+	ca, cb := dial(t, a), dial(t, b)
+
+	assert.Equal(t, "hello a", runGreet(t, ca, "greet-shared-id", "a"))
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	_, err := cb.DescribeWorkflowExecution(ctx, "greet-shared-id", "")
+	var notFound *serviceerror.NotFound
+	require.ErrorAs(t, err, &notFound, "server b must not see server a's workflow")
+	assert.Equal(t, "hello b", runGreet(t, cb, "greet-shared-id", "b"))
+}
+
+func TestUI(t *testing.T) {
+	t.Parallel()
+	srv := start(t, Options{UI: true})
+	require.NotEmpty(t, srv.UIAddress())
+	c := dial(t, srv)
+	require.Equal(t, "hello ui", runGreet(t, c, "greet-ui", "ui"))
+
+	index := httpGet(t, srv.UIAddress()+"/")
+	assert.Contains(t, index, "<html")
+
+	type listing struct {
+		Executions []struct {
+			Execution struct {
+				WorkflowID string `json:"workflowId"`
+			} `json:"execution"`
+			Status string `json:"status"`
+		} `json:"executions"`
+	}
+	// Visibility is eventually consistent: the list shows the workflow closed soon after it ends.
+	require.Eventually(t, func() bool {
+		var l listing
+		if err := json.Unmarshal([]byte(httpGet(t, srv.UIAddress()+"/api/v1/namespaces/default/workflows")), &l); err != nil {
+			return false
+		}
+		for _, e := range l.Executions {
+			if e.Execution.WorkflowID == "greet-ui" && e.Status == "WORKFLOW_EXECUTION_STATUS_COMPLETED" {
+				return true
+			}
+		}
+		return false
+	}, testTimeout, 20*time.Millisecond)
+}
+
+// httpGet returns the body of a 200 response to GET url.
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	return string(body)
+}
+
+func TestFixedPorts(t *testing.T) {
+	t.Parallel()
+	free, err := freePorts(2)
+	require.NoError(t, err)
+	srv := start(t, Options{FrontendPort: free[0], UI: true, UIPort: free[1]})
+	assert.Equal(t, "127.0.0.1:"+strconv.Itoa(free[0]), srv.FrontendAddress())
+	assert.Equal(t, "http://127.0.0.1:"+strconv.Itoa(free[1]), srv.UIAddress())
+
+	_, err = Start(context.Background(), Options{FrontendPort: free[0]})
+	require.Error(t, err, "the frontend port is taken")
+}
+
+func TestStopIsIdempotent(t *testing.T) {
+	t.Parallel()
+	srv, err := Start(context.Background(), Options{UI: true})
+	require.NoError(t, err)
+	require.NoError(t, srv.Stop())
+	require.NoError(t, srv.Stop())
+
+	_, err = net.DialTimeout("tcp", srv.FrontendAddress(), time.Second)
+	assert.Error(t, err, "frontend must not accept connections after Stop")
+	_, err = http.Get(srv.UIAddress())
+	assert.Error(t, err, "UI must not answer after Stop")
+}
+
+func TestOptionsErrors(t *testing.T) {
+	t.Parallel()
+	notADir := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(notADir, nil, 0o600))
+	tests := []struct {
+		name string
+		give Options
+	}{
+		{name: "negative retention", give: Options{Retention: -time.Hour}},
+		{name: "frontend port too large", give: Options{FrontendPort: 70000}},
+		{name: "negative UI port", give: Options{UIPort: -1}},
+		{name: "data dir is a file", give: Options{DataDir: notADir}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, err := Start(context.Background(), tt.give)
+			assert.Error(t, err)
+			assert.Nil(t, srv)
+		})
+	}
+}
+
+// BenchmarkStart measures start-to-ready and Stop of an in-memory server, reported as
+// start-ms and stop-ms per run:
+//
+//	go test -run '^$' -bench Start -benchtime 10x ./internal/devserver/
+func BenchmarkStart(b *testing.B) {
+	var startTotal, stopTotal time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		srv, err := Start(context.Background(), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if err := srv.Stop(); err != nil {
+			b.Fatal(err)
+		}
+		startTotal += t1.Sub(t0)
+		stopTotal += time.Since(t1)
+	}
+	b.ReportMetric(float64(startTotal.Milliseconds())/float64(b.N), "start-ms")
+	b.ReportMetric(float64(stopTotal.Milliseconds())/float64(b.N), "stop-ms")
+}

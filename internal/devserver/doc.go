@@ -1,0 +1,57 @@
+// Package devserver runs a real Temporal server (go.temporal.io/server) inside this process, for
+// `toolgate dev` and for integration tests: SQLite persistence, one history shard, the frontend,
+// history, matching and worker services each on a loopback port, and optionally the Temporal Web
+// UI. Nothing is downloaded and nothing listens beyond 127.0.0.1.
+//
+// This is the only package that imports the server: it links about 1,800 packages and takes
+// minutes to compile, so code that only needs the search attribute names imports
+// internal/searchattr, and tests that need a server use internal/devserver/devtest.
+//
+// # Storage
+//
+// With Options.DataDir empty the state lives in an in-memory SQLite database with a name unique
+// to the server, so several servers can run in one process. With a DataDir it lives in
+// <DataDir>/temporal.db: created with the server's schema when missing, reopened as it is when
+// present (workflows, histories and results survive a restart).
+//
+// The server's SQLite plugin never closes a database connection: after Stop, an in-memory
+// database stays in memory and a file stays open until the process exits. A later Start on the
+// same DataDir in the same process reuses the open connection, which is harmless. Do not run two
+// servers on one DataDir at a time (they would fight over the one shard).
+//
+// # Namespace and search attributes
+//
+// Start creates Options.Namespace (default "default", retention Options.Retention, default 7
+// days) with the Keyword search attributes of package searchattr. A namespace that already
+// exists keeps its retention; Start adds any missing search attribute through the
+// OperatorService once the server is up, and fails if one exists with another type.
+//
+// # Ports and readiness
+//
+// Every service gets a free loopback port: picked by listening on port 0, then handed to the
+// server. If another process binds one first, the server reports it through Logger.Fatal; the
+// logger given to the server panics instead of exiting, Start recovers and retries with new
+// ports (up to five times). A retried attempt may leave listeners of the failed attempt open: the
+// server library offers no way to close them. Options.FrontendPort fixes the frontend's port
+// (Start fails at once if it is taken); the other services always take free ports.
+//
+// Start returns once a request has travelled frontend -> history shard and back, and the search
+// attributes are listed: about 0.3 s for an in-memory server on two cores.
+//
+// # Tuning
+//
+// The dynamic config is tuned for one machine and short workflows: history queue processors poll
+// at 1000/s instead of 20/s, task queues have one partition, a history long poll expires after
+// 2 s, and visibility requests are allowed 1000/s per namespace. See dynamicConfig.
+//
+// # Logs
+//
+// The server's warnings and errors go to Options.Logger; info and debug are dropped. During Stop
+// only errors are kept (the server warns about its own shutdown).
+//
+// # Web UI
+//
+// With Options.UI the Temporal Web UI (github.com/temporalio/ui-server/v2) serves on a loopback
+// port, pointing at the frontend, with news fetching and version checks off. Its JSON API is
+// under /api/v1, e.g. /api/v1/namespaces/default/workflows lists workflows.
+package devserver

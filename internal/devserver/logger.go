@@ -1,0 +1,114 @@
+package devserver
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+
+	"go.temporal.io/server/common/log"
+	"go.temporal.io/server/common/log/tag"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// serverLogger adapts a zap logger to the server's log.Logger. Two differences from the server's
+// own zap adapter:
+//   - Entries below the level are dropped before they reach the user's core (the server logs
+//     hundreds of info lines at start and a burst of warnings at stop).
+//   - Fatal panics with a *fatalError instead of exiting the process: the server calls Fatal
+//     when it cannot bind a port, and Start turns that panic into an error and retries on other
+//     ports. Only main exits.
+type serverLogger struct {
+	log.Logger
+}
+
+// newServerLogger returns the server logger writing to z at level and above.
+func newServerLogger(z *zap.Logger, level zap.AtomicLevel) log.Logger {
+	z = z.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		return levelCore{Core: c, level: level}
+	}))
+	return serverLogger{Logger: log.NewZapLogger(z)}
+}
+
+func (l serverLogger) Fatal(msg string, tags ...tag.Tag) {
+	l.Logger.Error(msg, tags...)
+	panic(&fatalError{msg: msg, tags: tags})
+}
+
+func (l serverLogger) With(tags ...tag.Tag) log.Logger {
+	return serverLogger{Logger: log.With(l.Logger, tags...)}
+}
+
+func (l serverLogger) Skip(extraSkip int) log.Logger {
+	if s, ok := l.Logger.(log.SkipLogger); ok {
+		return serverLogger{Logger: s.Skip(extraSkip)}
+	}
+	return l
+}
+
+// fatalError is what the server asked to die of.
+type fatalError struct {
+	msg  string
+	tags []tag.Tag
+}
+
+func (e *fatalError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.msg)
+	for _, t := range e.tags {
+		fmt.Fprintf(&b, " %s=%v", t.Key(), t.Value())
+	}
+	return b.String()
+}
+
+// Unwrap returns the errors among the tags.
+func (e *fatalError) Unwrap() []error {
+	var errs []error
+	for _, t := range e.tags {
+		if err, ok := t.Value().(error); ok {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// isAddrInUse reports whether err says a port was taken.
+func isAddrInUse(err error) bool {
+	return errors.Is(err, syscall.EADDRINUSE)
+}
+
+// catchFatal runs f, turning a serverLogger.Fatal panic into its *fatalError. Other panics pass.
+func catchFatal(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			fe, ok := r.(*fatalError)
+			if !ok {
+				panic(r)
+			}
+			err = fe
+		}
+	}()
+	return f()
+}
+
+// levelCore drops entries below level, then defers to the wrapped core.
+type levelCore struct {
+	zapcore.Core
+	level zap.AtomicLevel
+}
+
+func (c levelCore) Enabled(l zapcore.Level) bool {
+	return c.level.Enabled(l) && c.Core.Enabled(l)
+}
+
+func (c levelCore) With(fields []zapcore.Field) zapcore.Core {
+	return levelCore{Core: c.Core.With(fields), level: c.level}
+}
+
+func (c levelCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if !c.level.Enabled(e.Level) {
+		return ce
+	}
+	return c.Core.Check(e, ce)
+}

@@ -1,0 +1,69 @@
+package devserver
+
+import (
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Defaults applied by [Start] to zero-valued [Options] fields.
+const (
+	DefaultNamespace = "default"
+	DefaultRetention = 7 * 24 * time.Hour
+)
+
+// Options configures [Start]. The zero value starts an in-memory server with namespace "default"
+// on free loopback ports, without the Web UI, and discards the server's logs.
+type Options struct {
+	// DataDir keeps the server's state in the SQLite file <DataDir>/temporal.db, created (with
+	// its schema) when missing and reopened when present. The directory is created if needed.
+	// Optional: default "" keeps the state in memory; it is gone when the process exits.
+	DataDir string
+
+	// Namespace is created if missing, with the toolgate search attributes.
+	// Optional: default "default".
+	Namespace string
+
+	// Retention is how long closed workflows are kept (and how long a completed tool call's
+	// workflow ID stays deduplicated). It applies when the namespace is created; an existing
+	// namespace keeps its retention. Optional: default 7 days.
+	Retention time.Duration
+
+	// UI starts the Temporal Web UI on a loopback port. Optional: default false.
+	UI bool
+
+	// Logger receives the server's warnings and errors (info and debug are dropped: the server
+	// is chatty). Optional: default discards everything.
+	Logger *zap.Logger
+
+	// FrontendPort is the loopback port of the frontend (the address clients dial).
+	// Optional: default 0 picks a free port.
+	FrontendPort int
+
+	// UIPort is the loopback port of the Web UI when UI is set. Optional: default 0 picks a free
+	// port.
+	UIPort int
+}
+
+// withDefaults returns a copy of o with defaults applied, or an error for invalid values.
+func (o Options) withDefaults() (Options, error) {
+	if o.Namespace == "" {
+		o.Namespace = DefaultNamespace
+	}
+	if o.Retention == 0 {
+		o.Retention = DefaultRetention
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	switch {
+	case o.Retention < 0:
+		return o, fmt.Errorf("check options: negative retention %v", o.Retention)
+	case o.FrontendPort < 0 || o.FrontendPort > 65535:
+		return o, fmt.Errorf("check options: frontend port %d out of range", o.FrontendPort)
+	case o.UIPort < 0 || o.UIPort > 65535:
+		return o, fmt.Errorf("check options: UI port %d out of range", o.UIPort)
+	}
+	return o, nil
+}

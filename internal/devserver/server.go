@@ -1,0 +1,173 @@
+package devserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/log"
+	"go.temporal.io/server/temporal"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// startAttempts bounds the retries when a picked port is taken before the server binds it.
+const startAttempts = 5
+
+// uiStopTimeout bounds the wait for open UI requests at Stop.
+const uiStopTimeout = 2 * time.Second
+
+// Server is a running Temporal server (and optionally the Web UI) inside this process.
+// Its methods are safe for concurrent use.
+type Server struct {
+	temporal  temporal.Server
+	ui        *uiServer // nil without Options.UI
+	frontend  string
+	namespace string
+	logLevel  zap.AtomicLevel
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Start starts a server as opts say and returns once the frontend answers requests that reach
+// the history shard and the namespace has the toolgate search attributes (and, with opts.UI,
+// once the UI is listening). ctx bounds the wait for readiness; Start gives up after 30 s
+// anyway. On error nothing is left running, except what the server library itself leaks (see
+// the package doc).
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if opts.FrontendPort != 0 {
+		if err := checkPortFree(opts.FrontendPort); err != nil {
+			return nil, fmt.Errorf("start dev server: frontend %w", err)
+		}
+	}
+	store, err := openStore(opts)
+	if err != nil {
+		return nil, fmt.Errorf("start dev server: %w", err)
+	}
+
+	s := &Server{
+		namespace: opts.Namespace,
+		logLevel:  zap.NewAtomicLevelAt(zapcore.WarnLevel),
+	}
+	logger := newServerLogger(opts.Logger, s.logLevel)
+	for attempt := 1; ; attempt++ {
+		ports, err := pickPorts(opts.FrontendPort)
+		if err != nil {
+			return nil, fmt.Errorf("start dev server: %w", err)
+		}
+		s.frontend = hostPort(ports[0])
+		s.temporal, err = startTemporal(store, ports, logger)
+		if err == nil {
+			break
+		}
+		if !isAddrInUse(err) || attempt == startAttempts {
+			return nil, fmt.Errorf("start dev server: %w", err)
+		}
+		opts.Logger.Warn("retry dev server start: a port was taken", zap.Int("attempt", attempt), zap.Error(err))
+	}
+
+	if err := waitReady(ctx, s.frontend, s.namespace); err != nil {
+		return nil, errors.Join(fmt.Errorf("start dev server: %w", err), s.Stop())
+	}
+	if opts.UI {
+		if s.ui, err = startUI(s.frontend, s.namespace, opts.UIPort, opts.Logger); err != nil {
+			return nil, errors.Join(fmt.Errorf("start dev server: %w", err), s.Stop())
+		}
+	}
+	return s, nil
+}
+
+// pickPorts returns a port per service; the frontend gets frontendPort unless it is 0.
+func pickPorts(frontendPort int) (servicePorts, error) {
+	var ports servicePorts
+	free, err := freePorts(numServices)
+	if err != nil {
+		return ports, err
+	}
+	copy(ports[:], free)
+	if frontendPort != 0 {
+		ports[0] = frontendPort
+	}
+	return ports, nil
+}
+
+// startTemporal builds and starts the server. A port taken under it comes back as an error that
+// isAddrInUse recognizes (the server reports it through Logger.Fatal, see serverLogger).
+func startTemporal(store *config.SQL, ports servicePorts, logger log.Logger) (temporal.Server, error) {
+	var srv temporal.Server
+	err := catchFatal(func() error {
+		var err error
+		srv, err = temporal.NewServer(
+			temporal.WithConfig(serverConfig(store, ports)),
+			temporal.ForServices(temporal.DefaultServices),
+			temporal.WithStaticHosts(staticHosts(ports)),
+			temporal.WithDynamicConfigClient(dynamicConfig()),
+			temporal.WithLogger(logger),
+		)
+		if err != nil {
+			return fmt.Errorf("create server: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = catchFatal(func() error {
+		if err := srv.Start(); err != nil {
+			return fmt.Errorf("start server: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		_ = catchFatal(srv.Stop) // release what started; the start error is the one to report
+		return nil, err
+	}
+	return srv, nil
+}
+
+// FrontendAddress is the frontend's "127.0.0.1:port", the address SDK clients and workers dial.
+func (s *Server) FrontendAddress() string {
+	return s.frontend
+}
+
+// UIAddress is the Web UI's "http://127.0.0.1:port", or "" without Options.UI.
+func (s *Server) UIAddress() string {
+	if s.ui == nil {
+		return ""
+	}
+	return s.ui.Address()
+}
+
+// Namespace is the namespace the server created (Options.Namespace or "default").
+func (s *Server) Namespace() string {
+	return s.namespace
+}
+
+// Stop stops the UI, then the server. It is idempotent: later calls return the first call's
+// result. The server's warnings about its own shutdown are not logged.
+func (s *Server) Stop() error {
+	s.stopOnce.Do(func() {
+		var errs []error
+		if s.ui != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), uiStopTimeout)
+			if err := s.ui.stop(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("stop UI: %w", err))
+			}
+			cancel()
+		}
+		s.logLevel.SetLevel(zapcore.ErrorLevel)
+		if err := catchFatal(s.temporal.Stop); err != nil {
+			errs = append(errs, fmt.Errorf("stop server: %w", err))
+		}
+		s.stopErr = errors.Join(errs...)
+	})
+	return s.stopErr
+}

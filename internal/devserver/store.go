@@ -1,0 +1,82 @@
+package devserver
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"go.temporal.io/server/common/config"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/common/primitives/timestamp"
+	"go.temporal.io/server/schema/sqlite"
+
+	"github.com/toolgate/toolgate/internal/searchattr"
+)
+
+// dbFileName is the SQLite file inside Options.DataDir.
+const dbFileName = "temporal.db"
+
+// clusterName is the name of the single local cluster.
+const clusterName = "active"
+
+// openStore returns the SQLite config for opts, with the schema in place and the namespace
+// created (with the search attributes and retention) when missing.
+//
+// The server's SQLite plugin keeps one connection per DSN for the life of the process (it never
+// closes them), so an in-memory database needs a name no other server in the process uses, and
+// a file stays open after Stop (a later Start on the same file reuses the connection).
+func openStore(opts Options) (*config.SQL, error) {
+	cfg := &config.SQL{
+		PluginName:        sqliteplugin.PluginName,
+		ConnectAttributes: map[string]string{},
+	}
+	if opts.DataDir == "" {
+		// The plugin creates the schema itself when it opens an in-memory database.
+		cfg.DatabaseName = "toolgate-" + rand.Text()
+		cfg.ConnectAttributes["mode"] = "memory"
+		cfg.ConnectAttributes["cache"] = "shared"
+	} else {
+		dir, err := filepath.Abs(opts.DataDir)
+		if err != nil {
+			return nil, fmt.Errorf("resolve data dir %q: %w", opts.DataDir, err)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create data dir: %w", err)
+		}
+		cfg.DatabaseName = filepath.Join(dir, dbFileName)
+		cfg.ConnectAttributes["mode"] = "rwc"
+		if err := setupSchemaIfNew(cfg); err != nil {
+			return nil, err
+		}
+	}
+	ns, err := sqlite.NewNamespaceConfig(clusterName, opts.Namespace, false, searchattr.Definitions())
+	if err != nil {
+		return nil, fmt.Errorf("configure namespace %q: %w", opts.Namespace, err)
+	}
+	ns.Detail.Config.Retention = timestamp.DurationPtr(opts.Retention)
+	// CreateNamespaces skips a namespace that exists; ensureSearchAttributes covers that case.
+	if err := sqlite.CreateNamespaces(cfg, ns); err != nil {
+		return nil, fmt.Errorf("create namespace %q: %w", opts.Namespace, err)
+	}
+	return cfg, nil
+}
+
+// setupSchemaIfNew creates the database file with the server's schema when it does not exist.
+// A failed setup removes the file so the next start tries again instead of opening half a schema.
+func setupSchemaIfNew(cfg *config.SQL) error {
+	_, err := os.Stat(cfg.DatabaseName)
+	switch {
+	case err == nil:
+		return nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("stat database: %w", err)
+	}
+	if err := sqlite.SetupSchema(cfg); err != nil {
+		_ = os.Remove(cfg.DatabaseName)
+		return fmt.Errorf("set up schema in %s: %w", cfg.DatabaseName, err)
+	}
+	return nil
+}
