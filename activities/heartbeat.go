@@ -29,6 +29,7 @@ const (
 // heartbeats is the heartbeat loop of one attempt.
 type heartbeats struct {
 	ctx     context.Context
+	record  func(details ...any) // activity.RecordHeartbeat bound to ctx
 	kick    chan struct{} // cap 1: a pending progress beat; further reports coalesce into it
 	done    chan struct{}
 	stopped chan struct{}
@@ -40,12 +41,23 @@ type heartbeats struct {
 
 // startHeartbeats starts the loop; stop must be called before the activity returns.
 func startHeartbeats(ctx context.Context, timeout time.Duration) *heartbeats {
-	interval := defaultHeartbeatInterval
-	if timeout > 0 {
-		interval = timeout / heartbeatFraction
+	record := func(details ...any) { activity.RecordHeartbeat(ctx, details...) }
+	return startLoop(ctx, heartbeatInterval(timeout), record)
+}
+
+// heartbeatInterval is the loop's period for an activity's HeartbeatTimeout.
+func heartbeatInterval(timeout time.Duration) time.Duration {
+	if timeout <= 0 {
+		return defaultHeartbeatInterval
 	}
+	return timeout / heartbeatFraction
+}
+
+// startLoop starts a loop that calls record every interval and on progress.
+func startLoop(ctx context.Context, interval time.Duration, record func(details ...any)) *heartbeats {
 	h := &heartbeats{
 		ctx:     ctx,
+		record:  record,
 		kick:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
 		stopped: make(chan struct{}),
@@ -78,10 +90,10 @@ func (h *heartbeats) beat() {
 	p := h.progress
 	h.mu.Unlock()
 	if p == nil {
-		activity.RecordHeartbeat(h.ctx)
+		h.record()
 		return
 	}
-	activity.RecordHeartbeat(h.ctx, *p)
+	h.record(*p)
 }
 
 // report is the tool's progress reporter: it stores the report and wakes the loop without ever
