@@ -178,7 +178,7 @@ func TestExecuteToolCancellation(t *testing.T) {
 	tests := []struct {
 		name        string
 		cause       error
-		before      bool                                // cancel before the attempt starts
+		before      bool                                   // cancel before the attempt starts
 		run         func(ctx context.Context) (any, error) // runs after the cancel
 		wantRuns    int
 		wantCancel  bool

@@ -30,7 +30,7 @@ const (
 type heartbeats struct {
 	ctx     context.Context
 	record  func(details ...any) // activity.RecordHeartbeat bound to ctx
-	kick    chan struct{} // cap 1: a pending progress beat; further reports coalesce into it
+	kick    chan struct{}        // cap 1: a pending progress beat; further reports coalesce into it
 	done    chan struct{}
 	stopped chan struct{}
 	once    sync.Once
