@@ -25,6 +25,7 @@ func commands() []func(*app) *cobra.Command {
 		newHistoryCommand,
 		newReplayCommand,
 		newToolsCommand,
+		newBenchCommand,
 	}
 }
 

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/toolgate/toolgate/internal/bench"
+	"github.com/toolgate/toolgate/internal/devserver"
+)
+
+type benchOptions struct {
+	address    string
+	namespace  string
+	subjects   []string
+	short      bool
+	json       bool
+	cpuProfile string
+	progress   string
+	cfg        bench.Config
+}
+
+func newBenchCommand(a *app) *cobra.Command {
+	var o benchOptions
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure what durability costs: toolgate against a bare Temporal workflow, side by side",
+		Long: `Measure toolgate's durable path against the least a Temporal user would write for the same
+job (a workflow running one no-op activity), in this process, on one server, in one run, and
+print the ratios (absolute times on a shared machine are noise; ratios taken side by side are not):
+
+  latency      sequential no-op calls: p50, p95, p99 and toolgate/bare ratios (goal p50 <= 1.10)
+  breakdown    where a call's time goes, from the event times of the calls' histories
+  throughput   concurrent callers: calls per second and the ratio (goal >= 0.90)
+  in process   toolcore.Execute against a direct function call: ns and allocations per call
+  in flight    1000 sleep calls held by one worker: RSS of the process, no-op latency meanwhile
+  history      events and bytes of a successful and of a failing call
+
+Subjects run interleaved (blocks of --block calls, the order rotated every round) after a
+warm-up, so that drift of a shared machine lands on all of them alike. Extra subjects isolate one
+choice: toolgate-eager and bare-eager start workflows eagerly (EnableEagerStart), toolgate-nosa
+runs without search attributes.
+
+Without --address it starts its own embedded Temporal server (in memory, the same tuning as
+toolgate dev) and stops it at the end; with --address it measures that server (it starts its own
+workers there on fresh task queues, and leaves its calls in the namespace). Progress goes to
+stderr, the table (or --json) to stdout. The defaults take about a minute on two cores; --short
+runs every phase with tiny counts (seconds), as make test does.`,
+		Example: `  toolgate bench
+  toolgate bench --json > bench.json
+  toolgate bench --subjects toolgate,bare,toolgate-eager,bare-eager --cpuprofile cpu.out
+  toolgate bench --short`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runBench(cmd.Context(), a, cmd, o)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.address, "address", "", "Temporal frontend host:port to measure (default: start an embedded in-memory server)")
+	fs.StringVarP(&o.namespace, "namespace", "n", "default", "namespace (with --address)")
+	fs.StringSliceVar(&o.subjects, "subjects", bench.DefaultSubjects(), "subjects to compare: "+strings.Join(bench.KnownSubjects(), ", ")+" (bare is always added)")
+	fs.BoolVar(&o.short, "short", false, "every phase with tiny counts (for tests); explicit count flags still win")
+	fs.BoolVar(&o.json, "json", false, "print the report as JSON instead of tables")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the latency phase to this file (go tool pprof)")
+	fs.StringVar(&o.progress, "progress", string(progressAuto), "progress on stderr: auto (one redrawn line on a terminal, else a line per phase), bar, plain, off")
+	fs.IntVar(&o.cfg.Calls, "calls", bench.DefaultCalls, "latency: measured sequential calls per subject")
+	fs.IntVar(&o.cfg.Warmup, "warmup", bench.DefaultWarmup, "unmeasured calls per subject first")
+	fs.IntVar(&o.cfg.Block, "block", bench.DefaultBlock, "latency: consecutive calls of one subject before the next subject's turn")
+	fs.IntVar(&o.cfg.Concurrency, "concurrency", bench.DefaultConcurrency, "throughput: concurrent callers")
+	fs.IntVar(&o.cfg.ThroughputCalls, "throughput-calls", bench.DefaultThroughputCalls, "throughput: calls per subject")
+	fs.IntVar(&o.cfg.ThroughputBlocks, "throughput-blocks", bench.DefaultThroughputBlocks, "throughput: alternating blocks per subject")
+	fs.IntVar(&o.cfg.InFlight, "in-flight", bench.DefaultInFlight, "in flight: sleep calls held running at once")
+	fs.IntVar(&o.cfg.Probes, "probes", bench.DefaultProbes, "in flight: no-op calls made while they are held")
+	fs.DurationVar(&o.cfg.InProcessTime, "in-process-time", bench.DefaultInProcessTime, "in process: how long each function is timed")
+	return cmd
+}
+
+// shortened applies bench.Short to the count flags the command line left alone.
+func (o benchOptions) shortened(cmd *cobra.Command) bench.Config {
+	cfg := o.cfg
+	if !o.short {
+		return cfg
+	}
+	short := bench.Short()
+	fs := cmd.Flags()
+	for flag, pair := range map[string][2]*int{
+		"calls":             {&cfg.Calls, &short.Calls},
+		"warmup":            {&cfg.Warmup, &short.Warmup},
+		"block":             {&cfg.Block, &short.Block},
+		"concurrency":       {&cfg.Concurrency, &short.Concurrency},
+		"throughput-calls":  {&cfg.ThroughputCalls, &short.ThroughputCalls},
+		"throughput-blocks": {&cfg.ThroughputBlocks, &short.ThroughputBlocks},
+		"in-flight":         {&cfg.InFlight, &short.InFlight},
+		"probes":            {&cfg.Probes, &short.Probes},
+	} {
+		if !fs.Changed(flag) {
+			*pair[0] = *pair[1]
+		}
+	}
+	if !fs.Changed("in-process-time") {
+		cfg.InProcessTime = short.InProcessTime
+	}
+	cfg.BreakdownSample = short.BreakdownSample
+	return cfg
+}
+
+func runBench(ctx context.Context, a *app, cmd *cobra.Command, o benchOptions) error {
+	mode, err := resolveBenchProgress(progressMode(o.progress), a.err)
+	if err != nil {
+		return badInput(err)
+	}
+	for _, s := range o.subjects {
+		if !slices.Contains(bench.KnownSubjects(), s) {
+			return badInput(fmt.Errorf("unknown subject %q (known: %s)", s, strings.Join(bench.KnownSubjects(), ", ")))
+		}
+	}
+	cfg := o.shortened(cmd)
+	cfg.Subjects = o.subjects
+	cfg.Namespace = o.namespace
+	// The workers' and the SDK's lines would interleave with the progress: warnings and up only.
+	cfg.Logger = a.logger.WithOptions(zap.IncreaseLevel(zapcore.WarnLevel))
+
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return badInput(fmt.Errorf("create CPU profile: %w", err))
+		}
+		defer f.Close()
+		cfg.CPUProfile = f
+	}
+
+	view := &benchProgress{w: a.err, mode: mode}
+	cfg.Progress = view.show
+	cfg.Address, cfg.Server = o.address, o.address
+	if o.address == "" {
+		view.show(bench.Progress{Phase: "server"})
+		srv, err := devserver.Start(ctx, devserver.Options{Logger: cfg.Logger.WithOptions(zap.IncreaseLevel(zapcore.ErrorLevel))})
+		if err != nil {
+			return fmt.Errorf("start embedded server: %w", err)
+		}
+		defer func() {
+			if err := srv.Stop(); err != nil {
+				a.logger.Warn("stop embedded server", zap.Error(err))
+			}
+		}()
+		cfg.Address, cfg.Namespace = srv.FrontendAddress(), srv.Namespace()
+		cfg.Server = "embedded " + srv.FrontendAddress() + " (in-memory SQLite, toolgate dev tuning)"
+	}
+
+	rep, err := bench.Run(ctx, cfg)
+	view.finish()
+	if err != nil {
+		if ctx.Err() != nil {
+			return &exitError{code: ExitCanceled, err: fmt.Errorf("bench: %w", context.Cause(ctx))}
+		}
+		return fmt.Errorf("bench: %w", err)
+	}
+	if o.json {
+		enc := json.NewEncoder(a.out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return rep.WriteText(a.out)
+}
+
+// resolveBenchProgress is resolveProgressMode, except that auto on a non-terminal is plain: the
+// bench runs for a minute and should say what it is doing in a log too.
+func resolveBenchProgress(m progressMode, w io.Writer) (progressMode, error) {
+	if m == progressAuto && !isTerminal(w) {
+		return progressPlain, nil
+	}
+	return resolveProgressMode(m, w)
+}
+
+// benchRedraw bounds how often the bar is redrawn.
+const benchRedraw = 100 * time.Millisecond
+
+// benchProgress shows bench.Progress on stderr: one redrawn line (bar), a line per phase
+// (plain), or nothing. Safe for concurrent use (the bench reports from several goroutines).
+type benchProgress struct {
+	mu      sync.Mutex
+	w       io.Writer
+	mode    progressMode
+	phase   string
+	began   time.Time
+	drawn   time.Time
+	visible bool // a bar line is on screen
+}
+
+func (v *benchProgress) show(p bench.Progress) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	now := time.Now()
+	if p.Phase != v.phase {
+		v.endPhase(now)
+		v.phase, v.began = p.Phase, now
+		if v.mode == progressPlain && p.Phase != "done" {
+			fmt.Fprintf(v.w, "bench: %s%s\n", p.Phase, totalText(p))
+		}
+	}
+	if v.mode != progressBar || (now.Sub(v.drawn) < benchRedraw && p.Done != p.Total) {
+		return
+	}
+	v.drawn = now
+	line := "bench: " + p.Phase
+	if p.Total > 0 {
+		line += fmt.Sprintf(" %d/%d", p.Done, p.Total)
+	}
+	fmt.Fprintf(v.w, "\r\x1b[K%s", line)
+	v.visible = true
+}
+
+// endPhase closes the current phase's line; v.mu is held.
+func (v *benchProgress) endPhase(now time.Time) {
+	if v.phase == "" {
+		return
+	}
+	took := now.Sub(v.began).Round(100 * time.Millisecond)
+	switch v.mode {
+	case progressBar:
+		fmt.Fprintf(v.w, "\r\x1b[Kbench: %s done in %s\n", v.phase, took)
+		v.visible = false
+	case progressPlain:
+		fmt.Fprintf(v.w, "bench: %s done in %s\n", v.phase, took)
+	}
+}
+
+// finish clears a bar left on screen.
+func (v *benchProgress) finish() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.visible {
+		fmt.Fprint(v.w, "\r\x1b[K")
+		v.visible = false
+	}
+}
+
+func totalText(p bench.Progress) string {
+	if p.Total == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d)", p.Total)
+}

@@ -1,0 +1,189 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Subject names.
+const (
+	SubjectToolgate      = "toolgate"
+	SubjectBare          = "bare"
+	SubjectToolgateEager = "toolgate-eager"
+	SubjectBareEager     = "bare-eager"
+	SubjectToolgateNoSA  = "toolgate-nosa"
+)
+
+// Baseline is the subject every ratio divides by.
+const Baseline = SubjectBare
+
+// Goals of the issue, printed beside the ratios (never asserted).
+const (
+	// GoalLatencyP50 is the highest acceptable toolgate/bare ratio of p50 latency.
+	GoalLatencyP50 = 1.10
+	// GoalThroughput is the lowest acceptable toolgate/bare ratio of calls per second.
+	GoalThroughput = 0.90
+)
+
+// Defaults of Config: about a minute on two cores.
+const (
+	DefaultNamespace        = "default"
+	DefaultCalls            = 300
+	DefaultWarmup           = 30
+	DefaultBlock            = 10
+	DefaultConcurrency      = 8
+	DefaultThroughputCalls  = 400
+	DefaultThroughputBlocks = 4
+	DefaultInFlight         = 1000
+	DefaultProbes           = 20
+	DefaultInProcessTime    = 300 * time.Millisecond
+	DefaultBreakdownSample  = 100
+)
+
+// DefaultSubjects are measured when Config.Subjects is empty.
+func DefaultSubjects() []string { return []string{SubjectToolgate, SubjectBare} }
+
+// KnownSubjects lists every subject name Run accepts.
+func KnownSubjects() []string {
+	return []string{SubjectToolgate, SubjectBare, SubjectToolgateEager, SubjectBareEager, SubjectToolgateNoSA}
+}
+
+// Config says what to measure. It works at its zero value except for Address.
+type Config struct {
+	// Address is the Temporal frontend host:port. Required.
+	Address string
+	// Namespace on that server. Optional: default "default".
+	Namespace string
+	// Server describes the server for the report, e.g. "embedded (in-memory SQLite)".
+	// Optional: default Address.
+	Server string
+	// Subjects to measure; the baseline "bare" is added when missing. Optional: default
+	// toolgate and bare.
+	Subjects []string
+
+	// Calls is the number of measured sequential calls per subject. Optional: default 300.
+	Calls int
+	// Warmup is the number of unmeasured calls per subject before anything is measured.
+	// Optional: default 30.
+	Warmup int
+	// Block is the number of consecutive calls of one subject in the latency phase.
+	// Optional: default 10.
+	Block int
+	// Concurrency is the number of concurrent callers of the throughput phase. Optional:
+	// default 8.
+	Concurrency int
+	// ThroughputCalls per subject. Optional: default 400.
+	ThroughputCalls int
+	// ThroughputBlocks per subject (alternating). Optional: default 4.
+	ThroughputBlocks int
+	// InFlight is the number of sleep calls held running at once. Optional: default 1000.
+	InFlight int
+	// Probes is the number of no-op calls made while they are held. Optional: default 20.
+	Probes int
+	// InProcessTime is how long each in-process function is timed. Optional: default 300 ms.
+	InProcessTime time.Duration
+	// BreakdownSample bounds the histories read for the breakdown, per subject. Optional:
+	// default 100.
+	BreakdownSample int
+
+	// CPUProfile receives a CPU profile of the latency phase. Optional: default none.
+	CPUProfile io.Writer
+	// Progress is called as phases advance, from Run's goroutines (serialize it if needed).
+	// Optional: default none.
+	Progress func(Progress)
+	// Logger receives the workers' and the SDK's lines. Optional: default zap.NewNop().
+	Logger *zap.Logger
+}
+
+// Short returns the configuration of the short mode: every phase, tiny figures (seconds).
+func Short() Config {
+	return Config{
+		Calls:            6,
+		Warmup:           2,
+		Block:            2,
+		Concurrency:      2,
+		ThroughputCalls:  8,
+		ThroughputBlocks: 2,
+		InFlight:         20,
+		Probes:           3,
+		InProcessTime:    10 * time.Millisecond,
+		BreakdownSample:  6,
+	}
+}
+
+// Progress reports how far a phase is.
+type Progress struct {
+	// Phase is "setup", "warmup", "latency", "breakdown", "throughput", "in-process",
+	// "in-flight", "history" or "done".
+	Phase string
+	// Done of Total steps (calls, mostly). Total 0: the phase has no count.
+	Done, Total int
+}
+
+// withDefaults returns c with defaults applied, or an error for invalid values.
+func (c Config) withDefaults() (Config, error) {
+	if c.Address == "" {
+		return c, fmt.Errorf("check config: no frontend address")
+	}
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	if c.Namespace == "" {
+		c.Namespace = DefaultNamespace
+	}
+	if c.Server == "" {
+		c.Server = c.Address
+	}
+	def(&c.Calls, DefaultCalls)
+	def(&c.Warmup, DefaultWarmup)
+	def(&c.Block, DefaultBlock)
+	def(&c.Concurrency, DefaultConcurrency)
+	def(&c.ThroughputCalls, DefaultThroughputCalls)
+	def(&c.ThroughputBlocks, DefaultThroughputBlocks)
+	def(&c.InFlight, DefaultInFlight)
+	def(&c.Probes, DefaultProbes)
+	def(&c.BreakdownSample, DefaultBreakdownSample)
+	if c.InProcessTime <= 0 {
+		c.InProcessTime = DefaultInProcessTime
+	}
+	c.ThroughputBlocks = min(c.ThroughputBlocks, c.ThroughputCalls)
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	if c.Progress == nil {
+		c.Progress = func(Progress) {}
+	}
+	subjects, err := checkSubjects(c.Subjects)
+	if err != nil {
+		return c, err
+	}
+	c.Subjects = subjects
+	return c, nil
+}
+
+// checkSubjects returns the subjects without duplicates, baseline included, or an error naming
+// an unknown one.
+func checkSubjects(names []string) ([]string, error) {
+	if len(names) == 0 {
+		names = DefaultSubjects()
+	}
+	var out []string
+	for _, n := range names {
+		if !slices.Contains(KnownSubjects(), n) {
+			return nil, fmt.Errorf("check config: unknown subject %q (known: %v)", n, KnownSubjects())
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	if !slices.Contains(out, Baseline) {
+		out = append(out, Baseline)
+	}
+	return out, nil
+}

@@ -1,0 +1,47 @@
+// Package bench measures what durability costs: toolgate's durable path against the least a
+// Temporal user would write for the same job, side by side in one process, on one server, in one
+// run, reported as ratios. It is the engine of `toolgate bench`; it does not start a server
+// (the command does, with internal/devserver), so its unit tests never link one.
+//
+// # Subjects
+//
+// A subject is one way to run a no-op call durably:
+//
+//   - [SubjectToolgate] "toolgate": client.Execute of a no-op tool served by worker.New, with
+//     the defaults a user gets (search attributes when the namespace has them).
+//   - [SubjectBare] "bare", the baseline: a workflow that runs one no-op activity
+//     (StartToCloseTimeout only) on its own task queue of the same process, started with
+//     ExecuteWorkflow and awaited with Get.
+//   - Variants that isolate one choice: "toolgate-eager" and "bare-eager" start with
+//     EnableEagerStart (set by a client interceptor, so the client package needs no option to be
+//     measured); "toolgate-nosa" runs without search attributes (client and workflow).
+//
+// Every ratio is subject / bare: above 1 is slower (latency) or faster (throughput).
+//
+// # Phases
+//
+//  1. Latency: Warmup calls per subject, then Calls sequential calls per subject in blocks of
+//     Block, subjects round-robin with the order rotated every round (ABAB... BABA), so drift
+//     of a shared machine lands on every subject alike. p50, p95, p99 and their ratios. The
+//     optional CPU profile covers this phase only. Afterwards the histories of a sample of the
+//     measured calls give the breakdown: where a call's wall time goes, segment by segment
+//     (client to start, each workflow task's dispatch and run, the activity, result to client).
+//  2. Throughput: Concurrency callers, ThroughputCalls per subject in ThroughputBlocks blocks,
+//     alternating subjects: calls per second (calls / time inside the subject's blocks).
+//  3. In process: toolcore.Execute of the no-op tool against a direct call of its function,
+//     ns and allocations per call.
+//  4. In flight: InFlight concurrent `sleep` calls held running by one worker; while they are
+//     held, Probes sequential no-op calls measure latency under load; RSS of the process (server,
+//     worker and client together) before, while held, and its peak. Then they are released and
+//     drained.
+//  5. History: events and bytes (sum of proto sizes of GetWorkflowHistory events) of one call
+//     that succeeds and one that ends in an error, per subject. toolgate's error is an error
+//     result (isError: true, the workflow completes); bare's is an activity failing with a
+//     non-retryable error, which fails the workflow.
+//
+// # Figures, not assertions
+//
+// Nothing here asserts a figure: goals are printed beside the ratios ([GoalLatencyP50],
+// [GoalThroughput]). [Report.Check] asserts only that a report is structurally complete, which is
+// what the short-mode test checks.
+package bench

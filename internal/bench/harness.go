@@ -1,0 +1,299 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/temporal"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	tgclient "github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/logging"
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/worker"
+)
+
+// workerStopTimeout bounds the graceful stop of the bench workers (nothing is in flight then).
+const workerStopTimeout = 5 * time.Second
+
+// slotsHeadroom is added to InFlight for the activity slots of the toolgate workers: with
+// exactly InFlight slots (the default MaxConcurrentActivities is 1000) a no-op probe could not
+// start while the sleeps hold every slot.
+const slotsHeadroom = 100
+
+// record is one measured call.
+type record struct {
+	workflowID string
+	start, end time.Time
+}
+
+func (r record) took() time.Duration { return r.end.Sub(r.start) }
+
+// callKind selects what a call does.
+type callKind uint8
+
+const (
+	callNoop  callKind = iota + 1 // succeeds
+	callFail                      // ends in an error (result or failure)
+	callSleep                     // held by the hold (toolgate subjects only)
+)
+
+// subject runs one call of a kind and reports it.
+type subject struct {
+	name string
+	call func(ctx context.Context, kind callKind) (record, error)
+	// client is the toolgate client of a toolgate subject, nil for bare ones.
+	client *tgclient.Client
+}
+
+// harness is what one Run sets up on the server: a client, the workers, the subjects.
+type harness struct {
+	cfg      Config
+	sdk      client.Client
+	prefix   string // unique to this run: "bench-<hex>"
+	seq      atomic.Int64
+	hold     *hold
+	subjects []subject
+	attrs    bool // the toolgate worker upserts search attributes
+	workers  []func()
+	toolgate subject // plain toolgate on the always-running toolgate worker
+}
+
+// eagerKey marks a context whose workflow starts request eager execution.
+type eagerKey struct{}
+
+func withEager(ctx context.Context) context.Context { return context.WithValue(ctx, eagerKey{}, true) }
+
+// eagerInterceptor sets StartWorkflowOptions.EnableEagerStart on starts made with a withEager
+// context: it measures eager start for toolgate without an option in the client package.
+type eagerInterceptor struct {
+	interceptor.ClientInterceptorBase
+}
+
+func (*eagerInterceptor) InterceptClient(next interceptor.ClientOutboundInterceptor) interceptor.ClientOutboundInterceptor {
+	return &eagerOutbound{ClientOutboundInterceptorBase: interceptor.ClientOutboundInterceptorBase{Next: next}}
+}
+
+type eagerOutbound struct {
+	interceptor.ClientOutboundInterceptorBase
+}
+
+func (o *eagerOutbound) ExecuteWorkflow(ctx context.Context, in *interceptor.ClientExecuteWorkflowInput) (client.WorkflowRun, error) {
+	if eager, _ := ctx.Value(eagerKey{}).(bool); eager {
+		in.Options.EnableEagerStart = true
+	}
+	return o.Next.ExecuteWorkflow(ctx, in)
+}
+
+// newHarness dials the server and starts the workers the subjects need.
+func newHarness(ctx context.Context, cfg Config) (h *harness, err error) {
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	h = &harness{cfg: cfg, prefix: "bench-" + hex.EncodeToString(b[:]), hold: newHold()}
+	h.sdk, err = client.DialContext(ctx, client.Options{
+		HostPort:     cfg.Address,
+		Namespace:    cfg.Namespace,
+		Logger:       logging.Temporal(cfg.Logger),
+		Interceptors: []interceptor.ClientInterceptor{&eagerInterceptor{}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connect to Temporal at %s: %w", cfg.Address, err)
+	}
+	defer func() {
+		if err != nil {
+			h.close()
+		}
+	}()
+	reg, err := registry(h.hold)
+	if err != nil {
+		return nil, fmt.Errorf("define bench tools: %w", err)
+	}
+	// The toolgate worker always runs: the in-flight phase uses it whatever the subjects.
+	queue := h.prefix + "-toolgate"
+	w, err := h.startToolgateWorker(reg, queue, nil)
+	if err != nil {
+		return nil, err
+	}
+	h.attrs = w.SearchAttributes()
+	h.toolgate = h.toolgateSubject(SubjectToolgate, tgclient.New(h.sdk, tgclient.Options{TaskQueue: queue, Namespace: cfg.Namespace}), false)
+	if slices.Contains(cfg.Subjects, SubjectToolgateNoSA) {
+		queue := h.prefix + "-toolgate-nosa"
+		off := false
+		if _, err := h.startToolgateWorker(reg, queue, &off); err != nil {
+			return nil, err
+		}
+		nosa := tgclient.New(h.sdk, tgclient.Options{TaskQueue: queue, Namespace: cfg.Namespace, SearchAttributes: &off})
+		h.subjects = append(h.subjects, h.toolgateSubject(SubjectToolgateNoSA, nosa, false))
+	}
+	bareQueue := h.prefix + "-bare"
+	if err := h.startBareWorker(bareQueue); err != nil {
+		return nil, err
+	}
+	for _, name := range cfg.Subjects {
+		switch name {
+		case SubjectToolgate:
+			h.subjects = append(h.subjects, h.toolgate)
+		case SubjectToolgateEager:
+			h.subjects = append(h.subjects, h.toolgateSubject(name, h.toolgate.client, true))
+		case SubjectBare:
+			h.subjects = append(h.subjects, h.bareSubject(name, bareQueue, false))
+		case SubjectBareEager:
+			h.subjects = append(h.subjects, h.bareSubject(name, bareQueue, true))
+		}
+	}
+	h.subjects = ordered(h.subjects, cfg.Subjects)
+	return h, nil
+}
+
+// ordered returns subjects in the order of names.
+func ordered(subjects []subject, names []string) []subject {
+	out := make([]subject, 0, len(subjects))
+	for _, n := range names {
+		for _, s := range subjects {
+			if s.name == n {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+func (h *harness) startToolgateWorker(reg *toolcore.Registry, queue string, attrs *bool) (*worker.Worker, error) {
+	w, err := worker.New(h.sdk, h.cfg.Namespace, reg, worker.Options{
+		TaskQueue:               queue,
+		MaxConcurrentActivities: h.cfg.InFlight + slotsHeadroom,
+		StopTimeout:             workerStopTimeout,
+		SearchAttributes:        attrs,
+		Logger:                  h.cfg.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create toolgate worker: %w", err)
+	}
+	if err := w.Start(); err != nil {
+		return nil, fmt.Errorf("start toolgate worker: %w", err)
+	}
+	h.workers = append(h.workers, w.Stop)
+	return w, nil
+}
+
+func (h *harness) startBareWorker(queue string) error {
+	w := sdkworker.New(h.sdk, queue, sdkworker.Options{
+		MaxConcurrentActivityExecutionSize: h.cfg.InFlight + slotsHeadroom,
+		WorkerStopTimeout:                  workerStopTimeout,
+	})
+	w.RegisterWorkflowWithOptions(bareWorkflow, workflow.RegisterOptions{Name: bareWorkflowName})
+	w.RegisterActivityWithOptions(bareActivity, activity.RegisterOptions{Name: bareActivityName})
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start bare worker: %w", err)
+	}
+	h.workers = append(h.workers, w.Stop)
+	return nil
+}
+
+// close stops the workers and the client.
+func (h *harness) close() {
+	for i := len(h.workers) - 1; i >= 0; i-- {
+		h.workers[i]()
+	}
+	h.sdk.Close()
+}
+
+// nextID returns a call ID unique to this run.
+func (h *harness) nextID() string {
+	return h.prefix + "-" + strconv.FormatInt(h.seq.Add(1), 10)
+}
+
+func toolName(kind callKind) string {
+	switch kind {
+	case callFail:
+		return toolFail
+	case callSleep:
+		return toolSleep
+	default:
+		return toolNoop
+	}
+}
+
+// toolgateSubject calls through the toolgate client cl.
+func (h *harness) toolgateSubject(name string, cl *tgclient.Client, eager bool) subject {
+	return subject{
+		name: name,
+		call: func(ctx context.Context, kind callKind) (record, error) {
+			call, err := toolcore.NewToolCall(h.nextID(), toolName(kind), []byte("{}"))
+			if err != nil {
+				return record{}, err
+			}
+			if eager {
+				ctx = withEager(ctx)
+			}
+			r := record{workflowID: tgclient.WorkflowID("", call.ID()), start: time.Now()}
+			res, err := cl.Execute(ctx, call)
+			r.end = time.Now()
+			if err != nil {
+				return r, fmt.Errorf("%s: execute %s: %w", name, call.ID(), err)
+			}
+			if res.IsError() != (kind == callFail) {
+				return r, fmt.Errorf("%s: %s: unexpected result %s", name, call.ID(), res.Content())
+			}
+			return r, nil
+		},
+		client: cl,
+	}
+}
+
+// bareSubject runs the baseline workflow on queue.
+func (h *harness) bareSubject(name, queue string, eager bool) subject {
+	return subject{
+		name: name,
+		call: func(ctx context.Context, kind callKind) (record, error) {
+			input := "noop"
+			if kind == callFail {
+				input = bareFail
+			}
+			r := record{workflowID: "bare-" + h.nextID(), start: time.Now()}
+			run, err := h.sdk.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+				ID:               r.workflowID,
+				TaskQueue:        queue,
+				EnableEagerStart: eager,
+			}, bareWorkflowName, input)
+			var out string
+			if err == nil {
+				err = run.Get(ctx, &out)
+			}
+			r.end = time.Now()
+			switch {
+			case kind == callFail && err == nil:
+				return r, fmt.Errorf("%s: %s: want a failure, got %q", name, r.workflowID, out)
+			case kind == callFail:
+				var failed *temporal.WorkflowExecutionError
+				if !errors.As(err, &failed) {
+					return r, fmt.Errorf("%s: %s: want a workflow failure: %w", name, r.workflowID, err)
+				}
+			case err != nil:
+				return r, fmt.Errorf("%s: %s: %w", name, r.workflowID, err)
+			}
+			return r, nil
+		},
+	}
+}
+
+// subjectNamed returns the subject called name.
+func (h *harness) subjectNamed(name string) (subject, bool) {
+	for _, s := range h.subjects {
+		if s.name == name {
+			return s, true
+		}
+	}
+	return subject{}, false
+}

@@ -1,0 +1,107 @@
+package bench
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// completeReport is a structurally complete report of two subjects.
+func completeReport() Report {
+	lat := Latencies{N: 5, P50Ms: 10, P95Ms: 12, P99Ms: 13, MeanMs: 11, MinMs: 9, MaxMs: 13}
+	hist := func(subject, c string) HistoryRow {
+		return HistoryRow{Subject: subject, Case: c, Events: 11, Bytes: 1200, Types: []string{"WorkflowExecutionStarted"}, RatioEvents: 1, RatioBytes: 1}
+	}
+	bd := func(subject string) BreakdownRow {
+		return BreakdownRow{Subject: subject, Calls: 5, Segments: []Segment{{Name: segActRun, MeanMs: 1, P50Ms: 1}}}
+	}
+	return Report{
+		Machine: Machine{Date: "2026-01-01T00:00:00Z", GoVersion: "go1.26.8", OS: "linux", Arch: "amd64", CPUs: 2, GOMAXPROCS: 2, CPUModel: "AMD EPYC"},
+		Server:  "embedded",
+		Settings: Settings{Subjects: []string{SubjectToolgate, SubjectBare}, Calls: 5, Warmup: 1, Block: 1, Concurrency: 2,
+			ThroughputCalls: 4, ThroughputBlocks: 2, InFlight: 3, Probes: 2, InProcessMs: 10},
+		Latency: []LatencyRow{
+			{Subject: SubjectToolgate, Latencies: lat, RatioP50: 1.05, RatioP95: 1.1, RatioP99: 1.2},
+			{Subject: SubjectBare, Latencies: lat, RatioP50: 1, RatioP95: 1, RatioP99: 1},
+		},
+		Breakdown: []BreakdownRow{bd(SubjectToolgate), bd(SubjectBare)},
+		Throughput: []ThroughputRow{
+			{Subject: SubjectToolgate, Calls: 4, Concurrency: 2, Seconds: 0.1, PerSecond: 40, Ratio: 0.9},
+			{Subject: SubjectBare, Calls: 4, Concurrency: 2, Seconds: 0.09, PerSecond: 44, Ratio: 1},
+		},
+		InProcess: InProcess{
+			Direct:  Op{Iterations: 100, NsPerCall: 2, AllocsPerCall: 0},
+			Execute: Op{Iterations: 100, NsPerCall: 5000, AllocsPerCall: 22, BytesPerCall: 2400},
+			Ratio:   2500, OverheadNs: 4998,
+		},
+		InFlight: InFlight{Calls: 3, FillSeconds: 1, RSSBeforeMiB: 100, RSSHeldMiB: 110, PeakRSSMiB: 120, PeakSource: peakFromHWM,
+			KiBPerCall: 3413, GoHeapHeldMiB: 50, Probe: Latencies{N: 2, P50Ms: 20, P95Ms: 30, P99Ms: 30, MeanMs: 25, MinMs: 20, MaxMs: 30},
+			IdleP50Ms: 10, ProbeRatioP50: 2, DrainSeconds: 1},
+		History:        []HistoryRow{hist(SubjectToolgate, CaseSuccess), hist(SubjectToolgate, CaseError), hist(SubjectBare, CaseSuccess), hist(SubjectBare, CaseError)},
+		ElapsedSeconds: 5,
+	}
+}
+
+func TestCheckComplete(t *testing.T) {
+	require.NoError(t, completeReport().Check())
+}
+
+func TestCheckIncomplete(t *testing.T) {
+	tests := []struct {
+		name    string
+		breakIt func(r *Report)
+		wantErr string
+	}{
+		{name: "no CPU model", breakIt: func(r *Report) { r.Machine.CPUModel = "" }, wantErr: "machine"},
+		{name: "no server", breakIt: func(r *Report) { r.Server = "" }, wantErr: "server"},
+		{name: "no baseline", breakIt: func(r *Report) { r.Settings.Subjects = []string{SubjectToolgate} }, wantErr: "baseline"},
+		{name: "latency row missing", breakIt: func(r *Report) { r.Latency = r.Latency[1:] }, wantErr: `latency: subject "toolgate"`},
+		{name: "latency short of calls", breakIt: func(r *Report) { r.Latency[0].N = 4 }, wantErr: `latency: subject "toolgate"`},
+		{name: "percentiles out of order", breakIt: func(r *Report) { r.Latency[0].P99Ms = 1 }, wantErr: `latency: subject "toolgate"`},
+		{name: "baseline ratio not 1", breakIt: func(r *Report) { r.Latency[1].RatioP95 = 2 }, wantErr: "baseline's ratios"},
+		{name: "throughput missing", breakIt: func(r *Report) { r.Throughput = nil }, wantErr: "throughput"},
+		{name: "breakdown empty", breakIt: func(r *Report) { r.Breakdown[1].Segments = nil }, wantErr: `breakdown: subject "bare"`},
+		{name: "history case missing", breakIt: func(r *Report) { r.History = r.History[:3] }, wantErr: `history: subject "bare" case "error"`},
+		{name: "in-process not measured", breakIt: func(r *Report) { r.InProcess.Execute = Op{} }, wantErr: "in-process"},
+		{name: "in-flight probes missing", breakIt: func(r *Report) { r.InFlight.Probe.N = 0 }, wantErr: "in-flight"},
+		{name: "in-flight RSS missing", breakIt: func(r *Report) { r.InFlight.PeakRSSMiB = 0 }, wantErr: "in-flight"},
+		{name: "elapsed missing", breakIt: func(r *Report) { r.ElapsedSeconds = 0 }, wantErr: "elapsed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := completeReport()
+			tt.breakIt(&r)
+			assert.ErrorContains(t, r.Check(), tt.wantErr)
+		})
+	}
+}
+
+func TestReportJSONRoundTrip(t *testing.T) {
+	data, err := json.Marshal(completeReport())
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"p50Ms":10`)
+	var back Report
+	require.NoError(t, json.Unmarshal(data, &back))
+	assert.Equal(t, completeReport(), back)
+}
+
+func TestWriteText(t *testing.T) {
+	var b strings.Builder
+	require.NoError(t, completeReport().WriteText(&b))
+	out := b.String()
+	for _, want := range []string{
+		"go1.26.8 linux/amd64", "AMD EPYC",
+		"Latency: 5 sequential", "1.05 (goal <= 1.10)",
+		"Throughput: 4 no-op calls", "0.90 (goal >= 0.90)",
+		"Where a call's time goes", segActRun,
+		"toolcore.Execute", "overhead 4998 ns",
+		"In flight: 3 sleep calls", "peak 120 MiB (VmHWM)", "2.00x the idle toolgate p50",
+		"History of one call",
+		"elapsed 5.0s",
+	} {
+		assert.Contains(t, out, want)
+	}
+}

@@ -1,0 +1,142 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteText writes the report as the tables `toolgate bench` prints.
+func (r Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	m := r.Machine
+	fmt.Fprintf(&b, "toolgate bench  %s  %s %s/%s  %d CPUs (GOMAXPROCS %d)  %s\n",
+		m.Date, m.GoVersion, m.OS, m.Arch, m.CPUs, m.GOMAXPROCS, m.CPUModel)
+	attrs := "off"
+	if r.SearchAttributes {
+		attrs = "on"
+	}
+	fmt.Fprintf(&b, "server: %s; search attributes %s", r.Server, attrs)
+	if m.SDK != "" || m.ServerVersion != "" {
+		fmt.Fprintf(&b, "; sdk %s, server %s", orDash(m.SDK), orDash(m.ServerVersion))
+	}
+	b.WriteString("\nratios are subject / bare, measured side by side in this run\n\n")
+
+	s := r.Settings
+	fmt.Fprintf(&b, "Latency: %d sequential no-op calls per subject, blocks of %d interleaved, after %d warm-up calls\n",
+		s.Calls, s.Block, s.Warmup)
+	t := table(&b)
+	fmt.Fprintln(t, "subject\tp50\tp95\tp99\tmean\tmax\tratio p50\tratio p95\tratio p99\t")
+	for _, row := range r.Latency {
+		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t\n", row.Subject, msText(row.P50Ms), msText(row.P95Ms),
+			msText(row.P99Ms), msText(row.MeanMs), msText(row.MaxMs), goal(row.Subject, row.RatioP50, "<=", GoalLatencyP50),
+			row.RatioP95, row.RatioP99)
+	}
+	t.Flush()
+
+	fmt.Fprintf(&b, "\nThroughput: %d no-op calls per subject, %d concurrent callers, %d alternating blocks\n",
+		s.ThroughputCalls, s.Concurrency, s.ThroughputBlocks)
+	t = table(&b)
+	fmt.Fprintln(t, "subject\tcalls/s\tseconds\tratio\t")
+	for _, row := range r.Throughput {
+		fmt.Fprintf(t, "%s\t%.1f\t%.2f\t%s\t\n", row.Subject, row.PerSecond, row.Seconds, goal(row.Subject, row.Ratio, ">=", GoalThroughput))
+	}
+	t.Flush()
+
+	if len(r.Breakdown) > 0 {
+		fmt.Fprintf(&b, "\nWhere a call's time goes: mean ms per segment (p50 in brackets), from the histories of %d calls per subject\n",
+			r.Breakdown[0].Calls)
+		t = table(&b)
+		fmt.Fprint(t, "segment\t")
+		for _, row := range r.Breakdown {
+			fmt.Fprintf(t, "%s\t", row.Subject)
+		}
+		fmt.Fprintln(t)
+		for _, name := range segmentNames(r.Breakdown) {
+			fmt.Fprintf(t, "%s\t", name)
+			for _, row := range r.Breakdown {
+				fmt.Fprintf(t, "%s\t", segmentText(row, name))
+			}
+			fmt.Fprintln(t)
+		}
+		t.Flush()
+	}
+
+	ip := r.InProcess
+	fmt.Fprintf(&b, "\nIn process: one no-op tool call\n")
+	t = table(&b)
+	fmt.Fprintln(t, "\tns/call\tallocs/call\tbytes/call\t")
+	fmt.Fprintf(t, "direct function call\t%.1f\t%.1f\t%.0f\t\n", ip.Direct.NsPerCall, ip.Direct.AllocsPerCall, ip.Direct.BytesPerCall)
+	fmt.Fprintf(t, "toolcore.Execute\t%.1f\t%.1f\t%.0f\t\n", ip.Execute.NsPerCall, ip.Execute.AllocsPerCall, ip.Execute.BytesPerCall)
+	t.Flush()
+	fmt.Fprintf(&b, "overhead %.0f ns per call\n", ip.OverheadNs)
+
+	f := r.InFlight
+	fmt.Fprintf(&b, "\nIn flight: %d sleep calls held running by one worker\n", f.Calls)
+	fmt.Fprintf(&b, "all running after %.1fs; drained %.1fs after release\n", f.FillSeconds, f.DrainSeconds)
+	fmt.Fprintf(&b, "process RSS (server + workers + client): %.0f MiB before, %.0f MiB held (%+.0f KiB per call), peak %.0f MiB (%s); Go heap %.0f MiB held\n",
+		f.RSSBeforeMiB, f.RSSHeldMiB, f.KiBPerCall, f.PeakRSSMiB, f.PeakSource, f.GoHeapHeldMiB)
+	fmt.Fprintf(&b, "no-op call meanwhile (%d sequential): p50 %s, p95 %s, max %s = %.2fx the idle toolgate p50 (%s)\n",
+		f.Probe.N, msText(f.Probe.P50Ms), msText(f.Probe.P95Ms), msText(f.Probe.MaxMs), f.ProbeRatioP50, msText(f.IdleP50Ms))
+
+	fmt.Fprintf(&b, "\nHistory of one call\n")
+	t = table(&b)
+	fmt.Fprintln(t, "subject\tcase\tevents\tbytes\tratio events\tratio bytes\t")
+	for _, row := range r.History {
+		fmt.Fprintf(t, "%s\t%s\t%d\t%d\t%.2f\t%.2f\t\n", row.Subject, row.Case, row.Events, row.Bytes, row.RatioEvents, row.RatioBytes)
+	}
+	t.Flush()
+
+	fmt.Fprintf(&b, "\nelapsed %.1fs\n", r.ElapsedSeconds)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func table(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+}
+
+// goal formats a ratio, with the goal beside it for the toolgate subject.
+func goal(subject string, v float64, op string, target float64) string {
+	if subject != SubjectToolgate {
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.2f (goal %s %.2f)", v, op, target)
+}
+
+func msText(v float64) string {
+	if v >= 100 {
+		return fmt.Sprintf("%.0fms", v)
+	}
+	return fmt.Sprintf("%.2fms", v)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// segmentNames lists every segment of the rows, in order of first appearance.
+func segmentNames(rows []BreakdownRow) []string {
+	var names []string
+	for _, row := range rows {
+		for _, s := range row.Segments {
+			if !contains(names, s.Name) {
+				names = append(names, s.Name)
+			}
+		}
+	}
+	return names
+}
+
+func segmentText(row BreakdownRow, name string) string {
+	for _, s := range row.Segments {
+		if s.Name == name {
+			return fmt.Sprintf("%.2f [%.2f]", s.MeanMs, s.P50Ms)
+		}
+	}
+	return "-"
+}

@@ -1,0 +1,179 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolgate/toolgate/toolcore"
+)
+
+// Tool names of the bench registry.
+const (
+	toolNoop  = "noop"
+	toolFail  = "fail"
+	toolSleep = "sleep"
+)
+
+// Names of the bare baseline's workflow and activity.
+const (
+	bareWorkflowName = "BenchBareWorkflow"
+	bareActivityName = "BenchBareNoop"
+	// bareFail is the bare input whose activity fails (non-retryable).
+	bareFail = "fail"
+)
+
+// sleepCap bounds a held sleep call, so a bench that dies mid-phase leaves nothing running for
+// long.
+const sleepCap = 5 * time.Minute
+
+// empty is the argument type of the bench tools: they take {}.
+type empty struct{}
+
+func acceptAnything(toolcore.Arguments) toolcore.Decision[empty] { return toolcore.Accept(empty{}) }
+
+// noopTool does nothing and returns null: the least a tool can do.
+func noopTool() (toolcore.Tool, error) {
+	return toolcore.Define(toolcore.Definition[empty]{
+		Name:        toolNoop,
+		Description: "Do nothing (bench).",
+		Validate:    acceptAnything,
+		Execute:     noop,
+	})
+}
+
+// noop is the no-op tool's function, called directly by the in-process phase.
+func noop(context.Context, empty) (any, error) { return nil, nil }
+
+// failTool always returns an ordinary error: an error result (TOOL_EXECUTION_FAILED).
+func failTool() (toolcore.Tool, error) {
+	return toolcore.Define(toolcore.Definition[empty]{
+		Name:        toolFail,
+		Description: "Always fail (bench).",
+		Validate:    acceptAnything,
+		Execute: func(context.Context, empty) (any, error) {
+			return nil, errors.New("bench: this tool always fails")
+		},
+	})
+}
+
+// sleepTool holds its call running until the hold is released, its context ends, or sleepCap.
+func sleepTool(h *hold) (toolcore.Tool, error) {
+	return toolcore.Define(toolcore.Definition[empty]{
+		Name:        toolSleep,
+		Description: "Sleep until the bench releases the call (bench).",
+		Validate:    acceptAnything,
+		Execute: func(ctx context.Context, _ empty) (any, error) {
+			return nil, h.wait(ctx)
+		},
+		Options: toolcore.Options{Timeout: sleepCap + time.Minute},
+	})
+}
+
+// registry holds the bench tools.
+func registry(h *hold) (*toolcore.Registry, error) {
+	var tools []toolcore.Tool
+	for _, def := range []func() (toolcore.Tool, error){noopTool, failTool, func() (toolcore.Tool, error) { return sleepTool(h) }} {
+		t, err := def()
+		if err != nil {
+			return nil, err
+		}
+		tools = append(tools, t)
+	}
+	return toolcore.NewRegistry(tools...)
+}
+
+// hold gates the sleep tool: calls count themselves in and wait for release.
+type hold struct {
+	mu       sync.Mutex
+	running  int           // calls inside wait
+	target   int           // reached closes when running gets here; 0: not armed
+	reached  chan struct{} // closed when running reaches target
+	released chan struct{} // closed by release
+}
+
+func newHold() *hold {
+	return &hold{reached: make(chan struct{}), released: make(chan struct{})}
+}
+
+// expect arms the hold: reached closes once n calls are running at once.
+func (h *hold) expect(n int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.target = n
+	h.check()
+}
+
+// check closes reached when the target is met; h.mu is held.
+func (h *hold) check() {
+	if h.target > 0 && h.running >= h.target {
+		closeOnce(h.reached)
+	}
+}
+
+// count returns the number of calls being held.
+func (h *hold) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.running
+}
+
+func (h *hold) wait(ctx context.Context) error {
+	h.mu.Lock()
+	h.running++
+	h.check()
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		h.running--
+		h.mu.Unlock()
+	}()
+	timer := time.NewTimer(sleepCap)
+	defer timer.Stop()
+	select {
+	case <-h.released:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-timer.C:
+		return nil
+	}
+}
+
+// release lets every held call (and every later one) return.
+func (h *hold) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	closeOnce(h.released)
+}
+
+// closeOnce closes ch unless it is closed; callers hold the lock that guards ch.
+func closeOnce(ch chan struct{}) {
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
+}
+
+// bareWorkflow is the baseline: the least a Temporal user writes to run one activity.
+func bareWorkflow(ctx workflow.Context, in string) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+	var out string
+	err := workflow.ExecuteActivity(ctx, bareActivityName, in).Get(ctx, &out)
+	return out, err
+}
+
+// bareActivity returns its input, or fails without retry for bareFail. The failure is
+// categorized benign, which only keeps the SDK from logging it as an error.
+func bareActivity(_ context.Context, in string) (string, error) {
+	if in == bareFail {
+		return "", temporal.NewApplicationErrorWithOptions("bench: this activity always fails", "BenchFailure",
+			temporal.ApplicationErrorOptions{NonRetryable: true, Category: temporal.ApplicationErrorCategoryBenign})
+	}
+	return in, nil
+}
