@@ -399,11 +399,11 @@ func TestArgumentsDecodeRejects(t *testing.T) {
 }
 
 type ambiguousA struct {
-	Name string `json:"name"`
+	Name string
 }
 
 type ambiguousB struct {
-	Name string `json:"name"`
+	Name string
 }
 
 type embedsAmbiguous struct {
@@ -412,9 +412,13 @@ type embedsAmbiguous struct {
 	Other int `json:"other"`
 }
 
+type titled struct {
+	Title string `json:"Title"`
+}
+
 type embedsDominant struct {
-	ambiguousA
-	Name string `json:"name"` // shallower, wins
+	titled
+	Title string // shallower, wins over the promoted tagged field of the same name
 }
 
 type Exported struct {
@@ -428,15 +432,15 @@ type embedsPointer struct {
 
 func TestArgumentsDecodeEmbedded(t *testing.T) {
 	var amb embedsAmbiguous
-	assert.EqualError(t, mustArgs(t, `{"name":"x"}`).Decode(&amb), `unknown field "name"`,
+	assert.EqualError(t, mustArgs(t, `{"Name":"x"}`).Decode(&amb), `unknown field "Name"`,
 		"encoding/json drops names promoted ambiguously")
 	require.NoError(t, mustArgs(t, `{"other":1}`).Decode(&amb))
 	assert.Equal(t, 1, amb.Other)
 
 	var dom embedsDominant
-	require.NoError(t, mustArgs(t, `{"name":"x"}`).Decode(&dom))
-	assert.Equal(t, "x", dom.Name)
-	assert.Empty(t, dom.ambiguousA.Name)
+	require.NoError(t, mustArgs(t, `{"Title":"x"}`).Decode(&dom))
+	assert.Equal(t, "x", dom.Title)
+	assert.Empty(t, dom.titled.Title)
 
 	var ptr embedsPointer
 	require.NoError(t, mustArgs(t, `{"promoted":"p","own":"o"}`).Decode(&ptr))

@@ -74,7 +74,12 @@ func ParseToolCall(data []byte) (ToolCall, error) {
 	if len(data) > MaxCallBytes {
 		return ToolCall{}, invalidCall("%d bytes, limit %d", len(data), MaxCallBytes)
 	}
-	s := scanner{data: data, maxDepth: MaxArgumentsDepth}
+	// One allocation for the stacks a typical call needs; they grow if it is not enough.
+	stacks := new(struct {
+		path    [8]pathSeg
+		members [16]member
+	})
+	s := scanner{data: data, maxDepth: MaxArgumentsDepth, path: stacks.path[:0], members: stacks.members[:0]}
 	s.skipWS()
 	if s.pos >= len(data) {
 		return ToolCall{}, invalidCall("empty input, want a JSON object")
@@ -106,7 +111,7 @@ type envelope struct {
 func (s *scanner) envelope() (envelope, error) {
 	var env envelope
 	s.pos++ // '{'
-	var keys []member
+	keys := make([]member, 0, 8)
 	var discard []byte
 	s.skipWS()
 	if s.pos < len(s.data) && s.data[s.pos] == '}' {
@@ -152,7 +157,11 @@ func (s *scanner) envelope() (envelope, error) {
 				if err != nil {
 					return env, err
 				}
-				*field = envelopeField{kind: kind, text: string(text)}
+				str := wireTypeValue // the expected type costs no allocation
+				if field != &env.typ || string(text) != wireTypeValue {
+					str = string(text)
+				}
+				*field = envelopeField{kind: kind, text: str}
 			case field == &env.args && kind == kindObject:
 				out, err := s.value(make([]byte, 0, len(s.data)-s.pos))
 				if err != nil {
@@ -203,7 +212,7 @@ func (env envelope) check() (ToolCall, error) {
 		return ToolCall{}, invalidCall(`missing "type"`)
 	case env.typ.kind != kindString:
 		return ToolCall{}, invalidCall(`"type" must be a string, got %s`, env.typ.kind)
-	case env.typ.text != "toolCall":
+	case env.typ.text != wireTypeValue:
 		return ToolCall{}, invalidCall(`"type" must be "toolCall", got %s`, quoteForMessage(env.typ.text))
 	}
 	if err := checkLabel("id", env.id, MaxIDBytes); err != nil {
@@ -312,6 +321,7 @@ func (c ToolCall) Arguments() Arguments { return c.args }
 func (c ToolCall) IsZero() bool { return c.id == "" }
 
 const (
+	wireTypeValue = "toolCall"
 	wireType      = `{"type":"toolCall","id":`
 	wireName      = `,"name":`
 	wireArguments = `,"arguments":`

@@ -276,6 +276,9 @@ func (s *scanner) str() (contents []byte, escaped bool, err error) {
 // strEscaped continues str from the first backslash at i.
 func (s *scanner) strEscaped(start, i int) ([]byte, bool, error) {
 	d := s.data
+	if n := skipString(d, start-1) - start; cap(s.scratch) < n {
+		s.scratch = make([]byte, 0, n) // an upper bound of the unescaped length
+	}
 	buf := append(s.scratch[:0], d[start:i]...)
 	for i < len(d) {
 		c := d[i]
@@ -316,8 +319,12 @@ func (s *scanner) strEscaped(start, i int) ([]byte, bool, error) {
 		case c < 0x20:
 			return nil, false, s.syntaxError(i, "control character U+%04X in string, want it escaped", c)
 		case c < utf8.RuneSelf:
-			buf = append(buf, c)
-			i++
+			j := i + 1
+			for j < len(d) && plainASCII(d[j]) {
+				j++
+			}
+			buf = append(buf, d[i:j]...)
+			i = j
 		default:
 			r, size := utf8.DecodeRune(d[i:])
 			if r == utf8.RuneError && size == 1 {
@@ -329,6 +336,9 @@ func (s *scanner) strEscaped(start, i int) ([]byte, bool, error) {
 	}
 	return nil, false, s.syntaxError(i, "unexpected end of input in string")
 }
+
+// plainASCII reports whether c stands for itself inside a JSON string.
+func plainASCII(c byte) bool { return c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' }
 
 // unicodeEscape decodes the \uXXXX at i (a surrogate pair takes two escapes) and returns the rune
 // and the number of input bytes used. A lone surrogate is an error.
@@ -712,8 +722,8 @@ func skipCanonical(c string, i int) int {
 	}
 }
 
-// skipString returns the offset just past the string starting at c[i].
-func skipString(c string, i int) int {
+// skipString returns the offset just past the string starting at c[i] (or len(c)).
+func skipString[S ~string | ~[]byte](c S, i int) int {
 	for i++; i < len(c); i++ {
 		switch c[i] {
 		case '\\':
