@@ -1,0 +1,253 @@
+// Command recordhistories records one ToolCallWorkflow history per outcome kind from an embedded
+// Temporal server, for the replay tests of package workflows:
+//
+//	go run ./workflows/internal/recordhistories [-out testdata/histories]
+//
+// Histories of calls to toolbox tools go to <out>/*.json (replayable with `toolgate replay`,
+// whose registry is the toolbox); those that need the tools of workflows/internal/fixtures go to
+// <out>/fixtures/*.json. It prints one line per history: events and bytes.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/temporalproto"
+	sdkclient "go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/devserver"
+	"github.com/toolgate/toolgate/internal/logging"
+	"github.com/toolgate/toolgate/toolbox"
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/worker"
+	"github.com/toolgate/toolgate/workflows"
+	"github.com/toolgate/toolgate/workflows/internal/fixtures"
+)
+
+// timeout bounds the whole recording.
+const timeout = 5 * time.Minute
+
+func main() {
+	out := flag.String("out", "testdata/histories", "directory to write the histories to")
+	flag.Parse()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	err := record(ctx, *out)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "recordhistories:", err)
+		os.Exit(1)
+	}
+}
+
+// recorder holds what every scenario needs.
+type recorder struct {
+	sdk   sdkclient.Client
+	tools *client.Client
+	out   string
+}
+
+// scenario is one recorded call: run starts it and returns its workflow ID once it is closed.
+type scenario struct {
+	file string // relative to the output directory
+	run  func(ctx context.Context, r *recorder) (workflowID string, err error)
+}
+
+func record(ctx context.Context, out string) error {
+	// The server, SDK and worker log every failed attempt, which several scenarios cause on
+	// purpose: keep only errors of the server.
+	logger, err := zap.NewDevelopment(zap.IncreaseLevel(zap.ErrorLevel))
+	if err != nil {
+		return fmt.Errorf("build logger: %w", err)
+	}
+	srv, err := devserver.Start(ctx, devserver.Options{Logger: logger})
+	if err != nil {
+		return fmt.Errorf("start dev server: %w", err)
+	}
+	defer func() { _ = srv.Stop() }()
+	sdk, err := sdkclient.Dial(sdkclient.Options{HostPort: srv.FrontendAddress(), Namespace: srv.Namespace(), Logger: logging.Temporal(zap.NewNop())})
+	if err != nil {
+		return fmt.Errorf("dial %s: %w", srv.FrontendAddress(), err)
+	}
+	defer sdk.Close()
+	reg, err := registry()
+	if err != nil {
+		return err
+	}
+	r := &recorder{sdk: sdk, tools: client.New(sdk, client.Options{Namespace: srv.Namespace()}), out: out}
+
+	// Canceled before any worker ran it: the first workflow task sees the cancel request.
+	id, err := r.tools.Start(ctx, mustCall("call-canceled-early", toolbox.NameAdd, `{"left":1,"right":2}`))
+	if err != nil {
+		return fmt.Errorf("start early-canceled call: %w", err)
+	}
+	if err := r.tools.CancelByWorkflowID(ctx, id); err != nil {
+		return fmt.Errorf("cancel early-canceled call: %w", err)
+	}
+
+	w, err := worker.New(sdk, srv.Namespace(), reg, worker.Options{})
+	if err != nil {
+		return fmt.Errorf("build worker: %w", err)
+	}
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	defer w.Stop()
+	if !w.SearchAttributes() {
+		return errors.New("the dev server's namespace lacks the search attributes")
+	}
+	if err := r.write(ctx, "canceled-before-start.json", id); err != nil {
+		return err
+	}
+	for _, s := range scenarios() {
+		id, err := s.run(ctx, r)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.file, err)
+		}
+		if err := r.write(ctx, s.file, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// registry is the toolbox at its default configuration plus the fixtures.
+func registry() (*toolcore.Registry, error) {
+	tools, err := toolbox.Tools(toolbox.Config{})
+	if err != nil {
+		return nil, fmt.Errorf("build toolbox: %w", err)
+	}
+	reg, err := toolcore.NewRegistry(append(tools, fixtures.Tools()...)...)
+	if err != nil {
+		return nil, fmt.Errorf("build registry: %w", err)
+	}
+	return reg, nil
+}
+
+func scenarios() []scenario {
+	return []scenario{
+		{"success.json", execute(mustCall("call-add-1", toolbox.NameAdd, `{"left":20,"right":22}`))},
+		{"arguments-invalid.json", execute(mustCall("call-add-invalid", toolbox.NameAdd, `{"left":"twenty","right":22}`))},
+		{"not-found.json", execute(mustCall("call-unknown", "no_such_tool", `{}`))},
+		{"invalid-call.json", invalidCall},
+		{"canceled.json", cancelWhileRunning(mustCall("call-sleep", toolbox.NameSleep, `{"seconds":600}`))},
+		{"fixtures/validation-failed.json", execute(mustCall("call-validator-panic", fixtures.ValidatorPanic, `{}`))},
+		{"fixtures/execution-failed.json", execute(mustCall("call-fail", fixtures.Fail, `{}`))},
+		{"fixtures/serialization-failed.json", execute(mustCall("call-opaque", fixtures.Opaque, `{}`))},
+		{"fixtures/outcome-unknown.json", execute(mustCall("call-hang", fixtures.Hang, `{}`))},
+		{"fixtures/retried.json", execute(mustCall("call-flaky", fixtures.Flaky, `{}`))},
+		{"fixtures/fatal.json", execute(mustCall("call-fatal", fixtures.Fatal, `{}`))},
+	}
+}
+
+// execute runs call to its end; any outcome is fine, the history is what is recorded.
+func execute(call toolcore.ToolCall) func(context.Context, *recorder) (string, error) {
+	return func(ctx context.Context, r *recorder) (string, error) {
+		id, err := r.tools.Start(ctx, call)
+		if err != nil {
+			return "", err
+		}
+		return id, r.waitClosed(ctx, id)
+	}
+}
+
+// invalidCall starts the workflow with a payload that is not a tool call (the toolgate client
+// refuses to, so the SDK client does).
+func invalidCall(ctx context.Context, r *recorder) (string, error) {
+	id := client.WorkflowID("", "call-invalid")
+	_, err := r.sdk.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{ID: id, TaskQueue: workflows.DefaultTaskQueue},
+		workflows.ToolCallWorkflowName, json.RawMessage(`{"type":"toolCall","id":"call-invalid","name":"add"}`))
+	if err != nil {
+		return "", err
+	}
+	return id, r.waitClosed(ctx, id)
+}
+
+// cancelWhileRunning starts call, waits until its tool reported progress (it is running), and
+// cancels it.
+func cancelWhileRunning(call toolcore.ToolCall) func(context.Context, *recorder) (string, error) {
+	return func(ctx context.Context, r *recorder) (string, error) {
+		id, err := r.tools.Start(ctx, call)
+		if err != nil {
+			return "", err
+		}
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if _, ok, err := r.tools.ProgressByWorkflowID(ctx, id); err != nil {
+				return "", err
+			} else if ok {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return "", ctx.Err()
+			case <-tick.C:
+			}
+		}
+		if err := r.tools.CancelByWorkflowID(ctx, id); err != nil {
+			return "", err
+		}
+		return id, r.waitClosed(ctx, id)
+	}
+}
+
+// waitClosed waits until the workflow is closed, whatever its outcome.
+func (r *recorder) waitClosed(ctx context.Context, id string) error {
+	err := r.sdk.GetWorkflow(ctx, id, "").Get(ctx, nil)
+	if ctx.Err() != nil {
+		return fmt.Errorf("wait for %s: %w", id, ctx.Err())
+	}
+	_ = err // failed and canceled workflows are outcomes too
+	return nil
+}
+
+// write exports the closed workflow's history as JSON (the format of `temporal workflow show
+// --output json` and `toolgate history`).
+func (r *recorder) write(ctx context.Context, file, id string) error {
+	if err := r.waitClosed(ctx, id); err != nil {
+		return err
+	}
+	hist := &historypb.History{}
+	it := r.sdk.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return fmt.Errorf("read history of %s: %w", id, err)
+		}
+		hist.Events = append(hist.Events, e)
+	}
+	data, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
+	if err != nil {
+		return fmt.Errorf("encode history of %s: %w", id, err)
+	}
+	path := filepath.Join(r.out, file)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write history: %w", err)
+	}
+	last := hist.Events[len(hist.Events)-1].GetEventType()
+	fmt.Printf("%-36s %2d events %5d bytes protobuf %6d bytes JSON  %s\n",
+		file, len(hist.Events), proto.Size(hist), len(data)+1, last)
+	return nil
+}
+
+func mustCall(id, name, arguments string) toolcore.ToolCall {
+	call, err := toolcore.NewToolCall(id, name, []byte(arguments))
+	if err != nil {
+		panic(err)
+	}
+	return call
+}

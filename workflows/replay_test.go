@@ -1,0 +1,98 @@
+package workflows_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/toolgate/toolgate/toolbox"
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/workflows"
+	"github.com/toolgate/toolgate/workflows/internal/fixtures"
+)
+
+// The histories were recorded from the embedded server by
+//
+//	go run ./workflows/internal/recordhistories
+//
+// (from the module root); re-record them after a deliberate change of the workflow's commands,
+// and guard changes that calls in flight could see with workflow.GetVersion instead.
+const historiesDir = "../testdata/histories"
+
+// recordedRegistry is the registry the histories were recorded with: the toolbox at its default
+// configuration plus the fixtures.
+func recordedRegistry(t *testing.T) *toolcore.Registry {
+	t.Helper()
+	tools, err := toolbox.Tools(toolbox.Config{})
+	require.NoError(t, err)
+	return newRegistry(t, append(tools, fixtures.Tools()...)...)
+}
+
+func replay(reg *toolcore.Registry, searchAttributes bool, file string) error {
+	replayer := worker.NewWorkflowReplayer()
+	(&workflows.Workflows{Registry: reg, SearchAttributes: searchAttributes}).Register(replayer)
+	return replayer.ReplayWorkflowHistoryFromJSONFile(discardLogger(), file)
+}
+
+func discardLogger() sdklog.Logger {
+	return sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+func TestReplayRecordedHistories(t *testing.T) {
+	want := []string{
+		"arguments-invalid.json", "canceled-before-start.json", "canceled.json", "invalid-call.json",
+		"not-found.json", "success.json",
+		"fixtures/execution-failed.json", "fixtures/fatal.json", "fixtures/outcome-unknown.json",
+		"fixtures/retried.json", "fixtures/serialization-failed.json", "fixtures/validation-failed.json",
+	}
+	top, err := filepath.Glob(filepath.Join(historiesDir, "*.json"))
+	require.NoError(t, err)
+	more, err := filepath.Glob(filepath.Join(historiesDir, "fixtures", "*.json"))
+	require.NoError(t, err)
+	var got []string
+	for _, f := range append(top, more...) {
+		rel, err := filepath.Rel(historiesDir, f)
+		require.NoError(t, err)
+		got = append(got, filepath.ToSlash(rel))
+	}
+	require.ElementsMatch(t, want, got, "one history per outcome kind")
+
+	reg := recordedRegistry(t)
+	for _, file := range got {
+		t.Run(file, func(t *testing.T) {
+			assert.NoError(t, replay(reg, true, filepath.Join(historiesDir, file)))
+		})
+	}
+}
+
+// TestReplayDetectsIncompatibleChanges proves the replay tests can fail: code that would decide
+// differently on a recorded call is a non-determinism error.
+func TestReplayDetectsIncompatibleChanges(t *testing.T) {
+	rejectAll := toolcore.MustDefine(toolcore.Definition[empty]{
+		Name:        toolbox.NameAdd,
+		Description: "add, with a validator that changed its verdict",
+		Validate:    func(toolcore.Arguments) toolcore.Decision[empty] { return toolcore.Reject[empty]("no longer accepted") },
+		Execute:     func(context.Context, empty) (any, error) { return nil, nil },
+	})
+	tests := []struct {
+		name             string
+		reg              *toolcore.Registry
+		searchAttributes bool
+	}{
+		{name: "validator verdict changed", reg: newRegistry(t, rejectAll), searchAttributes: true},
+		{name: "tool removed", reg: newRegistry(t), searchAttributes: true},
+		{name: "search attribute upsert dropped", reg: recordedRegistry(t), searchAttributes: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Error(t, replay(tt.reg, tt.searchAttributes, filepath.Join(historiesDir, "success.json")))
+		})
+	}
+}
