@@ -85,7 +85,7 @@ func ParseToolCall(data []byte) (ToolCall, error) {
 		return ToolCall{}, invalidCall("empty input, want a JSON object")
 	}
 	if k := kindOf(data[s.pos]); k != kindObject {
-		if _, err := s.value(nil); err != nil {
+		if err := s.malformed(); err != nil {
 			return ToolCall{}, invalidCall("%v", err)
 		}
 		return ToolCall{}, invalidCall("must be a JSON object, got %s", k)
@@ -198,7 +198,7 @@ func (s *scanner) envelope() (envelope, error) {
 		slices.SortFunc(keys, func(a, b member) int { return bytes.Compare(a.key, b.key) })
 		for i := 1; i < len(keys); i++ {
 			if bytes.Equal(keys[i-1].key, keys[i].key) {
-				return env, &jsonError{msg: "duplicate key " + quoteForMessage(keys[i].key)}
+				return env, &jsonError{msg: "duplicate key " + quoteForMessage(keys[i].key), wellFormed: true}
 			}
 		}
 	}

@@ -192,6 +192,9 @@ func TestParseToolCallRejects(t *testing.T) {
 		{"null", `null`, `tool call: must be a JSON object, got null`},
 		{"garbage", `toolCall`, `tool call: invalid JSON at byte 0: invalid literal, want true`},
 		{"invalid value", `"\ud800"`, `tool call: lone surrogate \ud800 at byte 1 (not a Unicode character)`},
+		{"deep array", strings.Repeat("[", 100) + strings.Repeat("]", 100), `tool call: must be a JSON object, got array`},
+		{"array with duplicates", `[{"a":1,"a":2}]`, `tool call: must be a JSON object, got array`},
+		{"malformed array", `[{"a":1,}]`, `tool call: invalid JSON at byte 8: unexpected '}', want a string key`},
 		{"BOM", "\ufeff{}", `tool call: invalid JSON at byte 0: unexpected byte 0xef, want a value`},
 
 		// Malformed JSON.
@@ -315,6 +318,8 @@ func TestNewToolCallRejects(t *testing.T) {
 		{"id too long", strings.Repeat("x", MaxIDBytes+1), "add", `{}`, `tool call: "id" is 257 bytes, limit 256`},
 		{"nil arguments", "c", "add", ``, `tool call: arguments must be a JSON object, got empty input`},
 		{"array arguments", "c", "add", `[]`, `tool call: arguments must be a JSON object, got array`},
+		{"deep array arguments", "c", "add", strings.Repeat("[", 100) + strings.Repeat("]", 100), `tool call: arguments must be a JSON object, got array`},
+		{"malformed array arguments", "c", "add", `[1,]`, `tool call: invalid JSON at byte 3 of arguments: unexpected ']', want a value`},
 		{"not JSON", "c", "add", `left=1`, `tool call: invalid JSON at byte 0 of arguments: unexpected 'l', want a value`},
 		{"trailing data", "c", "add", `{} x`, `tool call: invalid JSON at byte 3 of arguments: unexpected 'x' after the object`},
 		{"duplicate", "c", "add", `{"a":{"b":1,"b":2}}`, `tool call: duplicate key "b" in arguments.a`},

@@ -91,7 +91,12 @@ func kindOf(c byte) jsonKind {
 }
 
 // jsonError is a scanner failure; msg is complete and bounded. Callers prefix it ("tool call: ").
-type jsonError struct{ msg string }
+type jsonError struct {
+	msg string
+	// wellFormed: the text may still be JSON (a duplicate key, too deep), as opposed to a syntax,
+	// UTF-8 or surrogate error.
+	wellFormed bool
+}
 
 func (e *jsonError) Error() string { return e.msg }
 
@@ -162,7 +167,7 @@ func (s *scanner) value(dst []byte) ([]byte, error) {
 		s.depth++
 		if s.depth > s.maxDepth {
 			return dst, &jsonError{msg: fmt.Sprintf("%s nests deeper than %d levels (at byte %d%s)",
-				render(s.path[:min(1, len(s.path))]), s.maxDepth, s.pos, s.of)}
+				render(s.path[:min(1, len(s.path))]), s.maxDepth, s.pos, s.of), wellFormed: true}
 		}
 		var err error
 		if c == '{' {
@@ -456,7 +461,8 @@ func (s *scanner) object(dst []byte) ([]byte, error) {
 		slices.SortFunc(ms, func(a, b member) int { return bytes.Compare(a.key, b.key) })
 		for i := 1; i < len(ms); i++ {
 			if bytes.Equal(ms[i-1].key, ms[i].key) {
-				return dst, &jsonError{msg: fmt.Sprintf("duplicate key %s in %s", quoteForMessage(ms[i].key), s.where())}
+				return dst, &jsonError{msg: fmt.Sprintf("duplicate key %s in %s", quoteForMessage(ms[i].key), s.where()),
+					wellFormed: true}
 			}
 		}
 		body := bytes.Clone(dst[open+1:])
@@ -619,6 +625,16 @@ func quotedLen(text string) int {
 	return n
 }
 
+// malformed returns the syntax error of the value at s.pos, if it has one: a value that is not
+// the object it should be is better named by its kind than by a duplicate key or its depth.
+func (s *scanner) malformed() error {
+	_, err := s.value(nil)
+	if e, ok := err.(*jsonError); ok && e.wellFormed {
+		return nil
+	}
+	return err
+}
+
 // canonicalObject checks that data is one JSON object within maxDepth levels and returns its
 // canonical form. root names it in messages (e.g. "arguments").
 func canonicalObject(data []byte, root string, maxDepth int) (string, error) {
@@ -629,7 +645,7 @@ func canonicalObject(data []byte, root string, maxDepth int) (string, error) {
 		return "", &jsonError{msg: root + " must be a JSON object, got empty input"}
 	}
 	if k := kindOf(data[s.pos]); k != kindObject {
-		if _, err := s.value(nil); err != nil {
+		if err := s.malformed(); err != nil {
 			return "", err
 		}
 		return "", &jsonError{msg: fmt.Sprintf("%s must be a JSON object, got %s", root, k)}
