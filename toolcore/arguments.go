@@ -19,7 +19,8 @@ import (
 // Canonical means equal values give equal bytes: members sorted by the byte order of their
 // unescaped keys, no whitespace, numbers copied literally (1.0 and 1 stay different, as sent),
 // and strings escaped minimally like RFC 8785 and JSON.stringify (only `"`, `\` and code points
-// below U+0020; short forms \b \t \n \f \r, else \u00xx). Any language can reproduce the bytes.
+// below U+0020; short forms \b \t \n \f \r, else \u00xx). Any language can reproduce the bytes
+// (sort keys by code point, then JSON.stringify without spaces, keeping number literals).
 //
 // The zero Arguments is the empty object. Arguments is a value: nothing a caller does to the bytes
 // it parsed from, or to what an accessor returned, changes it.

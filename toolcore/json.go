@@ -26,7 +26,9 @@ import (
 //
 // Canonical form (the bytes Arguments holds):
 //   - no insignificant whitespace;
-//   - object members sorted by the byte order of their unescaped keys (= code point order);
+//   - object members sorted by the byte order of their unescaped UTF-8 keys (= code point order;
+//     RFC 8785 sorts by UTF-16 code units, which differs only between keys with U+E000-U+FFFF and
+//     keys with supplementary characters at the same position);
 //   - number literals copied exactly as sent;
 //   - strings escaped minimally, as RFC 8785 (JCS) and ECMAScript JSON.stringify do: `"` and `\`
 //     as \" and \\, U+0008, U+0009, U+000A, U+000C, U+000D as \b \t \n \f \r, the other code
