@@ -57,6 +57,12 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		OnProgress:     hb.report,
 	}), tool, in.Accepted)
 	hb.stop()
+	var panicErr *toolcore.PanicError
+	if errors.As(toolErr, &panicErr) {
+		// The result carries the panic value's text only; the stack is for operators.
+		activity.GetLogger(ctx).Error("Tool panicked", "toolCallId", in.ToolCallID, "toolName", in.ToolName,
+			"panic", panicErr.Error(), "stack", string(panicErr.Stack()))
+	}
 
 	// Cancellation first: a tool that returns an error because its context was canceled must be
 	// recorded as canceled (or interrupted), never as a failure of the tool.
