@@ -109,5 +109,13 @@ func dynamicConfig() dynamicconfig.StaticClient {
 
 		// Tests and the UI list workflows often; the stock visibility limit is 10/s.
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 1000,
+
+		// The worker service never stops the SDK workers of its scanners and of the parent close
+		// policy processor (server v1.32.1): after Stop they would poll a dead frontend forever.
+		// A dev database needs no scavenging, and history closes children inline without the
+		// processor.
+		dynamicconfig.TaskQueueScannerEnabled.Key():       false,
+		dynamicconfig.HistoryScannerEnabled.Key():         false,
+		dynamicconfig.EnableParentClosePolicyWorker.Key(): false,
 	}
 }

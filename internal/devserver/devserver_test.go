@@ -27,6 +27,8 @@ import (
 	"go.temporal.io/server/common/config"
 	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
 	"go.temporal.io/server/schema/sqlite"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/toolgate/toolgate/internal/searchattr"
@@ -320,4 +322,35 @@ func BenchmarkStart(b *testing.B) {
 	}
 	b.ReportMetric(float64(startTotal.Milliseconds())/float64(b.N), "start-ms")
 	b.ReportMetric(float64(stopTotal.Milliseconds())/float64(b.N), "stop-ms")
+}
+
+func TestRetryWhenPortTaken(t *testing.T) {
+	t.Parallel()
+	opts, err := Options{Logger: zaptest.NewLogger(t)}.withDefaults()
+	require.NoError(t, err)
+	store, err := openStore(opts)
+	require.NoError(t, err)
+	// The first pick hands the history service a port someone else holds.
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer taken.Close()
+	picks := 0
+	pick := func() (servicePorts, error) {
+		picks++
+		ports, err := pickPorts(0)
+		if picks == 1 {
+			ports[1] = taken.Addr().(*net.TCPAddr).Port
+		}
+		return ports, err
+	}
+	logger := newServerLogger(opts.Logger, zap.NewAtomicLevelAt(zapcore.WarnLevel))
+
+	srv, ports, err := startWithRetry(store, logger, pick, opts.Logger)
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, srv.Stop()) }()
+	assert.Equal(t, 2, picks)
+	assert.NotEqual(t, taken.Addr().(*net.TCPAddr).Port, ports[1])
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	require.NoError(t, waitReady(ctx, hostPort(ports[0]), opts.Namespace))
 }

@@ -1,6 +1,7 @@
 package devserver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,15 +13,19 @@ import (
 	"go.uber.org/zap/zapcore"
 )
 
-// serverLogger adapts a zap logger to the server's log.Logger. Two differences from the server's
-// own zap adapter:
+// serverLogger adapts a zap logger to the server's log.Logger. Three differences from the
+// server's own zap adapter:
 //   - Entries below the level are dropped before they reach the user's core (the server logs
 //     hundreds of info lines at start and a burst of warnings at stop).
+//   - Two known-benign entries are dropped: the warning that the HTTP API (Nexus) is off, at
+//     every start, and the error the frontend logs whenever a worker stops in the middle of a
+//     long poll (its context is canceled).
 //   - Fatal panics with a *fatalError instead of exiting the process: the server calls Fatal
 //     when it cannot bind a port, and Start turns that panic into an error and retries on other
 //     ports. Only main exits.
 type serverLogger struct {
-	log.Logger
+	log.Logger            // serves the methods not overridden here
+	wrapped    log.Logger // the same logger one frame further up, for the overridden methods
 }
 
 // newServerLogger returns the server logger writing to z at level and above.
@@ -28,21 +33,71 @@ func newServerLogger(z *zap.Logger, level zap.AtomicLevel) log.Logger {
 	z = z.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
 		return levelCore{Core: c, level: level}
 	}))
-	return serverLogger{Logger: log.NewZapLogger(z)}
+	return wrapServerLogger(log.NewZapLogger(z))
+}
+
+// wrapServerLogger wraps l, keeping the "logging-call-at" of overridden methods right.
+func wrapServerLogger(l log.Logger) serverLogger {
+	s := serverLogger{Logger: l, wrapped: l}
+	if sl, ok := l.(log.SkipLogger); ok {
+		s.wrapped = sl.Skip(1)
+	}
+	return s
+}
+
+func (l serverLogger) Warn(msg string, tags ...tag.Tag) {
+	if strings.HasPrefix(msg, "HTTP API port has not been set") {
+		return
+	}
+	l.wrapped.Warn(msg, tags...)
+}
+
+func (l serverLogger) Error(msg string, tags ...tag.Tag) {
+	if strings.HasPrefix(msg, "Unable to call matching.Poll") && hasCanceledError(tags) {
+		return
+	}
+	l.wrapped.Error(msg, tags...)
+}
+
+// hasCanceledError reports whether an error tag says the call's context was canceled.
+func hasCanceledError(tags []tag.Tag) bool {
+	for _, err := range tagErrors(tags) {
+		if errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "context canceled") {
+			return true
+		}
+	}
+	return false
+}
+
+// tagErrors returns the errors of the tags made with tag.Error.
+func tagErrors(tags []tag.Tag) []error {
+	var errs []error
+	for _, t := range tags {
+		zt, ok := t.(tag.ZapTag)
+		if !ok {
+			continue
+		}
+		if f := zt.Field(); f.Type == zapcore.ErrorType {
+			if err, ok := f.Interface.(error); ok {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errs
 }
 
 func (l serverLogger) Fatal(msg string, tags ...tag.Tag) {
-	l.Logger.Error(msg, tags...)
+	l.wrapped.Error(msg, tags...)
 	panic(&fatalError{msg: msg, tags: tags})
 }
 
 func (l serverLogger) With(tags ...tag.Tag) log.Logger {
-	return serverLogger{Logger: log.With(l.Logger, tags...)}
+	return wrapServerLogger(log.With(l.Logger, tags...))
 }
 
 func (l serverLogger) Skip(extraSkip int) log.Logger {
 	if s, ok := l.Logger.(log.SkipLogger); ok {
-		return serverLogger{Logger: s.Skip(extraSkip)}
+		return wrapServerLogger(s.Skip(extraSkip))
 	}
 	return l
 }
@@ -64,13 +119,7 @@ func (e *fatalError) Error() string {
 
 // Unwrap returns the errors among the tags.
 func (e *fatalError) Unwrap() []error {
-	var errs []error
-	for _, t := range e.tags {
-		if err, ok := t.Value().(error); ok {
-			errs = append(errs, err)
-		}
-	}
-	return errs
+	return tagErrors(e.tags)
 }
 
 // isAddrInUse reports whether err says a port was taken.

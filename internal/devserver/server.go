@@ -58,21 +58,13 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		logLevel:  zap.NewAtomicLevelAt(zapcore.WarnLevel),
 	}
 	logger := newServerLogger(opts.Logger, s.logLevel)
-	for attempt := 1; ; attempt++ {
-		ports, err := pickPorts(opts.FrontendPort)
-		if err != nil {
-			return nil, fmt.Errorf("start dev server: %w", err)
-		}
-		s.frontend = hostPort(ports[0])
-		s.temporal, err = startTemporal(store, ports, logger)
-		if err == nil {
-			break
-		}
-		if !isAddrInUse(err) || attempt == startAttempts {
-			return nil, fmt.Errorf("start dev server: %w", err)
-		}
-		opts.Logger.Warn("retry dev server start: a port was taken", zap.Int("attempt", attempt), zap.Error(err))
+	pick := func() (servicePorts, error) { return pickPorts(opts.FrontendPort) }
+	var ports servicePorts
+	s.temporal, ports, err = startWithRetry(store, logger, pick, opts.Logger)
+	if err != nil {
+		return nil, fmt.Errorf("start dev server: %w", err)
 	}
+	s.frontend = hostPort(ports[0])
 
 	if err := waitReady(ctx, s.frontend, s.namespace); err != nil {
 		return nil, errors.Join(fmt.Errorf("start dev server: %w", err), s.Stop())
@@ -83,6 +75,25 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		}
 	}
 	return s, nil
+}
+
+// startWithRetry starts a server on the ports pick returns, picking again when one of them was
+// taken before the server could bind it.
+func startWithRetry(store *config.SQL, logger log.Logger, pick func() (servicePorts, error), warn *zap.Logger) (temporal.Server, servicePorts, error) {
+	for attempt := 1; ; attempt++ {
+		ports, err := pick()
+		if err != nil {
+			return nil, ports, err
+		}
+		srv, err := startTemporal(store, ports, logger)
+		if err == nil {
+			return srv, ports, nil
+		}
+		if !isAddrInUse(err) || attempt == startAttempts {
+			return nil, ports, err
+		}
+		warn.Warn("retry dev server start: a port was taken", zap.Int("attempt", attempt), zap.Error(err))
+	}
 }
 
 // pickPorts returns a port per service; the frontend gets frontendPort unless it is 0.
