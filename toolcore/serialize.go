@@ -183,6 +183,13 @@ func serialize(v any) (content string, stopped serBudget, err error) {
 	defer e.release()
 	stopped, err = e.run(v)
 	if err != nil {
+		// The walk is deterministic: walking again with tracing fails at the same value and
+		// names its path (unless v changed meanwhile, a data race of the caller's).
+		e.reset()
+		e.trace = true
+		if _, traced := e.run(v); traced != nil {
+			err = traced
+		}
 		return "", budgetNone, err
 	}
 	return e.content(stopped), stopped, nil
@@ -256,6 +263,11 @@ type serEncoder struct {
 	path    []serPathSeg
 	kv      []serMapEntry  // entries of the maps being emitted, nested maps stacked
 	members []serRawMember // members of the raw JSON objects being emitted, stacked
+
+	structType reflect.Type // the struct type last emitted, and its serStruct
+	structInfo *serStruct
+
+	trace bool // keep path
 }
 
 // serRef identifies a pointer, map or slice on the current path. Pointers and slices include
@@ -286,12 +298,22 @@ type serRawMember struct {
 var serEncoderPool = sync.Pool{New: func() any { return new(serEncoder) }}
 
 func (e *serEncoder) release() {
-	clear(e.kv[:cap(e.kv)])
-	clear(e.path[:cap(e.path)])
-	clear(e.members[:cap(e.members)])
-	clear(e.refs[:cap(e.refs)])
-	*e = serEncoder{buf: e.buf[:0], refs: e.refs[:0], path: e.path[:0], kv: e.kv[:0], members: e.members[:0]}
+	e.reset()
 	serEncoderPool.Put(e)
+}
+
+// reset drops every reference to the caller's data and the state of the last walk.
+func (e *serEncoder) reset() {
+	// Emitters clear the kv and members they pop; a stop leaves some in use. Path and refs
+	// are short (bounded by the depth), popping does not clear them.
+	clear(e.kv)
+	clear(e.members)
+	clear(e.path[:cap(e.path)])
+	clear(e.refs[:cap(e.refs)])
+	*e = serEncoder{
+		buf: e.buf[:0], refs: e.refs[:0], path: e.path[:0], kv: e.kv[:0], members: e.members[:0],
+		structType: e.structType, structInfo: e.structInfo,
+	}
 }
 
 // run walks v; it is the only place that recovers, and it re-panics what it did not raise.
@@ -334,6 +356,20 @@ func (e *serEncoder) content(stopped serBudget) string {
 func (e *serEncoder) runes() int { return len(e.buf) - e.extra }
 
 func (e *serEncoder) stop(b serBudget) { panic(b) }
+
+// push and pop keep the path to the current value, only while tracing: a failed walk is
+// repeated with tracing on to name the path, so successful walks do not pay for it.
+func (e *serEncoder) push(seg serPathSeg) {
+	if e.trace {
+		e.path = append(e.path, seg)
+	}
+}
+
+func (e *serEncoder) pop() {
+	if e.trace {
+		e.path = e.path[:len(e.path)-1]
+	}
+}
 
 func (e *serEncoder) fail(reason string) {
 	panic(serFailure{&SerializationError{Path: serFormatPath(e.path), Reason: reason}})
@@ -390,9 +426,14 @@ var (
 
 // value emits v; its node has been charged by the caller.
 func (e *serEncoder) value(v reflect.Value) {
-	depth, refs := e.depth, len(e.refs)
-	e.indirect(v)
-	e.depth, e.refs = depth, e.refs[:refs]
+	switch v.Kind() {
+	case reflect.Invalid, reflect.Pointer, reflect.Interface, reflect.Struct, reflect.Map, reflect.Slice, reflect.Array:
+		depth, refs := e.depth, len(e.refs)
+		e.indirect(v)
+		e.depth, e.refs = depth, e.refs[:refs]
+	default:
+		e.concrete(v) // a scalar: no depth, no refs
+	}
 }
 
 // indirect follows interfaces and pointers to the concrete value and emits it.
@@ -432,18 +473,70 @@ func (e *serEncoder) indirect(v reflect.Value) {
 }
 
 func (e *serEncoder) concrete(v reflect.Value) {
-	switch t := v.Type(); t {
-	case serBigIntType:
-		e.bigInt(v)
-		return
-	case serRawMessageType:
-		e.rawMessage(v)
-		return
-	case serNumberType:
-		e.number(v.String())
-		return
+	switch k := v.Kind(); k {
+	case reflect.Bool,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64:
+		e.scalar(v, k)
+	case reflect.String:
+		if v.Type() == serNumberType {
+			e.number(v.String())
+			return
+		}
+		e.writeString(v.String(), "")
+	case reflect.Struct:
+		if v.Type() == serBigIntType {
+			e.bigInt(v)
+			return
+		}
+		e.structValue(v)
+	case reflect.Map:
+		e.mapValue(v)
+	case reflect.Slice:
+		switch {
+		case v.Type() == serRawMessageType:
+			e.rawMessage(v)
+		case v.IsNil():
+			e.write("null")
+		case v.Type().Elem().Kind() == reflect.Uint8:
+			e.bytesValue(v)
+		default:
+			e.list(v, true)
+		}
+	case reflect.Array:
+		e.list(v, false)
+	case reflect.Func:
+		if v.IsNil() {
+			e.write("null")
+		} else {
+			e.write(`"[Function]"`)
+		}
+	default: // Chan, Complex64, Complex128, UnsafePointer
+		e.fail("unsupported type " + v.Type().String())
 	}
-	switch v.Kind() {
+}
+
+// serScalarKind is the kind of t when scalar emits its values, else reflect.Invalid. Knowing it
+// per type lets structs, slices and maps skip the general dispatch for their scalar members.
+func serScalarKind(t reflect.Type) reflect.Kind {
+	switch k := t.Kind(); k {
+	case reflect.Bool,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64:
+		return k
+	case reflect.String:
+		if t != serNumberType {
+			return k
+		}
+	}
+	return reflect.Invalid
+}
+
+// scalar emits v of kind k, a kind serScalarKind returns.
+func (e *serEncoder) scalar(v reflect.Value, k reflect.Kind) {
+	switch k {
 	case reflect.Bool:
 		if v.Bool() {
 			e.write("true")
@@ -464,29 +557,6 @@ func (e *serEncoder) concrete(v reflect.Value) {
 		e.checkCap()
 	case reflect.String:
 		e.writeString(v.String(), "")
-	case reflect.Struct:
-		e.structValue(v)
-	case reflect.Map:
-		e.mapValue(v)
-	case reflect.Slice:
-		switch {
-		case v.IsNil():
-			e.write("null")
-		case v.Type().Elem().Kind() == reflect.Uint8:
-			e.bytesValue(v)
-		default:
-			e.list(v, true)
-		}
-	case reflect.Array:
-		e.list(v, false)
-	case reflect.Func:
-		if v.IsNil() {
-			e.write("null")
-		} else {
-			e.write(`"[Function]"`)
-		}
-	default: // Chan, Complex64, Complex128, UnsafePointer
-		e.fail("unsupported type " + v.Type().String())
 	}
 }
 
@@ -681,8 +751,9 @@ func (e *serEncoder) bigInt(v reflect.Value) {
 // list emits a slice or an array.
 func (e *serEncoder) list(v reflect.Value, isSlice bool) {
 	n := v.Len()
+	elem := v.Type().Elem()
 	if isSlice && n > 0 {
-		r := serRef{kind: reflect.Slice, ptr: v.Pointer(), len: n, elem: v.Type().Elem()}
+		r := serRef{kind: reflect.Slice, ptr: v.Pointer(), len: n, elem: elem}
 		if e.onPath(r) {
 			e.write(`"[Circular]"`)
 			return
@@ -691,15 +762,20 @@ func (e *serEncoder) list(v reflect.Value, isSlice bool) {
 	}
 	e.enter()
 	e.writeByte('[')
+	scalar := serScalarKind(elem)
 	for i := range n {
 		e.entry()
 		e.node()
 		if i > 0 {
 			e.writeByte(',')
 		}
-		e.path = append(e.path, serPathSeg{index: i})
-		e.value(v.Index(i))
-		e.path = e.path[:len(e.path)-1]
+		e.push(serPathSeg{index: i})
+		if scalar != reflect.Invalid {
+			e.scalar(v.Index(i), scalar)
+		} else {
+			e.value(v.Index(i))
+		}
+		e.pop()
 	}
 	e.writeByte(']')
 }
@@ -729,20 +805,37 @@ func (e *serEncoder) mapValue(v reflect.Value) {
 	e.entries -= n
 	mark := len(e.kv)
 	it := v.MapRange()
-	for i := 0; i < n && it.Next(); i++ {
-		e.kv = append(e.kv, serMapEntry{key: it.Key().String(), val: it.Value()})
+	if v.CanInterface() {
+		// Copy keys and values without allocating per entry: one scratch key, one slice.
+		key := reflect.New(t.Key()).Elem()
+		vals := reflect.MakeSlice(reflect.SliceOf(t.Elem()), n, n)
+		for i := 0; i < n && it.Next(); i++ {
+			key.SetIterKey(it)
+			val := vals.Index(i)
+			val.SetIterValue(it)
+			e.kv = append(e.kv, serMapEntry{key: key.String(), val: val})
+		}
+	} else {
+		for i := 0; i < n && it.Next(); i++ {
+			e.kv = append(e.kv, serMapEntry{key: it.Key().String(), val: it.Value()})
+		}
 	}
 	entries := e.kv[mark:]
+	scalar := serScalarKind(t.Elem())
 	slices.SortFunc(entries, func(a, b serMapEntry) int { return serCompareKeys(a.key, b.key) })
 	for i := range entries {
 		e.node()
 		if i > 0 {
 			e.writeByte(',')
 		}
-		e.path = append(e.path, serPathSeg{key: entries[i].key, index: -1})
+		e.push(serPathSeg{key: entries[i].key, index: -1})
 		e.key(entries[i].key)
-		e.value(entries[i].val)
-		e.path = e.path[:len(e.path)-1]
+		if scalar != reflect.Invalid {
+			e.scalar(entries[i].val, scalar)
+		} else {
+			e.value(entries[i].val)
+		}
+		e.pop()
 	}
 	clear(e.kv[mark:])
 	e.kv = e.kv[:mark]
@@ -794,7 +887,10 @@ type serStruct struct {
 
 type serField struct {
 	name      string
+	quoted    string // `"name":`; names never need escapes (identifiers and valid tag names)
+	runes     int    // code points of name
 	index     []int
+	scalar    reflect.Kind // serScalarKind of the field's type
 	omitEmpty bool
 	omitZero  bool
 }
@@ -867,6 +963,7 @@ func newSerStruct(t reflect.Type) *serStruct {
 						serField: serField{
 							name:      name,
 							index:     index,
+							scalar:    serScalarKind(sf.Type),
 							omitEmpty: serTagOption(opts, "omitempty"),
 							omitZero:  serTagOption(opts, "omitzero"),
 						},
@@ -911,7 +1008,10 @@ func newSerStruct(t reflect.Type) *serStruct {
 		}
 		// fields[i] dominates unless the next one is as shallow and as tagged.
 		if j == i+1 || len(fields[i].index) != len(fields[i+1].index) || fields[i].tagged != fields[i+1].tagged {
-			info.fields = append(info.fields, fields[i].serField)
+			f := fields[i].serField
+			f.quoted = `"` + f.name + `":`
+			f.runes = utf8.RuneCountInString(f.name)
+			info.fields = append(info.fields, f)
 		}
 		i = j
 	}
@@ -946,7 +1046,10 @@ func serValidTag(s string) bool {
 
 // structValue emits a struct whose fields are all exported.
 func (e *serEncoder) structValue(v reflect.Value) {
-	info := serStructOf(v.Type())
+	if t := v.Type(); t != e.structType {
+		e.structType, e.structInfo = t, serStructOf(t)
+	}
+	info := e.structInfo
 	if info.opaque {
 		e.fail("opaque struct " + v.Type().String())
 	}
@@ -965,16 +1068,30 @@ func (e *serEncoder) structValue(v reflect.Value) {
 			e.writeByte(',')
 		}
 		first = false
-		e.path = append(e.path, serPathSeg{key: f.name, index: -1})
-		e.key(f.name)
-		e.value(fv)
-		e.path = e.path[:len(e.path)-1]
+		e.push(serPathSeg{key: f.name, index: -1})
+		if f.runes <= e.chars && e.runes()+len(f.quoted)-len(f.name)+f.runes <= MaxContentCodePoints {
+			// What e.key(f.name) would write, without its checks.
+			e.buf = append(e.buf, f.quoted...)
+			e.extra += len(f.name) - f.runes
+			e.chars -= f.runes
+		} else {
+			e.key(f.name)
+		}
+		if f.scalar != reflect.Invalid {
+			e.scalar(fv, f.scalar)
+		} else {
+			e.value(fv)
+		}
+		e.pop()
 	}
 	e.writeByte('}')
 }
 
 // serFieldByIndex is v.FieldByIndex that reports false at a nil embedded pointer.
 func serFieldByIndex(v reflect.Value, index []int) (reflect.Value, bool) {
+	if len(index) == 1 {
+		return v.Field(index[0]), true
+	}
 	for i, x := range index {
 		if i > 0 && v.Kind() == reflect.Pointer {
 			if v.IsNil() {
@@ -1075,10 +1192,10 @@ func (e *serEncoder) rawObject(data []byte, i int) int {
 		if k > 0 {
 			e.writeByte(',')
 		}
-		e.path = append(e.path, serPathSeg{key: m.key, index: -1})
+		e.push(serPathSeg{key: m.key, index: -1})
 		e.key(m.key)
 		e.rawValue(data, m.start)
-		e.path = e.path[:len(e.path)-1]
+		e.pop()
 	}
 	clear(e.members[mark:])
 	e.members = e.members[:mark]
@@ -1097,9 +1214,9 @@ func (e *serEncoder) rawArray(data []byte, i int) int {
 		if n > 0 {
 			e.writeByte(',')
 		}
-		e.path = append(e.path, serPathSeg{index: n})
+		e.push(serPathSeg{index: n})
 		i = serSkipSpace(data, e.rawValue(data, i))
-		e.path = e.path[:len(e.path)-1]
+		e.pop()
 		if data[i] == ',' {
 			i = serSkipSpace(data, i+1)
 		}
