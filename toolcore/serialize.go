@@ -54,7 +54,8 @@ func (e *SerializationError) Error() string {
 }
 
 // Serialize renders v as bounded deterministic JSON content, capped at MaxContentCodePoints
-// including at most one TruncationMarker. It never calls user code.
+// including at most one TruncationMarker. It never calls user code. It is safe for concurrent
+// use; v must not be mutated while it runs.
 //
 // # Values
 //
@@ -128,8 +129,9 @@ func (e *SerializationError) Error() string {
 // "{", at O(1) cost; a smaller one is read (at most MaxEntries keys in all), sorted and
 // emitted. The cost is that a map of, say, 300 entries shows none of them, where a slice of
 // 300 shows its first elements; the alternative, a bounded heap over all n keys, gives the
-// first keys in order but costs O(n) per call (about 60 ms for a million entries), which the
-// contract forbids. Raw JSON objects follow the same rule. Key comparisons read at most
+// first keys in order but costs O(n) per call (a reflective pass with a 256-key heap over a
+// million entries measured over a second on the shared development machine, where this rule
+// costs about 3 µs), which the contract forbids. Raw JSON objects follow the same rule. Key comparisons read at most
 // 4*MaxStringChars+4 bytes of each key: keys equal that far exceed the character budget,
 // so whichever comes first, the same prefix is emitted before emission stops.
 func Serialize(v any) (string, error) {

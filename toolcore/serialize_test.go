@@ -125,6 +125,14 @@ type serRaw struct {
 	Num  json.Number     `json:"num"`
 }
 
+type serBigAlias = big.Int
+
+// serEmbedsBig reaches a big.Int through an unexported embedded field: reflect marks it
+// read-only, so Serialize reads it in place.
+type serEmbedsBig struct {
+	serBigAlias `json:"n"`
+}
+
 type serBig struct {
 	N big.Int  `json:"n"`
 	P *big.Int `json:"p"`
@@ -204,6 +212,7 @@ func TestSerializeValues(t *testing.T) {
 		{"big.Int negative and zero", []*big.Int{big.NewInt(-5), new(big.Int)}, `["-5n","0n"]`},
 		{"big.Int in struct", serBig{N: *big.NewInt(1), P: big.NewInt(2)}, `{"n":"1n","p":"2n"}`},
 		{"big.Int of exactly the bit budget", max4096, `"` + max4096.String() + `n"`},
+		{"big.Int through an unexported embedded field", &serEmbedsBig{*big.NewInt(5)}, `{"n":"5n"}`},
 		{"json.Number is a literal", []json.Number{"12345678901234567890123", "-1.5e+300", ""}, `[12345678901234567890123,-1.5e+300,0]`},
 		{"raw message is canonical", json.RawMessage(" {\"b\" : [1, 2.50, 1E5, \"x\\u00e9\\/\"],\n \"a\": {\"z\":null, \"y\":true}} "),
 			`{"a":{"y":true,"z":null},"b":[1,2.50,1E5,"xé/"]}`},
