@@ -15,6 +15,7 @@ import (
 var (
 	soak       = flag.Bool("soak", false, "run the long form of every fault scenario (make soak)")
 	reportPath = flag.String("faults.report", "", "append one JSON line of figures per scenario to this file")
+	binDir     = flag.String("faults.bindir", "", "use the toolgate and faultworker binaries in this directory instead of building them")
 )
 
 // scale sizes the scenarios: the short form runs in make test, the long form with -soak.
@@ -82,6 +83,11 @@ func built(t *testing.T) (toolgate, faultworker string) {
 		t.Skip("fault scenario: builds binaries and runs real processes")
 	}
 	binaries.once.Do(func() {
+		if *binDir != "" {
+			binaries.toolgate = filepath.Join(*binDir, "toolgate")
+			binaries.faultworker = filepath.Join(*binDir, "faultworker")
+			return
+		}
 		binaries.dir, binaries.err = os.MkdirTemp("", "toolgate-faults-")
 		if binaries.err != nil {
 			return
