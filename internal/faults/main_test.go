@@ -45,7 +45,7 @@ func sizes() scale {
 		serverKillCalls: 24, serverKillRounds: 1,
 		agentKillCalls: 24,
 		cancelCalls:    60,
-		loadCalls:      400, loadConcurrency: 32,
+		loadCalls:      220, loadConcurrency: 32,
 	}
 }
 
