@@ -57,8 +57,10 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		OnProgress:     hb.report,
 	}), tool, in.Accepted)
 	hb.stop()
-	var panicErr *toolcore.PanicError
-	if errors.As(toolErr, &panicErr) {
+	// A type assertion, not errors.As: Invoke returns the *PanicError itself, and walking a
+	// tool's error chain with errors.As would run its Unwrap and As methods unguarded (a cyclic
+	// chain spins forever, a panicking method crashes the attempt).
+	if panicErr, ok := toolErr.(*toolcore.PanicError); ok {
 		// The result carries the panic value's text only; the stack is for operators.
 		activity.GetLogger(ctx).Error("Tool panicked", "toolCallId", in.ToolCallID, "toolName", in.ToolName,
 			"panic", panicErr.Error(), "stack", string(panicErr.Stack()))
