@@ -1,0 +1,27 @@
+// Package uitest checks the Temporal Web UI that `toolgate dev` serves, in a real headless
+// Chromium: what an operator sees when they open a tool call in the browser. It has only tests.
+//
+// # What is covered
+//
+// One completed call (`toolgate call add '{"left":20,"right":22}'`) is looked up three ways: the
+// workflow list, which must list its workflow ID, run ID, type and status and link to the run;
+// the workflow page by workflow ID (/namespaces/default/workflows/toolcall-<callId>, the URL a
+// user types); and the run's event history page (/namespaces/default/workflows/<wid>/<runId>/history).
+// Both workflow pages must show the workflow ID, the status Completed, the call as the Input and,
+// as the Result, exactly the tool-result message that `toolgate call` printed.
+//
+// # How it runs
+//
+// The test builds cmd/toolgate once, starts `toolgate dev --in-memory --port 0 --ui-port 0` as a
+// real process, reads the printed frontend and UI addresses, and runs `toolgate call` and
+// `toolgate status` against it: the same binary and commands a user runs. The package does not
+// import the server, so its own test binary stays small. Chromium is Debian's, found or installed
+// by internal/browser, and driven over the DevTools protocol with chromedp, which can wait for a
+// condition in the page instead of a fixed time. -short skips the test.
+//
+// # Artifacts
+//
+// Each page's screenshot (ui-workflows.png, ui-workflow.png, ui-workflow-history.png) is written,
+// pass or fail, to $TOOLGATE_ARTIFACTS, else to .artifacts/ at the module root (git-ignored); the
+// test logs the paths.
+package uitest

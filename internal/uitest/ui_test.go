@@ -1,0 +1,391 @@
+package uitest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/internal/browser"
+)
+
+// Ceilings against hangs, never waits for progress: the machine may be busy linking the server.
+const (
+	buildTimeout = 15 * time.Minute
+	readyTimeout = 2 * time.Minute
+	runTimeout   = 2 * time.Minute // one toolgate call or status
+	pageTimeout  = 2 * time.Minute // until a page shows what the test waits for
+	stopTimeout  = time.Minute
+)
+
+// The browser window, and so every screenshot, is this size.
+const windowWidth, windowHeight = 1400, 1000
+
+func TestWebUIShowsCompletedCall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("web UI: builds toolgate, starts a Temporal server and a Chromium")
+	}
+	root := moduleRoot(t)
+	bin := buildToolgate(t, root)
+	dev := startDev(t, bin)
+	env := childEnv("TEMPORAL_ADDRESS="+dev.frontend, "TEMPORAL_NAMESPACE="+dev.namespace)
+
+	const callID = "uitest-add"
+	wid := "toolcall-" + callID
+	printed := runToolgate(t, bin, env, "call", "add", `{"left":20,"right":22}`, "--id", callID, "--progress", "off")
+	var result struct {
+		ToolCallID string `json:"toolCallId"`
+		Content    string `json:"content"`
+		IsError    bool   `json:"isError"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(printed), &result), "toolgate call printed %q", printed)
+	require.Equal(t, callID, result.ToolCallID)
+	require.JSONEq(t, `{"sum":42}`, result.Content)
+	require.False(t, result.IsError)
+
+	var status struct {
+		RunID string `json:"runId"`
+		State string `json:"state"`
+	}
+	statusOut := runToolgate(t, bin, env, "status", wid, "--json")
+	require.NoError(t, json.Unmarshal([]byte(statusOut), &status), "toolgate status printed %q", statusOut)
+	require.Equal(t, "completed", status.State)
+	require.NotEmpty(t, status.RunID)
+
+	tab := startBrowser(t)
+	artifacts := artifactDir(t, root)
+	workflows := dev.ui + "/namespaces/" + url.PathEscape(dev.namespace) + "/workflows"
+	runPath := "/namespaces/" + url.PathEscape(dev.namespace) + "/workflows/" + url.PathEscape(wid) + "/" + url.PathEscape(status.RunID)
+
+	t.Run("workflow list", func(t *testing.T) {
+		row, err := waitForPage[listRow](t, tab, workflows, listRowFunc, filepath.Join(artifacts, "ui-workflows.png"), wid)
+		require.NoError(t, err)
+		assert.Contains(t, row.Text, status.RunID)
+		assert.Contains(t, row.Text, "ToolCallWorkflow")
+		assert.Contains(t, strings.ToLower(row.Text), "completed")
+		assert.True(t, strings.HasPrefix(row.Href, runPath), "link %q does not lead to run %q", row.Href, runPath)
+	})
+
+	pages := []struct {
+		name string
+		url  string
+		shot string
+	}{
+		{name: "workflow page by ID", url: workflows + "/" + url.PathEscape(wid), shot: "ui-workflow.png"},
+		{name: "run history page", url: dev.ui + runPath + "/history", shot: "ui-workflow-history.png"},
+	}
+	for _, tt := range pages {
+		t.Run(tt.name, func(t *testing.T) {
+			shown, err := waitForPage[workflowPage](t, tab, tt.url, workflowPageFunc, filepath.Join(artifacts, tt.shot), wid)
+			require.NoError(t, err)
+			assert.Equal(t, wid, shown.WorkflowID)
+			assert.Equal(t, "completed", strings.ToLower(shown.Status))
+			assert.JSONEq(t, printed, shown.Result, "the Result panel differs from what toolgate call printed")
+			var input struct {
+				ID        string          `json:"id"`
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(shown.Input), &input), "Input panel %q", shown.Input)
+			assert.Equal(t, callID, input.ID)
+			assert.Equal(t, "add", input.Name)
+			assert.JSONEq(t, `{"left":20,"right":22}`, string(input.Arguments))
+		})
+	}
+}
+
+// workflowPage is what a workflow page shows, read by workflowPageFunc.
+type workflowPage struct {
+	WorkflowID string `json:"workflowId"`
+	Status     string `json:"status"`
+	Input      string `json:"input"`
+	Result     string `json:"result"`
+}
+
+// workflowPageFunc returns the page's workflowPage once the heading names the workflow and both
+// the Input and the Result panel hold a JSON object, and null until then. The selectors are those of
+// ui-server v2.55.0's workflow header and input-and-result panel (CodeMirror editors).
+const workflowPageFunc = `(wid) => {
+	const text = (sel) => { const el = document.querySelector(sel); return el ? el.innerText.trim() : ""; };
+	// The panels say null until the history has loaded.
+	const isObject = (s) => { try { const v = JSON.parse(s); return v !== null && typeof v === "object"; } catch (e) { return false; } };
+	const page = {
+		workflowId: text('[data-testid="workflow-id-heading"]'),
+		status: text('[data-testid="execution-status"]'),
+		input: text('[data-testid="input-and-result"] [role="textbox"][aria-label="Input"]'),
+		result: text('[data-testid="input-and-result"] [role="textbox"][aria-label="Result"]'),
+	};
+	if (page.workflowId !== wid || page.status === "" || !isObject(page.input) || !isObject(page.result)) {
+		return null;
+	}
+	return page;
+}`
+
+// listRow is the workflow list's row of one workflow, read by listRowFunc.
+type listRow struct {
+	Text string `json:"text"`
+	Href string `json:"href"`
+}
+
+// listRowFunc returns the row whose link text is the workflow ID, and null until there is one.
+const listRowFunc = `(wid) => {
+	for (const row of document.querySelectorAll('[data-testid="workflows-summary-configurable-table-row"]')) {
+		for (const a of row.querySelectorAll("a[href]")) {
+			if (a.innerText.trim() === wid) {
+				return { text: row.innerText, href: a.getAttribute("href") };
+			}
+		}
+	}
+	return null;
+}`
+
+// waitForPage loads pageURL in the tab and waits until the JavaScript function fn, called with
+// args, returns a truthy value, which it decodes into T. Either way it saves a screenshot to shot;
+// on failure the error carries the page's text.
+func waitForPage[T any](t *testing.T, tab context.Context, pageURL, fn, shot string, args ...any) (T, error) {
+	t.Helper()
+	// The browser-side poll gives up first, so the tab still answers for the screenshot.
+	ctx, cancel := context.WithTimeout(tab, pageTimeout+time.Minute)
+	defer cancel()
+	var zero T
+	if err := chromedp.Do(ctx, chromedp.Navigate(pageURL)); err != nil {
+		return zero, fmt.Errorf("load %s: %w", pageURL, err)
+	}
+	got, waitErr := chromedp.Run(ctx, chromedp.PollFunction[T](fn,
+		chromedp.WithPollingInterval(100*time.Millisecond),
+		chromedp.WithPollingTimeout(pageTimeout),
+		chromedp.WithPollingArgs(args...)))
+
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err == nil {
+		err = os.WriteFile(shot, png, 0o644)
+	}
+	if err != nil {
+		t.Errorf("save screenshot of %s: %v", pageURL, err)
+	} else {
+		t.Logf("screenshot of %s: %s", pageURL, shot)
+	}
+
+	if waitErr != nil {
+		text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+		if err != nil {
+			text = "(page text unavailable: " + err.Error() + ")"
+		}
+		return zero, fmt.Errorf("wait for %s to show the call: %w\npage text:\n%s", pageURL, waitErr, tail(text, 4000))
+	}
+	return got, nil
+}
+
+// startBrowser starts one headless Chromium for the test, with the flags of internal/browser,
+// and returns the context of its one tab. Cleanup closes it.
+func startBrowser(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), buildTimeout)
+	path, err := browser.Ensure(ctx)
+	cancel()
+	require.NoError(t, err)
+
+	logs := &syncBuffer{}
+	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(path), chromedp.CombinedOutput(logs)}
+	size := fmt.Sprintf("--window-size=%d,%d", windowWidth, windowHeight)
+	for _, arg := range browser.Args(t.TempDir(), "--hide-scrollbars", size) {
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
+		if hasValue {
+			opts = append(opts, chromedp.Flag(name, value))
+		} else {
+			opts = append(opts, chromedp.Flag(name, true))
+		}
+	}
+	// Not t.Context: the browser lives until the cleanups below, after the test's context ends.
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	tab, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithErrorf(func(format string, args ...any) {
+		fmt.Fprintf(logs, "chromedp: "+format+"\n", args...)
+	}))
+	t.Cleanup(func() {
+		// Close gracefully, so that no child process still writes to the profile directory.
+		closed := make(chan error, 1)
+		go func() { closed <- chromedp.Cancel(tab) }()
+		select {
+		case err := <-closed:
+			if err != nil {
+				t.Logf("close chromium: %v", err)
+			}
+		case <-time.After(stopTimeout):
+			t.Logf("chromium did not close within %s: killing it", stopTimeout)
+		}
+		cancelTab()
+		cancelAlloc() // waits for the process to exit, before TempDir removes its profile
+		if t.Failed() {
+			t.Logf("chromium output:\n%s", tail(logs.String(), 8000))
+		}
+	})
+	// The first action starts the browser; it must not run under a timeout, which would end it.
+	require.NoError(t, chromedp.Do(tab), "start chromium: %s", tail(logs.String(), 4000))
+	return tab
+}
+
+// dev is a running `toolgate dev`.
+type dev struct {
+	frontend  string
+	ui        string
+	namespace string
+}
+
+// startDev starts `toolgate dev` in memory on free ports and waits for its address lines.
+// Cleanup interrupts it (Ctrl-C) and waits for it to exit.
+func startDev(t *testing.T, bin string) dev {
+	t.Helper()
+	cmd := exec.Command(bin, "dev", "--in-memory", "--port", "0", "--ui-port", "0")
+	cmd.Env = childEnv()
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+
+	lines := make(chan string, 16)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait() // after stdout reaches EOF: Wait closes the pipe
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(stopTimeout):
+			_ = cmd.Process.Kill()
+			<-exited
+			t.Errorf("toolgate dev did not stop within %s of Ctrl-C", stopTimeout)
+		}
+		if t.Failed() {
+			t.Logf("toolgate dev stderr:\n%s", tail(stderr.String(), 8000))
+		}
+	})
+
+	addr := map[string]string{}
+	deadline := time.After(readyTimeout)
+	for addr["data"] == "" { // data is the last line printed
+		select {
+		case line, ok := <-lines:
+			require.True(t, ok, "toolgate dev exited before it was ready:\n%s", tail(stderr.String(), 4000))
+			key, value, _ := strings.Cut(line, " ")
+			addr[key] = value
+		case <-deadline:
+			require.FailNow(t, "toolgate dev was not ready within "+readyTimeout.String(), tail(stderr.String(), 4000))
+		}
+	}
+	d := dev{frontend: addr["frontend"], ui: addr["ui"], namespace: addr["namespace"]}
+	require.NotEmpty(t, d.frontend, "no frontend line: %v", addr)
+	require.NotEmpty(t, d.ui, "no ui line: %v", addr)
+	require.NotEmpty(t, d.namespace, "no namespace line: %v", addr)
+	t.Logf("toolgate dev: frontend %s, ui %s", d.frontend, d.ui)
+	return d
+}
+
+// runToolgate runs one toolgate command to completion, requires exit code 0 and returns stdout.
+func runToolgate(t *testing.T, bin string, env []string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "toolgate %s: %s", strings.Join(args, " "), tail(stderr.String(), 4000))
+	return stdout.String()
+}
+
+// buildToolgate builds cmd/toolgate into a temporary directory. It links the Temporal server:
+// minutes the first time, seconds from the build cache after.
+func buildToolgate(t *testing.T, root string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "toolgate")
+	ctx, cancel := context.WithTimeout(t.Context(), buildTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/toolgate")
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go build ./cmd/toolgate: %s", out)
+	return bin
+}
+
+// moduleRoot is the directory of this module's go.mod.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	require.NoError(t, err)
+	gomod := strings.TrimSpace(string(out))
+	require.True(t, filepath.IsAbs(gomod), "not inside a module: go env GOMOD is %q", gomod)
+	return filepath.Dir(gomod)
+}
+
+// artifactDir is $TOOLGATE_ARTIFACTS, else .artifacts at the module root; created if missing.
+func artifactDir(t *testing.T, root string) string {
+	t.Helper()
+	dir := os.Getenv("TOOLGATE_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(root, ".artifacts")
+	}
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	return dir
+}
+
+// childEnv is this process's environment without TEMPORAL_* and TOOLGATE_* variables (the test
+// sets the ones it means), plus extra.
+func childEnv(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "TEMPORAL_") || strings.HasPrefix(kv, "TOOLGATE_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, extra...)
+}
+
+// syncBuffer is a bytes.Buffer that processes and goroutines may write to at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// tail is the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
