@@ -39,6 +39,12 @@ func validate(tool toolcore.Tool, call toolcore.ToolCall, timeout time.Duration)
 	case v := <-done:
 		return v.accepted, v.rejected, v.ok
 	case <-timer.C:
+		// Both may be ready after a stall of the whole process; the verdict wins then.
+		select {
+		case v := <-done:
+			return v.accepted, v.rejected, v.ok
+		default:
+		}
 		msg := "validator did not return within " + timeout.String() + "; validators must be synchronous and must not block"
 		return nil, toolcore.ErrorResult(call, toolcore.CodeToolValidationFailed, msg), false
 	}
