@@ -25,6 +25,5 @@ const (
 // a json.RawMessage of the call to ExecuteWorkflow instead; both encode to the same payload.
 type Input = converter.RawValue
 
-// Output is the workflow's result: the tool-result message, which encodes to the wire JSON
+// The workflow's result is a toolcore.Result, which encodes to the tool-result message wire JSON
 // {"id":"tool-result-...","role":"toolResult","toolCallId":"...","toolName":"...","content":"...","isError":false}.
-// Decode it into a toolcore.Result.

@@ -50,6 +50,13 @@
 // workflow.GetVersion. Failure messages are built from the recorded failure and the tool's
 // options, never from timestamps.
 //
+// # Replay tests
+//
+// testdata/histories holds one recorded history per outcome kind, replayed by the tests of this
+// package; `go run ./workflows/internal/recordhistories` re-records them from the embedded server.
+// The top-level files use only toolbox tools (so `toolgate replay testdata/histories/*.json`
+// passes with the default toolbox); testdata/histories/fixtures need workflows/internal/fixtures.
+//
 // # Panics and the worker's panic policy
 //
 // The workflow code does not panic on any input: decoding cannot fail, validators are recovered
