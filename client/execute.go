@@ -2,13 +2,14 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolgate/toolgate/internal/searchattr"
@@ -114,11 +115,18 @@ func (c *Client) start(ctx context.Context, call toolcore.ToolCall, canonical []
 			toolCallIDKey.ValueSet(call.ID()),
 		)
 	}
-	run, err := c.sdk.ExecuteWorkflow(ctx, opts, workflows.ToolCallWorkflowName, json.RawMessage(canonical))
+	// The canonical bytes go into the payload as they are: the SDK's JSON converter would
+	// re-escape '<', '>' and '&' as \u003c (6 bytes each), and the workflow, which snapshots its
+	// input with ParseToolCall, would then refuse a call of far less than MaxCallBytes.
+	input := converter.NewRawValue(&commonpb.Payload{
+		Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)},
+		Data:     canonical,
+	})
+	run, err := c.sdk.ExecuteWorkflow(ctx, opts, workflows.ToolCallWorkflowName, input)
 	if err != nil && withAttrs && isUndefinedSearchAttribute(err) {
 		c.disableSearchAttributes()
 		opts.TypedSearchAttributes = temporal.SearchAttributes{}
-		run, err = c.sdk.ExecuteWorkflow(ctx, opts, workflows.ToolCallWorkflowName, json.RawMessage(canonical))
+		run, err = c.sdk.ExecuteWorkflow(ctx, opts, workflows.ToolCallWorkflowName, input)
 	}
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
