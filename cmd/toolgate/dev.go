@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -24,6 +25,7 @@ type devOptions struct {
 	uiPort         int
 	noUI           bool
 	serverLogLevel string
+	stopTimeout    time.Duration
 	taskQueue      string
 	toolbox        toolboxOptions
 }
@@ -46,8 +48,9 @@ When everything is ready it prints, on stdout, one "key value" line each:
   data /home/me/.local/share/toolgate
 
 (no ui line with --no-ui; "data in-memory" with --in-memory). Port 0 picks a free port and the
-printed line says which. Ctrl-C (or SIGTERM) stops the worker, letting running tools finish or
-see their cancellation, then the UI and the server, and exits 0. Started again on the same data
+printed line says which. Ctrl-C (or SIGTERM) stops the worker (running tools get --stop-timeout
+to finish, then their context is canceled; a second Ctrl-C kills at once), then the UI and the
+server, and exits 0. Started again on the same data
 directory, the server still has every earlier call: toolgate result finds them.
 
 The default data directory is $TOOLGATE_DATA_DIR, else $XDG_DATA_HOME/toolgate, else
@@ -67,6 +70,7 @@ The default data directory is $TOOLGATE_DATA_DIR, else $XDG_DATA_HOME/toolgate, 
 	fs.IntVar(&o.port, "port", 7233, "frontend gRPC port on 127.0.0.1 (0: any free port)")
 	fs.IntVar(&o.uiPort, "ui-port", 8233, "Web UI HTTP port on 127.0.0.1 (0: any free port)")
 	fs.BoolVar(&o.noUI, "no-ui", false, "do not start the Web UI")
+	fs.DurationVar(&o.stopTimeout, "stop-timeout", 5*time.Second, "on Ctrl-C, how long running tools may finish before their context is canceled")
 	fs.StringVar(&o.serverLogLevel, "server-log-level", "error", "lowest level of the Temporal server's own log lines (it is chatty)")
 	bindEnv(fs, "namespace", "TEMPORAL_NAMESPACE")
 	addTaskQueueFlag(cmd, &o.taskQueue)
@@ -139,7 +143,7 @@ func runDev(ctx context.Context, a *app, o devOptions) error {
 	if err != nil {
 		return errors.Join(err, stopServer())
 	}
-	w, err := worker.New(c, srv.Namespace(), reg, worker.Options{TaskQueue: o.taskQueue, Logger: a.logger})
+	w, err := worker.New(c, srv.Namespace(), reg, worker.Options{TaskQueue: o.taskQueue, StopTimeout: o.stopTimeout, Logger: a.logger})
 	if err != nil {
 		c.Close()
 		return errors.Join(fmt.Errorf("create worker: %w", err), stopServer())

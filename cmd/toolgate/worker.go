@@ -3,18 +3,21 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
+	"github.com/toolgate/toolgate/internal/searchattr"
 	"github.com/toolgate/toolgate/worker"
 )
 
 type workerOptions struct {
-	conn      connOptions
-	taskQueue string
-	setup     bool
-	toolbox   toolboxOptions
+	conn        connOptions
+	taskQueue   string
+	setup       bool
+	stopTimeout time.Duration
+	toolbox     toolboxOptions
 }
 
 func newWorkerCommand(a *app) *cobra.Command {
@@ -31,8 +34,9 @@ namespace (idempotent). Where the server does not allow it (Temporal Cloud regis
 console or tcld), the worker says so and runs on: it detects which attributes the namespace has
 and never upserts a missing one.
 
-Ctrl-C (or SIGTERM) stops polling and gives running tools up to 30 s to finish or to see their
-cancellation, then exits 0.`,
+Ctrl-C (or SIGTERM) stops polling and gives running tools --stop-timeout (30 s) to finish, then
+cancels their context, and exits 0. A tool cut off this way is retried elsewhere if it is readOnly
+or idempotent; an unsafe one ends with an outcome-unknown TOOL_EXECUTION_FAILED.`,
 		Example: `  toolgate worker --setup
   TEMPORAL_ADDRESS=temporal.example.com:7233 toolgate worker --task-queue tools --root /srv/docs
   toolgate worker --address ns.acct.tmprl.cloud:7233 -n ns.acct --api-key "$KEY"`,
@@ -44,6 +48,7 @@ cancellation, then exits 0.`,
 	addConnFlags(cmd, &o.conn)
 	addTaskQueueFlag(cmd, &o.taskQueue)
 	addToolboxFlags(cmd, &o.toolbox)
+	cmd.Flags().DurationVar(&o.stopTimeout, "stop-timeout", 30*time.Second, "on Ctrl-C, how long running tools may finish before their context is canceled")
 	cmd.Flags().BoolVar(&o.setup, "setup", false, "register the search attributes on the namespace first, when allowed")
 	return cmd
 }
@@ -65,10 +70,10 @@ func runWorker(ctx context.Context, a *app, o workerOptions) error {
 			logger.Warn("search attributes not registered; the worker runs without upserting missing ones",
 				zap.Error(err))
 		} else {
-			logger.Info("search attributes registered", zap.Strings("attributes", []string{"ToolName", "ToolCallId", "ToolOutcome"}))
+			logger.Info("search attributes registered", zap.Strings("attributes", searchattr.Names()))
 		}
 	}
-	w, err := worker.New(c, o.conn.namespace, reg, worker.Options{TaskQueue: o.taskQueue, Logger: a.logger})
+	w, err := worker.New(c, o.conn.namespace, reg, worker.Options{TaskQueue: o.taskQueue, StopTimeout: o.stopTimeout, Logger: a.logger})
 	if err != nil {
 		return fmt.Errorf("create worker: %w", err)
 	}
@@ -76,6 +81,5 @@ func runWorker(ctx context.Context, a *app, o workerOptions) error {
 	if err := w.Run(ctx); err != nil {
 		return fmt.Errorf("run worker: %w", err)
 	}
-	logger.Info("worker stopped")
 	return nil
 }
