@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -137,28 +136,29 @@ func (c *Client) ProgressByWorkflowID(ctx context.Context, workflowID string) (t
 
 // Cancel requests cancellation of the call with callID and returns without waiting: the workflow
 // cancels the running tool, waits for it to stop and closes as canceled. ErrCallClosed if it had
-// already closed, ErrNotFound if there is no such call.
+// already closed, ErrNotFound if there is no such call. Requesting twice is harmless.
 func (c *Client) Cancel(ctx context.Context, callID string) error {
 	return c.CancelByWorkflowID(ctx, c.WorkflowID(callID))
 }
 
 // CancelByWorkflowID is Cancel for a workflow ID.
 func (c *Client) CancelByWorkflowID(ctx context.Context, workflowID string) error {
-	err := c.sdk.CancelWorkflow(ctx, workflowID, "")
-	if err == nil {
-		return nil
+	// The server accepts a cancel request for a closed workflow as a no-op, so look first.
+	desc, err := c.describe(ctx, workflowID)
+	if err != nil {
+		return err
 	}
-	if !isNotFound(err) {
-		return fmt.Errorf("cancel %s: %w", workflowID, err)
+	if stateOf(desc.GetWorkflowExecutionInfo().GetStatus()) != Running {
+		return fmt.Errorf("cancel %s: %w", workflowID, ErrCallClosed)
 	}
-	// NotFound means no such workflow, or a closed one: tell them apart.
-	if _, derr := c.describe(ctx, workflowID); derr != nil {
-		if errors.Is(derr, ErrNotFound) {
-			return derr
+	runID := desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	if err := c.sdk.CancelWorkflow(ctx, workflowID, runID); err != nil {
+		if isNotFound(err) {
+			return fmt.Errorf("cancel %s: %w", workflowID, ErrNotFound)
 		}
 		return fmt.Errorf("cancel %s: %w", workflowID, err)
 	}
-	return fmt.Errorf("cancel %s: %w", workflowID, ErrCallClosed)
+	return nil
 }
 
 // describe is DescribeWorkflowExecution of the latest run, NotFound mapped to ErrNotFound.
