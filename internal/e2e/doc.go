@@ -1,0 +1,13 @@
+// Package e2e holds the end-to-end tests of the durable path: a real toolgate worker and client
+// against the embedded Temporal server (internal/devserver, one server per test binary through
+// devtest). It is the one test package besides internal/devserver that links the server, which
+// takes minutes to compile under -race: add server tests here rather than in a new package.
+//
+// # What is covered
+//
+// Idempotent resubmission (the tool runs once), conflicting resubmission, cancellation through
+// the client and through Execute's context, a worker lost mid-call for an Unsafe tool (outcome
+// unknown, ran once) and an Idempotent tool (completed on a second worker), search attributes,
+// progress of a running tool, and the error mapping (NonRecoverableToolError, INVALID_TOOL_CALL,
+// not found, closed).
+package e2e
