@@ -34,8 +34,11 @@ import (
 	"github.com/toolgate/toolgate/internal/searchattr"
 )
 
-// testTimeout bounds every wait on a server in these tests.
-const testTimeout = 30 * time.Second
+// testTimeout bounds every wait on a server in these tests. It is generous: under -race on a
+// busy two-core machine one workflow can take seconds.
+//
+// The tests do not run in parallel: a few servers at once under -race starve each other.
+const testTimeout = 2 * time.Minute
 
 // greetWorkflow runs greetActivity and records the outcome search attribute, which wedges the
 // workflow task if the namespace lacks it: a passing run proves the attribute is registered.
@@ -71,7 +74,7 @@ func start(t *testing.T, opts Options) *Server {
 }
 
 // dial returns a client for srv, closed at cleanup.
-func dial(t *testing.T, srv *Server) client.Client {
+func dial(t testing.TB, srv *Server) client.Client {
 	t.Helper()
 	c, err := client.Dial(client.Options{
 		HostPort:  srv.FrontendAddress(),
@@ -122,7 +125,6 @@ func requireSearchAttributes(t *testing.T, c client.Client, namespace string) {
 }
 
 func TestStartInMemory(t *testing.T) {
-	t.Parallel()
 	srv := start(t, Options{})
 	c := dial(t, srv)
 
@@ -138,7 +140,6 @@ func TestStartInMemory(t *testing.T) {
 }
 
 func TestStartCustomNamespace(t *testing.T) {
-	t.Parallel()
 	srv := start(t, Options{Namespace: "tools", Retention: 48 * time.Hour})
 	c := dial(t, srv)
 
@@ -152,7 +153,6 @@ func TestStartCustomNamespace(t *testing.T) {
 }
 
 func TestDataDirSurvivesRestart(t *testing.T) {
-	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "state")
 
 	first, err := Start(context.Background(), Options{DataDir: dir, Logger: zaptest.NewLogger(t)})
@@ -174,7 +174,6 @@ func TestDataDirSurvivesRestart(t *testing.T) {
 }
 
 func TestReopenAddsMissingSearchAttributes(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	// A database whose namespace was created without the attributes (as another tool would).
 	cfg := &config.SQL{
@@ -194,7 +193,6 @@ func TestReopenAddsMissingSearchAttributes(t *testing.T) {
 }
 
 func TestTwoInMemoryServers(t *testing.T) {
-	t.Parallel()
 	a := start(t, Options{})
 	b := start(t, Options{})
 	require.NotEqual(t, a.FrontendAddress(), b.FrontendAddress())
@@ -210,7 +208,6 @@ func TestTwoInMemoryServers(t *testing.T) {
 }
 
 func TestUI(t *testing.T) {
-	t.Parallel()
 	srv := start(t, Options{UI: true})
 	require.NotEmpty(t, srv.UIAddress())
 	c := dial(t, srv)
@@ -255,7 +252,6 @@ func httpGet(t *testing.T, url string) string {
 }
 
 func TestFixedPorts(t *testing.T) {
-	t.Parallel()
 	free, err := freePorts(2)
 	require.NoError(t, err)
 	srv := start(t, Options{FrontendPort: free[0], UI: true, UIPort: free[1]})
@@ -264,10 +260,11 @@ func TestFixedPorts(t *testing.T) {
 
 	_, err = Start(context.Background(), Options{FrontendPort: free[0]})
 	require.Error(t, err, "the frontend port is taken")
+	_, err = Start(context.Background(), Options{UI: true, UIPort: free[1]})
+	require.Error(t, err, "the UI port is taken")
 }
 
 func TestStopIsIdempotent(t *testing.T) {
-	t.Parallel()
 	srv, err := Start(context.Background(), Options{UI: true})
 	require.NoError(t, err)
 	require.NoError(t, srv.Stop())
@@ -280,7 +277,6 @@ func TestStopIsIdempotent(t *testing.T) {
 }
 
 func TestOptionsErrors(t *testing.T) {
-	t.Parallel()
 	notADir := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(notADir, nil, 0o600))
 	tests := []struct {
@@ -325,7 +321,6 @@ func BenchmarkStart(b *testing.B) {
 }
 
 func TestRetryWhenPortTaken(t *testing.T) {
-	t.Parallel()
 	opts, err := Options{Logger: zaptest.NewLogger(t)}.withDefaults()
 	require.NoError(t, err)
 	store, err := openStore(opts)
@@ -353,4 +348,42 @@ func TestRetryWhenPortTaken(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	require.NoError(t, waitReady(ctx, hostPort(ports[0]), opts.Namespace))
+}
+
+// BenchmarkRoundTrip measures one workflow with one activity, started and awaited one at a time
+// through a real worker, on an in-memory and on a file database:
+//
+//	go test -run '^$' -bench RoundTrip -benchtime 200x ./internal/devserver/
+func BenchmarkRoundTrip(b *testing.B) {
+	benchmarks := []struct {
+		name    string
+		dataDir bool
+	}{
+		{name: "memory"},
+		{name: "file", dataDir: true},
+	}
+	for _, bb := range benchmarks {
+		b.Run(bb.name, func(b *testing.B) {
+			opts := Options{}
+			if bb.dataDir {
+				opts.DataDir = b.TempDir()
+			}
+			srv, err := Start(context.Background(), opts)
+			require.NoError(b, err)
+			b.Cleanup(func() { assert.NoError(b, srv.Stop()) })
+			c := dial(b, srv)
+			w := worker.New(c, "bench", worker.Options{})
+			w.RegisterWorkflow(greetWorkflow)
+			w.RegisterActivity(greetActivity)
+			require.NoError(b, w.Start())
+			b.Cleanup(w.Stop)
+
+			ctx := context.Background()
+			for b.Loop() {
+				run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: "bench"}, greetWorkflow, "bench")
+				require.NoError(b, err)
+				require.NoError(b, run.Get(ctx, nil))
+			}
+		})
+	}
 }

@@ -19,7 +19,7 @@ import (
 )
 
 // readyTimeout bounds the wait for a started server to answer, when ctx has no earlier deadline.
-const readyTimeout = 30 * time.Second
+const readyTimeout = time.Minute
 
 // waitReady dials the frontend and returns once a request has gone through the frontend to the
 // history shard: it describes a workflow that does not exist until the answer is NotFound (not

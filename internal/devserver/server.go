@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"time"
 
@@ -35,7 +36,7 @@ type Server struct {
 
 // Start starts a server as opts say and returns once the frontend answers requests that reach
 // the history shard and the namespace has the toolgate search attributes (and, with opts.UI,
-// once the UI is listening). ctx bounds the wait for readiness; Start gives up after 30 s
+// once the UI is listening). ctx bounds the wait for readiness; Start gives up after a minute
 // anyway. On error nothing is left running, except what the server library itself leaks (see
 // the package doc).
 func Start(ctx context.Context, opts Options) (*Server, error) {
@@ -48,8 +49,20 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("start dev server: frontend %w", err)
 		}
 	}
+	var uiListener net.Listener
+	if opts.UI {
+		if uiListener, err = listenUI(opts.UIPort); err != nil {
+			return nil, fmt.Errorf("start dev server: %w", err)
+		}
+	}
+	closeUIListener := func() {
+		if uiListener != nil {
+			_ = uiListener.Close()
+		}
+	}
 	store, err := openStore(opts)
 	if err != nil {
+		closeUIListener()
 		return nil, fmt.Errorf("start dev server: %w", err)
 	}
 
@@ -62,15 +75,17 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	var ports servicePorts
 	s.temporal, ports, err = startWithRetry(store, logger, pick, opts.Logger)
 	if err != nil {
+		closeUIListener()
 		return nil, fmt.Errorf("start dev server: %w", err)
 	}
 	s.frontend = hostPort(ports[0])
 
 	if err := waitReady(ctx, s.frontend, s.namespace); err != nil {
+		closeUIListener()
 		return nil, errors.Join(fmt.Errorf("start dev server: %w", err), s.Stop())
 	}
-	if opts.UI {
-		if s.ui, err = startUI(s.frontend, s.namespace, opts.UIPort, opts.Logger); err != nil {
+	if uiListener != nil {
+		if s.ui, err = startUI(uiListener, s.frontend, s.namespace, opts.Logger); err != nil {
 			return nil, errors.Join(fmt.Errorf("start dev server: %w", err), s.Stop())
 		}
 	}

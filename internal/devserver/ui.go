@@ -41,13 +41,19 @@ type uiServer struct {
 	done chan struct{}
 }
 
-// startUI serves the UI for the frontend at frontend on 127.0.0.1:port (0 picks a free port).
-func startUI(frontend, namespace string, port int, logger *zap.Logger) (*uiServer, error) {
+// listenUI binds the UI's port on 127.0.0.1 (0 picks a free port), before the server starts, so
+// a taken port fails Start at once.
+func listenUI(port int) (net.Listener, error) {
 	ln, err := net.Listen("tcp", hostPort(port))
 	if err != nil {
 		return nil, fmt.Errorf("listen for UI: %w", err)
 	}
-	port = ln.Addr().(*net.TCPAddr).Port
+	return ln, nil
+}
+
+// startUI serves the UI for the frontend at frontend on ln. It owns ln, also on error.
+func startUI(ln net.Listener, frontend, namespace string, logger *zap.Logger) (*uiServer, error) {
+	port := ln.Addr().(*net.TCPAddr).Port
 	cfg := &uiconfig.Config{
 		TemporalGRPCAddress: frontend,
 		Host:                loopback,
