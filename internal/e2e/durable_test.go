@@ -353,3 +353,16 @@ func TestSetupSearchAttributesIsIdempotent(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, w.SearchAttributes())
 }
+
+func TestToolOnItsOwnTaskQueue(t *testing.T) {
+	side := devtest.TaskQueue(t) + "-side"
+	tool := define(t, "side", toolcore.Options{TaskQueue: side, SideEffect: toolcore.ReadOnly}, func(context.Context, args) (any, error) {
+		return "ran on the side queue", nil
+	})
+	e := newEnv(t, tool)
+	require.Equal(t, []string{e.queue, side}, e.worker.TaskQueues())
+
+	result, err := e.client.Execute(e.ctx(), call(t, "c1", "side", `{}`))
+	require.NoError(t, err)
+	assert.Equal(t, `"ran on the side queue"`, result.Content())
+}
