@@ -50,8 +50,8 @@ When everything is ready it prints, on stdout, one "key value" line each:
 (no ui line with --no-ui; "data in-memory" with --in-memory). Port 0 picks a free port and the
 printed line says which. Ctrl-C (or SIGTERM) stops the worker (running tools get --stop-timeout
 to finish, then their context is canceled; a second Ctrl-C kills at once), then the UI and the
-server, and exits 0. Started again on the same data
-directory, the server still has every earlier call: toolgate result finds them.
+server, and exits 0. Started again on the same data directory, the server still has every
+earlier call: toolgate result finds them.
 
 The default data directory is $TOOLGATE_DATA_DIR, else $XDG_DATA_HOME/toolgate, else
 ~/.local/share/toolgate: one per user, the same whichever directory you start from.`,
@@ -64,7 +64,7 @@ The default data directory is $TOOLGATE_DATA_DIR, else $XDG_DATA_HOME/toolgate, 
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.dataDir, "data-dir", defaultDataDir(a.lookupEnv), "directory of the SQLite database (created if missing)")
+	fs.StringVar(&o.dataDir, "data-dir", defaultDataDir(a.lookupEnv), "directory of the SQLite database, created if missing")
 	fs.BoolVar(&o.inMemory, "in-memory", false, "keep everything in memory: nothing survives a restart")
 	fs.StringVarP(&o.namespace, "namespace", "n", "default", "namespace to create and serve")
 	fs.IntVar(&o.port, "port", 7233, "frontend gRPC port on 127.0.0.1 (0: any free port)")
@@ -72,6 +72,7 @@ The default data directory is $TOOLGATE_DATA_DIR, else $XDG_DATA_HOME/toolgate, 
 	fs.BoolVar(&o.noUI, "no-ui", false, "do not start the Web UI")
 	fs.DurationVar(&o.stopTimeout, "stop-timeout", 5*time.Second, "on Ctrl-C, how long running tools may finish before their context is canceled")
 	fs.StringVar(&o.serverLogLevel, "server-log-level", "error", "lowest level of the Temporal server's own log lines (it is chatty)")
+	bindEnv(fs, "data-dir", "TOOLGATE_DATA_DIR")
 	bindEnv(fs, "namespace", "TEMPORAL_NAMESPACE")
 	addTaskQueueFlag(cmd, &o.taskQueue)
 	addToolboxFlags(cmd, &o.toolbox)
@@ -79,12 +80,9 @@ The default data directory is $TOOLGATE_DATA_DIR, else $XDG_DATA_HOME/toolgate, 
 	return cmd
 }
 
-// defaultDataDir is $TOOLGATE_DATA_DIR, else $XDG_DATA_HOME/toolgate, else
-// ~/.local/share/toolgate, else ./.toolgate when there is no home directory.
+// defaultDataDir is $XDG_DATA_HOME/toolgate, else ~/.local/share/toolgate, else ./.toolgate when
+// there is no home directory. ($TOOLGATE_DATA_DIR overrides it like any flag's variable.)
 func defaultDataDir(lookupEnv func(string) (string, bool)) string {
-	if dir, ok := lookupEnv("TOOLGATE_DATA_DIR"); ok && dir != "" {
-		return dir
-	}
 	if dir, ok := lookupEnv("XDG_DATA_HOME"); ok && filepath.IsAbs(dir) {
 		return filepath.Join(dir, "toolgate")
 	}

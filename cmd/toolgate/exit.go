@@ -113,9 +113,14 @@ func messageFor(code int) string {
 	}
 }
 
-// errorFields are the fields of the final log line: the error and, if known, the call.
-func errorFields(err error) []zap.Field {
-	fields := []zap.Field{zap.Error(err)}
+// errorFields are the fields of the final log line: the call, if known, and with withError the
+// error as a field of its own (for JSON logs; console lines carry its text in the message, where
+// quotes stay unescaped).
+func errorFields(err error, withError bool) []zap.Field {
+	var fields []zap.Field
+	if withError {
+		fields = append(fields, zap.Error(err))
+	}
 	var ce *callError
 	if errors.As(err, &ce) {
 		fields = append(fields, ce.ids.fields()...)

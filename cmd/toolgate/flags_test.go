@@ -126,7 +126,6 @@ func TestDefaultDataDir(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{name: "TOOLGATE_DATA_DIR first", env: map[string]string{"TOOLGATE_DATA_DIR": "/d", "XDG_DATA_HOME": "/x", "HOME": "/h"}, want: "/d"},
 		{name: "XDG_DATA_HOME", env: map[string]string{"XDG_DATA_HOME": "/x", "HOME": "/h"}, want: "/x/toolgate"},
 		{name: "relative XDG_DATA_HOME is ignored", env: map[string]string{"XDG_DATA_HOME": "x", "HOME": "/h"}, want: "/h/.local/share/toolgate"},
 		{name: "HOME", env: map[string]string{"HOME": "/h"}, want: "/h/.local/share/toolgate"},

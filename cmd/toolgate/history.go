@@ -74,7 +74,11 @@ func runHistory(ctx context.Context, a *app, o historyOptions, args []string) er
 	if err != nil {
 		return aboutCall(ids, fmt.Errorf("write history: %w", err))
 	}
-	a.logger.Info("history exported", append(ids.fields(), zap.Int("events", len(hist.Events)), zap.String("output", o.output))...)
+	output := o.output
+	if output == "" {
+		output = "stdout"
+	}
+	a.logger.Info("history exported", append(ids.fields(), zap.Int("events", len(hist.Events)), zap.String("output", output))...)
 	return nil
 }
 

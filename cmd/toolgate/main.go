@@ -76,8 +76,17 @@ func run(ctx context.Context, args []string, s streams, lookupEnv func(string) (
 		return ExitUsage
 	}
 	code, msg := classify(err)
-	if msg != "" {
-		a.logger.Error(msg, errorFields(err)...)
+	if msg == "" {
+		return code
+	}
+	jsonLogs := a.logOpts.format == "json"
+	if !jsonLogs {
+		msg += ": " + err.Error()
+	}
+	if code == ExitCanceled {
+		a.logger.Warn(msg, errorFields(err, jsonLogs)...) // an outcome someone chose, not a fault
+	} else {
+		a.logger.Error(msg, errorFields(err, jsonLogs)...)
 	}
 	return code
 }

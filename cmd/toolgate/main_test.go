@@ -108,5 +108,31 @@ func TestConnectionFailureExits5(t *testing.T) {
 	assert.Equal(t, ExitFailure, code, stderr)
 	assert.Empty(t, stdout)
 	assert.Contains(t, stderr, "connect to Temporal at 127.0.0.1:1")
-	assert.Contains(t, stderr, "ERROR\tcommand failed")
+	assert.Contains(t, stderr, "ERROR\tcommand failed: connect to Temporal")
+}
+
+func TestErrorLineFormats(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{
+			name: "console keeps the error text readable",
+			args: []string{"status", "--call-id", "x", "--tls-ca-path", "/no/ca.pem"},
+			want: "ERROR\tbad input: read CA certificates: open /no/ca.pem: no such file or directory\n",
+		},
+		{
+			name: "json has the error as a field",
+			args: []string{"status", "--call-id", "x", "--tls-ca-path", "/no/ca.pem", "--log-format", "json"},
+			want: `"msg":"bad input","error":"read CA certificates: open /no/ca.pem: no such file or directory"}`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runIn(tt.args, nil, "")
+			assert.Equal(t, ExitUsage, code)
+			assert.Contains(t, stderr, tt.want)
+		})
+	}
 }

@@ -189,12 +189,15 @@ func TestClassify(t *testing.T) {
 
 func TestCallErrorFields(t *testing.T) {
 	err := fmt.Errorf("outer: %w", aboutCall(callIDs{WorkflowID: "toolcall-a", ToolCallID: "a", ToolName: "add"}, errors.New("boom")))
-	fields := errorFields(err)
-	keys := make([]string, 0, len(fields))
-	for _, f := range fields {
-		keys = append(keys, f.Key)
+	keys := func(withError bool) []string {
+		var keys []string
+		for _, f := range errorFields(err, withError) {
+			keys = append(keys, f.Key)
+		}
+		return keys
 	}
-	assert.Equal(t, []string{"error", "toolCallId", "toolName", "workflowId"}, keys)
+	assert.Equal(t, []string{"error", "toolCallId", "toolName", "workflowId"}, keys(true))
+	assert.Equal(t, []string{"toolCallId", "toolName", "workflowId"}, keys(false))
 	assert.Nil(t, aboutCall(callIDs{}, nil))
 }
 
