@@ -37,7 +37,7 @@ func sizes() scale {
 			serverKillCalls: 150, serverKillRounds: 3,
 			agentKillCalls: 300,
 			cancelCalls:    600,
-			loadCalls:      5000, loadConcurrency: 128,
+			loadCalls:      2000, loadConcurrency: 64,
 		}
 	}
 	return scale{
