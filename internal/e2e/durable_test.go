@@ -203,7 +203,8 @@ func TestWorkerLostMidCall(t *testing.T) {
 			lost, err := sdkclient.Dial(sdkclient.Options{HostPort: p.Addr(), Namespace: devtest.Server(t).Namespace()})
 			require.NoError(t, err)
 			t.Cleanup(lost.Close)
-			e.startWorker(lost, tool)
+			// Its stuck attempt can never report back: do not wait for it at cleanup.
+			e.startWorker(lost, 10*time.Millisecond, tool)
 			// Registered after the lost worker's Stop, so it runs first and frees the stuck attempt.
 			t.Cleanup(func() { close(g.release) })
 
@@ -214,7 +215,7 @@ func TestWorkerLostMidCall(t *testing.T) {
 			require.Equal(t, 1, g.waitStarted(t))
 			p.Close()
 
-			e.startWorker(e.sdk, tool)
+			e.startWorker(e.sdk, 5*time.Second, tool)
 			result, err := e.client.Execute(ctx, tc)
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantError, result.IsError())

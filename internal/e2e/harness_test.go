@@ -32,7 +32,7 @@ type env struct {
 func newEnv(t *testing.T, tools ...toolcore.Tool) *env {
 	t.Helper()
 	e := &env{t: t, queue: devtest.TaskQueue(t), sdk: devtest.Client(t)}
-	e.worker = e.startWorker(e.sdk, tools...)
+	e.worker = e.startWorker(e.sdk, 5*time.Second, tools...)
 	e.client = client.New(e.sdk, client.Options{
 		TaskQueue: e.queue,
 		Scope:     e.queue,
@@ -41,14 +41,15 @@ func newEnv(t *testing.T, tools ...toolcore.Tool) *env {
 	return e
 }
 
-// startWorker starts another worker on the env's queue, stopped at cleanup.
-func (e *env) startWorker(c sdkclient.Client, tools ...toolcore.Tool) *worker.Worker {
+// startWorker starts another worker on the env's queue, stopped at cleanup (waiting up to
+// stopTimeout for its running tools).
+func (e *env) startWorker(c sdkclient.Client, stopTimeout time.Duration, tools ...toolcore.Tool) *worker.Worker {
 	e.t.Helper()
 	reg, err := toolcore.NewRegistry(tools...)
 	require.NoError(e.t, err)
 	w, err := worker.New(c, devtest.Server(e.t).Namespace(), reg, worker.Options{
 		TaskQueue:   e.queue,
-		StopTimeout: 5 * time.Second,
+		StopTimeout: stopTimeout,
 	})
 	require.NoError(e.t, err)
 	require.NoError(e.t, w.Start())
