@@ -37,3 +37,18 @@ compose-up:
 	docker compose up -d --build
 compose-down:
 	docker compose down
+
+## soak: the long form of the fault scenarios (internal/faults), figures appended to SOAK_REPORT.
+## fuzz: every fuzz target for FUZZTIME each; new corpus entries go to the Go build cache.
+.PHONY: soak fuzz
+SOAK_REPORT  ?= soak-figures.jsonl
+FUZZTIME     ?= 1m
+FUZZ_TARGETS := toolcore:FuzzParseToolCall toolcore:FuzzArguments toolcore:FuzzSerialize \
+	toolcore:FuzzSerializeRawMessage toolcore:FuzzSerializeString toolcore:FuzzSerializeCapContent \
+	internal/faults:FuzzErrorMapping
+soak:
+	$(GO) test -count=1 -timeout 150m -v -run '^Test' ./internal/faults/ -soak -faults.report $(abspath $(SOAK_REPORT))
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "== $$pkg $$name ($(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) ./$$pkg/; done
