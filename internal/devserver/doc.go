@@ -12,7 +12,9 @@
 // With Options.DataDir empty the state lives in an in-memory SQLite database with a name unique
 // to the server, so several servers can run in one process. With a DataDir it lives in
 // <DataDir>/temporal.db: created with the server's schema when missing, reopened as it is when
-// present (workflows, histories and results survive a restart).
+// present (workflows, histories and results survive a restart). The file is in WAL mode with
+// synchronous=normal (temporal.db-wal and -shm sit beside it): a process crash loses nothing, a
+// power loss may lose the last commits.
 //
 // The server's SQLite plugin never closes a database connection: after Stop, an in-memory
 // database stays in memory and a file stays open until the process exits. A later Start on the

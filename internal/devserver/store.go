@@ -48,6 +48,11 @@ func openStore(opts Options) (*config.SQL, error) {
 		}
 		cfg.DatabaseName = filepath.Join(dir, dbFileName)
 		cfg.ConnectAttributes["mode"] = "rwc"
+		// Write-ahead log, synced at checkpoints: a commit costs no fsync (3x faster per tool
+		// call here). A crash of the process loses nothing; a power loss can lose the last
+		// commits but never corrupts the file. SQLite keeps temporal.db-wal and -shm beside it.
+		cfg.ConnectAttributes["journal_mode"] = "wal"
+		cfg.ConnectAttributes["synchronous"] = "normal"
 		if err := setupSchemaIfNew(cfg); err != nil {
 			return nil, err
 		}
