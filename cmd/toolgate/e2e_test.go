@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/testbin"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -32,39 +34,21 @@ const (
 	lineTimeout    = 2 * time.Minute
 )
 
-// built is the binary, shared by the tests of this process and removed by TestMain.
-var built struct {
-	once sync.Once
-	dir  string
-	path string
-	out  []byte
-	err  error
-}
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if built.dir != "" {
-		_ = os.RemoveAll(built.dir)
-	}
+	testbin.Cleanup()
 	os.Exit(code)
 }
 
-// toolgateBinary builds ./cmd/toolgate once and returns its path.
+// toolgateBinary returns the toolgate binary ($TOOLGATE_BIN, or built once per process).
 func toolgateBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end: builds the binary and starts a Temporal server")
 	}
-	built.once.Do(func() {
-		built.dir, built.err = os.MkdirTemp("", "toolgate-e2e-")
-		if built.err != nil {
-			return
-		}
-		built.path = filepath.Join(built.dir, "toolgate")
-		built.out, built.err = exec.Command("go", "build", "-o", built.path, ".").CombinedOutput()
-	})
-	require.NoError(t, built.err, "go build: %s", built.out)
-	return built.path
+	bin, err := testbin.Toolgate()
+	require.NoError(t, err)
+	return bin
 }
 
 // childEnv is this process's environment without TEMPORAL_* and TOOLGATE_* variables (the tests

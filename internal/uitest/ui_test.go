@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolgate/toolgate/internal/browser"
+	"github.com/toolgate/toolgate/internal/testbin"
 )
 
 // Ceilings against hangs, never waits for progress: the machine may be busy linking the server.
@@ -39,7 +40,9 @@ func TestWebUIShowsCompletedCall(t *testing.T) {
 		t.Skip("web UI: builds toolgate, starts a Temporal server and a Chromium")
 	}
 	root := moduleRoot(t)
-	bin := buildToolgate(t, root)
+	bin, err := testbin.Toolgate()
+	require.NoError(t, err)
+	t.Cleanup(testbin.Cleanup)
 	dev := startDev(t, bin)
 	env := childEnv("TEMPORAL_ADDRESS="+dev.frontend, "TEMPORAL_NAMESPACE="+dev.namespace)
 
@@ -316,28 +319,12 @@ func runToolgate(t *testing.T, bin string, env []string, args ...string) string 
 	return stdout.String()
 }
 
-// buildToolgate builds cmd/toolgate into a temporary directory. It links the Temporal server:
-// minutes the first time, seconds from the build cache after.
-func buildToolgate(t *testing.T, root string) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "toolgate")
-	ctx, cancel := context.WithTimeout(t.Context(), buildTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/toolgate")
-	cmd.Dir = root
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "go build ./cmd/toolgate: %s", out)
-	return bin
-}
-
 // moduleRoot is the directory of this module's go.mod.
 func moduleRoot(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command("go", "env", "GOMOD").Output()
+	root, err := testbin.ModuleRoot()
 	require.NoError(t, err)
-	gomod := strings.TrimSpace(string(out))
-	require.True(t, filepath.IsAbs(gomod), "not inside a module: go env GOMOD is %q", gomod)
-	return filepath.Dir(gomod)
+	return root
 }
 
 // artifactDir is $TOOLGATE_ARTIFACTS, else .artifacts at the module root; created if missing.
