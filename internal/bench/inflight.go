@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -19,6 +20,9 @@ const (
 	// pollInterval is how often the fill's progress is reported.
 	pollInterval = 200 * time.Millisecond
 )
+
+// errLost explains held calls that ended early: their activity was timed out or canceled.
+var errLost = errors.New("a held call's context ended: most likely its heartbeats did not reach the server in time")
 
 // inFlight holds InFlight sleep calls running on the toolgate worker, makes Probes no-op calls
 // meanwhile, measures the process's memory, then releases and drains the held calls.
@@ -60,7 +64,11 @@ func (h *harness) inFlight(ctx context.Context, idleP50Ms float64) (InFlight, er
 	defer tick.Stop()
 	startsDone := false
 	for filled := false; !filled; {
-		h.cfg.Progress(Progress{Phase: "in-flight", Done: h.hold.count(), Total: n})
+		running, lost := h.hold.counts()
+		if lost > 0 {
+			return InFlight{}, fmt.Errorf("in-flight: %d held calls ended before their release, %d running (%w)", lost, running, errLost)
+		}
+		h.cfg.Progress(Progress{Phase: "in-flight", Done: running, Total: n})
 		select {
 		case <-h.hold.reached:
 			filled = true
@@ -97,8 +105,8 @@ func (h *harness) inFlight(ctx context.Context, idleP50Ms float64) (InFlight, er
 	held, _ := readMem()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	if got := h.hold.count(); got != n {
-		return InFlight{}, fmt.Errorf("in-flight: %d of %d calls still running after the probes", got, n)
+	if running, lost := h.hold.counts(); running != n || lost > 0 {
+		return InFlight{}, fmt.Errorf("in-flight: %d held calls ended before their release, %d of %d running after the probes (%w)", lost, running, n, errLost)
 	}
 
 	// Release and drain.

@@ -91,6 +91,7 @@ func registry(h *hold) (*toolcore.Registry, error) {
 type hold struct {
 	mu       sync.Mutex
 	running  int           // calls inside wait
+	lost     int           // calls that left wait before release (their context ended)
 	target   int           // reached closes when running gets here; 0: not armed
 	reached  chan struct{} // closed when running reaches target
 	released chan struct{} // closed by release
@@ -127,20 +128,37 @@ func (h *hold) wait(ctx context.Context) error {
 	h.running++
 	h.check()
 	h.mu.Unlock()
-	defer func() {
-		h.mu.Lock()
-		h.running--
-		h.mu.Unlock()
-	}()
 	timer := time.NewTimer(sleepCap)
 	defer timer.Stop()
+	var err error
 	select {
 	case <-h.released:
-		return nil
 	case <-ctx.Done():
-		return context.Cause(ctx)
+		err = context.Cause(ctx)
 	case <-timer.C:
-		return nil
+	}
+	h.mu.Lock()
+	h.running--
+	if err != nil || !isClosed(h.released) {
+		h.lost++
+	}
+	h.mu.Unlock()
+	return err
+}
+
+// counts returns the calls being held and those lost so far.
+func (h *hold) counts() (running, lost int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.running, h.lost
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 

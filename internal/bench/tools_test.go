@@ -52,7 +52,9 @@ func TestHold(t *testing.T) {
 	for range 3 {
 		require.NoError(t, <-errs)
 	}
-	assert.Equal(t, 0, h.count())
+	running, lost := h.counts()
+	assert.Equal(t, 0, running)
+	assert.Equal(t, 0, lost, "released calls are not lost")
 }
 
 func TestHoldExpectAfterArrivals(t *testing.T) {
@@ -73,6 +75,8 @@ func TestHoldExpectAfterArrivals(t *testing.T) {
 	<-h.reached // already met: closed by expect
 	cancel(cause)
 	assert.ErrorIs(t, <-errs, cause)
+	_, lost := h.counts()
+	assert.Equal(t, 1, lost, "a call whose context ended before release is lost")
 }
 
 func TestBareActivity(t *testing.T) {
