@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,7 +31,6 @@ import (
 	"go.temporal.io/server/schema/sqlite"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
-	"go.uber.org/zap/zaptest"
 
 	"github.com/toolgate/toolgate/internal/searchattr"
 )
@@ -59,11 +60,42 @@ func greetActivity(_ context.Context, name string) (string, error) {
 	return "hello " + name, nil
 }
 
+// testLogger logs to t until the test's cleanup, then discards: goroutines the server library
+// leaks may log after the test, and t.Log then panics.
+func testLogger(t *testing.T) *zap.Logger {
+	w := &gatedWriter{t: t}
+	t.Cleanup(w.close)
+	enc := zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig())
+	return zap.New(zapcore.NewCore(enc, zapcore.AddSync(w), zapcore.DebugLevel))
+}
+
+// gatedWriter writes to t.Log until closed.
+type gatedWriter struct {
+	mu     sync.Mutex
+	t      *testing.T
+	closed bool
+}
+
+func (w *gatedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.closed {
+		w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+func (w *gatedWriter) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+}
+
 // start starts a server with a test logger and stops it at cleanup.
 func start(t *testing.T, opts Options) *Server {
 	t.Helper()
 	if opts.Logger == nil {
-		opts.Logger = zaptest.NewLogger(t)
+		opts.Logger = testLogger(t)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
@@ -155,7 +187,7 @@ func TestStartCustomNamespace(t *testing.T) {
 func TestDataDirSurvivesRestart(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
 
-	first, err := Start(context.Background(), Options{DataDir: dir, Logger: zaptest.NewLogger(t)})
+	first, err := Start(context.Background(), Options{DataDir: dir, Logger: testLogger(t)})
 	require.NoError(t, err)
 	c := dial(t, first)
 	assert.Equal(t, "hello disk", runGreet(t, c, "greet-disk", "disk"))
@@ -321,7 +353,7 @@ func BenchmarkStart(b *testing.B) {
 }
 
 func TestRetryWhenPortTaken(t *testing.T) {
-	opts, err := Options{Logger: zaptest.NewLogger(t)}.withDefaults()
+	opts, err := Options{Logger: testLogger(t)}.withDefaults()
 	require.NoError(t, err)
 	store, err := openStore(opts)
 	require.NoError(t, err)
@@ -338,11 +370,15 @@ func TestRetryWhenPortTaken(t *testing.T) {
 		}
 		return ports, err
 	}
-	logger := newServerLogger(opts.Logger, zap.NewAtomicLevelAt(zapcore.WarnLevel))
+	level := zap.NewAtomicLevelAt(zapcore.WarnLevel)
+	logger := newServerLogger(opts.Logger, level)
 
 	srv, ports, err := startWithRetry(store, logger, pick, opts.Logger)
 	require.NoError(t, err)
-	defer func() { assert.NoError(t, srv.Stop()) }()
+	defer func() {
+		level.SetLevel(silent)
+		assert.NoError(t, srv.Stop())
+	}()
 	assert.Equal(t, 2, picks)
 	assert.NotEqual(t, taken.Addr().(*net.TCPAddr).Port, ports[1])
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)

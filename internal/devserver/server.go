@@ -18,6 +18,9 @@ import (
 // startAttempts bounds the retries when a picked port is taken before the server binds it.
 const startAttempts = 5
 
+// silent is a log level above every real one: nothing is logged.
+const silent = zapcore.FatalLevel + 1
+
 // uiStopTimeout bounds the wait for open UI requests at Stop.
 const uiStopTimeout = 2 * time.Second
 
@@ -178,7 +181,9 @@ func (s *Server) Namespace() string {
 }
 
 // Stop stops the UI, then the server. It is idempotent: later calls return the first call's
-// result. The server's warnings about its own shutdown are not logged.
+// result. The server's warnings about its own shutdown are not logged, and nothing at all after
+// Stop returns: the server library leaves goroutines behind (gRPC connections that keep
+// redialing the stopped services) and they would log forever.
 func (s *Server) Stop() error {
 	s.stopOnce.Do(func() {
 		var errs []error
@@ -193,6 +198,7 @@ func (s *Server) Stop() error {
 		if err := catchFatal(s.temporal.Stop); err != nil {
 			errs = append(errs, fmt.Errorf("stop server: %w", err))
 		}
+		s.logLevel.SetLevel(silent)
 		s.stopErr = errors.Join(errs...)
 	})
 	return s.stopErr
