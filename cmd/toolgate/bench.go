@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -159,18 +160,29 @@ func runBench(ctx context.Context, a *app, cmd *cobra.Command, o benchOptions) e
 
 	rep, err := bench.Run(ctx, cfg)
 	view.finish()
-	if err != nil {
-		if ctx.Err() != nil {
-			return &exitError{code: ExitCanceled, err: fmt.Errorf("bench: %w", context.Cause(ctx))}
+	// A failed run still prints what it measured before the failure: the phases that are there
+	// are complete, and the partial figures say how far the server kept up.
+	if rep.Machine.Date != "" { // empty when the configuration was refused
+		if perr := printReport(a.out, rep, o.json); perr != nil {
+			return errors.Join(err, perr)
 		}
-		return fmt.Errorf("bench: %w", err)
 	}
-	if o.json {
-		enc := json.NewEncoder(a.out)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return &exitError{code: ExitCanceled, err: fmt.Errorf("bench: %w", context.Cause(ctx))}
+	case err != nil:
+		return fmt.Errorf("bench (the phases before the failure are printed): %w", err)
+	}
+	return nil
+}
+
+func printReport(w io.Writer, rep bench.Report, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	return rep.WriteText(a.out)
+	return rep.WriteText(w)
 }
 
 // resolveBenchProgress is resolveProgressMode, except that auto on a non-terminal is plain: the

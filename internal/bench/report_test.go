@@ -105,3 +105,15 @@ func TestWriteText(t *testing.T) {
 		assert.Contains(t, out, want)
 	}
 }
+
+func TestWriteTextPartial(t *testing.T) {
+	r := completeReport()
+	r.Latency, r.Throughput, r.Breakdown, r.History, r.InFlight = nil, nil, nil, nil, InFlight{}
+	var b strings.Builder
+	require.NoError(t, r.WriteText(&b))
+	assert.Contains(t, b.String(), "toolcore.Execute")
+	for _, absent := range []string{"Latency:", "Throughput:", "Where a call's time goes", "In flight:", "History of one call"} {
+		assert.NotContains(t, b.String(), absent)
+	}
+	assert.Error(t, r.Check(), "a partial report is not complete")
+}

@@ -9,7 +9,8 @@ import (
 // Run measures every phase against the server at cfg.Address and returns the report. It starts
 // its own workers on fresh task queues and stops them before it returns; the calls it made stay
 // in the namespace (retention removes them). Any call that errs ends the run with that error:
-// a figure is only reported when every call behind it succeeded.
+// a figure is only reported when every call behind it succeeded. On an error the report holds
+// the phases completed before it (check Report.Check before trusting one).
 func Run(ctx context.Context, cfg Config) (Report, error) {
 	began := time.Now()
 	cfg, err := cfg.withDefaults()
@@ -21,52 +22,57 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		Server:   cfg.Server,
 		Settings: settingsOf(cfg),
 	}
+	err = run(ctx, cfg, &rep)
+	rep.ElapsedSeconds = round(time.Since(began).Seconds(), 1)
+	if err == nil {
+		cfg.Progress(Progress{Phase: "done"})
+	}
+	return rep, err
+}
 
+// run fills rep phase by phase, stopping at the first error.
+func run(ctx context.Context, cfg Config, rep *Report) (err error) {
 	// In process first, while nothing but an idle server shares the process.
 	cfg.Progress(Progress{Phase: "in-process"})
-	rep.InProcess, err = inProcess(ctx, cfg.InProcessTime)
-	if err != nil {
-		return Report{}, err
+	if rep.InProcess, err = inProcess(ctx, cfg.InProcessTime); err != nil {
+		return err
 	}
 
 	cfg.Progress(Progress{Phase: "setup"})
 	h, err := newHarness(ctx, cfg)
 	if err != nil {
-		return Report{}, err
+		return err
 	}
 	defer h.close()
 	rep.SearchAttributes = h.attrs
 
 	if err := h.warmup(ctx); err != nil {
-		return Report{}, err
+		return err
 	}
 	runtime.GC()
 	records, err := h.latency(ctx)
 	if err != nil {
-		return Report{}, err
+		return err
 	}
 	rep.Latency = latencyRows(h.subjects, records)
 	if rep.Breakdown, err = h.breakdown(ctx, records); err != nil {
-		return Report{}, err
+		return err
 	}
 	runtime.GC()
 	if rep.Throughput, err = h.throughput(ctx); err != nil {
-		return Report{}, err
-	}
-	runtime.GC()
-	idle, _ := rep.LatencyOf(SubjectToolgate)
-	if idle.N == 0 {
-		idle, _ = rep.LatencyOf(h.subjects[0].name)
-	}
-	if rep.InFlight, err = h.inFlight(ctx, idle.P50Ms); err != nil {
-		return Report{}, err
+		return err
 	}
 	if rep.History, err = h.histories(ctx); err != nil {
-		return Report{}, err
+		return err
 	}
-	rep.ElapsedSeconds = round(time.Since(began).Seconds(), 1)
-	cfg.Progress(Progress{Phase: "done"})
-	return rep, nil
+	// In flight last: it loads the server most, and leaves the most behind.
+	runtime.GC()
+	idle, ok := rep.LatencyOf(SubjectToolgate)
+	if !ok {
+		idle = rep.Latency[0]
+	}
+	rep.InFlight, err = h.inFlight(ctx, idle.P50Ms)
+	return err
 }
 
 func settingsOf(cfg Config) Settings {

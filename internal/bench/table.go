@@ -23,10 +23,34 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 	b.WriteString("\nratios are subject / bare, measured side by side in this run\n\n")
 
+	if len(r.Latency) > 0 {
+		r.writeLatency(&b)
+	}
+	if len(r.Throughput) > 0 {
+		r.writeThroughput(&b)
+	}
+	if len(r.Breakdown) > 0 {
+		r.writeBreakdown(&b)
+	}
+	if r.InProcess.Execute.Iterations > 0 {
+		r.writeInProcess(&b)
+	}
+	if r.InFlight.Calls > 0 {
+		r.writeInFlight(&b)
+	}
+	if len(r.History) > 0 {
+		r.writeHistory(&b)
+	}
+	fmt.Fprintf(&b, "\nelapsed %.1fs\n", r.ElapsedSeconds)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (r Report) writeLatency(b *strings.Builder) {
 	s := r.Settings
-	fmt.Fprintf(&b, "Latency: %d sequential no-op calls per subject, blocks of %d interleaved, after %d warm-up calls\n",
+	fmt.Fprintf(b, "Latency: %d sequential no-op calls per subject, blocks of %d interleaved, after %d warm-up calls\n",
 		s.Calls, s.Block, s.Warmup)
-	t := table(&b)
+	t := table(b)
 	fmt.Fprintln(t, "subject\tp50\tp95\tp99\tmean\tmax\tratio p50\tratio p95\tratio p99\t")
 	for _, row := range r.Latency {
 		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t\n", row.Subject, msText(row.P50Ms), msText(row.P95Ms),
@@ -34,63 +58,68 @@ func (r Report) WriteText(w io.Writer) error {
 			row.RatioP95, row.RatioP99)
 	}
 	t.Flush()
+}
 
-	fmt.Fprintf(&b, "\nThroughput: %d no-op calls per subject, %d concurrent callers, %d alternating blocks\n",
+func (r Report) writeThroughput(b *strings.Builder) {
+	s := r.Settings
+	fmt.Fprintf(b, "\nThroughput: %d no-op calls per subject, %d concurrent callers, %d alternating blocks\n",
 		s.ThroughputCalls, s.Concurrency, s.ThroughputBlocks)
-	t = table(&b)
+	t := table(b)
 	fmt.Fprintln(t, "subject\tcalls/s\tseconds\tratio\t")
 	for _, row := range r.Throughput {
 		fmt.Fprintf(t, "%s\t%.1f\t%.2f\t%s\t\n", row.Subject, row.PerSecond, row.Seconds, goal(row.Subject, row.Ratio, ">=", GoalThroughput))
 	}
 	t.Flush()
+}
 
-	if len(r.Breakdown) > 0 {
-		fmt.Fprintf(&b, "\nWhere a call's time goes: mean ms per segment (p50 in brackets), from the histories of %d calls per subject\n",
-			r.Breakdown[0].Calls)
-		t = table(&b)
-		fmt.Fprint(t, "segment\t")
+func (r Report) writeBreakdown(b *strings.Builder) {
+	fmt.Fprintf(b, "\nWhere a call's time goes: mean ms per segment (p50 in brackets), from the histories of %d calls per subject\n",
+		r.Breakdown[0].Calls)
+	t := table(b)
+	fmt.Fprint(t, "segment\t")
+	for _, row := range r.Breakdown {
+		fmt.Fprintf(t, "%s\t", row.Subject)
+	}
+	fmt.Fprintln(t)
+	for _, name := range segmentNames(r.Breakdown) {
+		fmt.Fprintf(t, "%s\t", name)
 		for _, row := range r.Breakdown {
-			fmt.Fprintf(t, "%s\t", row.Subject)
+			fmt.Fprintf(t, "%s\t", segmentText(row, name))
 		}
 		fmt.Fprintln(t)
-		for _, name := range segmentNames(r.Breakdown) {
-			fmt.Fprintf(t, "%s\t", name)
-			for _, row := range r.Breakdown {
-				fmt.Fprintf(t, "%s\t", segmentText(row, name))
-			}
-			fmt.Fprintln(t)
-		}
-		t.Flush()
 	}
+	t.Flush()
+}
 
+func (r Report) writeInProcess(b *strings.Builder) {
 	ip := r.InProcess
-	fmt.Fprintf(&b, "\nIn process: one no-op tool call\n")
-	t = table(&b)
+	fmt.Fprintf(b, "\nIn process: one no-op tool call\n")
+	t := table(b)
 	fmt.Fprintln(t, "\tns/call\tallocs/call\tbytes/call\t")
 	fmt.Fprintf(t, "direct function call\t%.1f\t%.1f\t%.0f\t\n", ip.Direct.NsPerCall, ip.Direct.AllocsPerCall, ip.Direct.BytesPerCall)
 	fmt.Fprintf(t, "toolcore.Execute\t%.1f\t%.1f\t%.0f\t\n", ip.Execute.NsPerCall, ip.Execute.AllocsPerCall, ip.Execute.BytesPerCall)
 	t.Flush()
-	fmt.Fprintf(&b, "overhead %.0f ns per call\n", ip.OverheadNs)
+	fmt.Fprintf(b, "overhead %.0f ns per call\n", ip.OverheadNs)
+}
 
+func (r Report) writeInFlight(b *strings.Builder) {
 	f := r.InFlight
-	fmt.Fprintf(&b, "\nIn flight: %d sleep calls held running by one worker\n", f.Calls)
-	fmt.Fprintf(&b, "all running after %.1fs; drained %.1fs after release\n", f.FillSeconds, f.DrainSeconds)
-	fmt.Fprintf(&b, "process RSS (server + workers + client): %.0f MiB before, %.0f MiB held (%+.0f KiB per call), peak %.0f MiB (%s); Go heap %.0f MiB held\n",
+	fmt.Fprintf(b, "\nIn flight: %d sleep calls held running by one worker\n", f.Calls)
+	fmt.Fprintf(b, "all running after %.1fs; drained %.1fs after release\n", f.FillSeconds, f.DrainSeconds)
+	fmt.Fprintf(b, "process RSS (server + workers + client): %.0f MiB before, %.0f MiB held (%+.0f KiB per call), peak %.0f MiB (%s); Go heap %.0f MiB held\n",
 		f.RSSBeforeMiB, f.RSSHeldMiB, f.KiBPerCall, f.PeakRSSMiB, f.PeakSource, f.GoHeapHeldMiB)
-	fmt.Fprintf(&b, "no-op call meanwhile (%d sequential): p50 %s, p95 %s, max %s = %.2fx the idle toolgate p50 (%s)\n",
+	fmt.Fprintf(b, "no-op call meanwhile (%d sequential): p50 %s, p95 %s, max %s = %.2fx the idle toolgate p50 (%s)\n",
 		f.Probe.N, msText(f.Probe.P50Ms), msText(f.Probe.P95Ms), msText(f.Probe.MaxMs), f.ProbeRatioP50, msText(f.IdleP50Ms))
+}
 
-	fmt.Fprintf(&b, "\nHistory of one call\n")
-	t = table(&b)
+func (r Report) writeHistory(b *strings.Builder) {
+	fmt.Fprintf(b, "\nHistory of one call\n")
+	t := table(b)
 	fmt.Fprintln(t, "subject\tcase\tevents\tbytes\tratio events\tratio bytes\t")
 	for _, row := range r.History {
 		fmt.Fprintf(t, "%s\t%s\t%d\t%d\t%.2f\t%.2f\t\n", row.Subject, row.Case, row.Events, row.Bytes, row.RatioEvents, row.RatioBytes)
 	}
 	t.Flush()
-
-	fmt.Fprintf(&b, "\nelapsed %.1fs\n", r.ElapsedSeconds)
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 func table(w io.Writer) *tabwriter.Writer {
