@@ -22,10 +22,13 @@
 //
 //  1. Latency: Warmup calls per subject, then Calls sequential calls per subject in blocks of
 //     Block, subjects round-robin with the order rotated every round (ABAB... BABA), so drift
-//     of a shared machine lands on every subject alike. p50, p95, p99 and their ratios. The
-//     optional CPU profile covers this phase only. Afterwards the histories of a sample of the
-//     measured calls give the breakdown: where a call's wall time goes, segment by segment
-//     (client to start, each workflow task's dispatch and run, the activity, result to client).
+//     of a shared machine lands on every subject alike. p50, p95, p99 and their ratios. A CPU
+//     profile of the process covers this phase: every sample is charged to a component (SQLite
+//     persistence, the rest of the server, toolgate's code, the SDK, gRPC, the Go runtime; see
+//     component) and the profile is copied to Config.CPUProfile for go tool pprof. Afterwards
+//     the histories of a sample of the measured calls give the breakdown: where a call's wall
+//     time goes, segment by segment (client to start, each workflow task's dispatch and run, the
+//     activity, result to client).
 //  2. Throughput: Concurrency callers, ThroughputCalls per subject in ThroughputBlocks blocks,
 //     alternating subjects: calls per second (calls / time inside the subject's blocks).
 //  3. In process: toolcore.Execute of the no-op tool against a direct call of its function,

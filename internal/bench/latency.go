@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"runtime/pprof"
 	"time"
 )
 
@@ -12,20 +11,26 @@ func (h *harness) warmup(ctx context.Context) error {
 	return err
 }
 
-// latency makes Calls measured no-op calls per subject, in interleaved blocks, under the CPU
-// profile when one is asked for. It returns the records by subject name.
-func (h *harness) latency(ctx context.Context) (map[string][]record, error) {
-	if w := h.cfg.CPUProfile; w != nil {
-		if err := pprof.StartCPUProfile(w); err != nil {
-			return nil, err
-		}
-		defer pprof.StopCPUProfile()
+// latency makes Calls measured no-op calls per subject, in interleaved blocks, under a CPU
+// profile of the process (copied to Config.CPUProfile). It returns the records by subject name
+// and where the CPU went; when another CPU profile is running, CPU.Error says so.
+func (h *harness) latency(ctx context.Context) (map[string][]record, CPU, error) {
+	var cpu CPU
+	rec, err := startCPU(h.cfg.CPUProfile)
+	if err != nil {
+		cpu.Error = err.Error()
 	}
 	records := make(map[string][]record, len(h.subjects))
-	_, err := h.sequential(ctx, "latency", h.cfg.Calls, func(name string, r record) {
+	_, err = h.sequential(ctx, "latency", h.cfg.Calls, func(name string, r record) {
 		records[name] = append(records[name], r)
 	})
-	return records, err
+	if rec != nil {
+		var perr error
+		if cpu, perr = rec.stop(); perr != nil && err == nil {
+			err = perr
+		}
+	}
+	return records, cpu, err
 }
 
 // sequential makes n calls per subject one at a time: rounds of Block calls per subject, the

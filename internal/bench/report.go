@@ -15,6 +15,7 @@ type Report struct {
 	SearchAttributes bool            `json:"searchAttributes"`
 	Latency          []LatencyRow    `json:"latency"`
 	Breakdown        []BreakdownRow  `json:"breakdown"`
+	CPU              CPU             `json:"cpu"`
 	Throughput       []ThroughputRow `json:"throughput"`
 	InProcess        InProcess       `json:"inProcess"`
 	InFlight         InFlight        `json:"inFlight"`
@@ -199,6 +200,9 @@ func (r Report) Check() error {
 	}
 	if row, ok := r.LatencyOf(Baseline); ok && (row.RatioP50 != 1 || row.RatioP95 != 1 || row.RatioP99 != 1) {
 		missing("latency: the baseline's ratios are not 1: %+v", row)
+	}
+	if r.CPU.Error == "" && (len(r.CPU.Components) == 0 || r.CPU.WallSeconds <= 0) {
+		missing("cpu: no profile and no reason")
 	}
 	ip := r.InProcess
 	if ip.Direct.Iterations <= 0 || ip.Execute.Iterations <= 0 || ip.Direct.NsPerCall <= 0 || ip.Execute.NsPerCall <= 0 || ip.Ratio <= 0 {

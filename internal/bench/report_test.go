@@ -28,6 +28,8 @@ func completeReport() Report {
 			{Subject: SubjectBare, Latencies: lat, RatioP50: 1, RatioP95: 1, RatioP99: 1},
 		},
 		Breakdown: []BreakdownRow{bd(SubjectToolgate), bd(SubjectBare)},
+		CPU: CPU{WallSeconds: 2, CPUSeconds: 1, Cores: 0.5, GzipPercent: 3,
+			Components: []CPUShare{{Component: CompSQLite, Percent: 60, CPUSeconds: 0.6}, {Component: CompSDK, Percent: 40, CPUSeconds: 0.4}}},
 		Throughput: []ThroughputRow{
 			{Subject: SubjectToolgate, Calls: 4, Concurrency: 2, Seconds: 0.1, PerSecond: 40, Ratio: 0.9},
 			{Subject: SubjectBare, Calls: 4, Concurrency: 2, Seconds: 0.09, PerSecond: 44, Ratio: 1},
@@ -68,6 +70,7 @@ func TestCheckIncomplete(t *testing.T) {
 		{name: "in-process not measured", breakIt: func(r *Report) { r.InProcess.Execute = Op{} }, wantErr: "in-process"},
 		{name: "in-flight probes missing", breakIt: func(r *Report) { r.InFlight.Probe.N = 0 }, wantErr: "in-flight"},
 		{name: "in-flight RSS missing", breakIt: func(r *Report) { r.InFlight.PeakRSSMiB = 0 }, wantErr: "in-flight"},
+		{name: "no CPU profile, no reason", breakIt: func(r *Report) { r.CPU = CPU{} }, wantErr: "cpu"},
 		{name: "elapsed missing", breakIt: func(r *Report) { r.ElapsedSeconds = 0 }, wantErr: "elapsed"},
 	}
 	for _, tt := range tests {
@@ -97,6 +100,7 @@ func TestWriteText(t *testing.T) {
 		"Latency: 5 sequential", "1.05 (goal <= 1.10)",
 		"Throughput: 4 no-op calls", "0.90 (goal >= 0.90)",
 		"Where a call's time goes", segActRun,
+		"CPU during the latency phase: 1.0 s of CPU in 2.0 s (0.50 cores)", CompSQLite, "gzip of gRPC messages: 3.0%",
 		"toolcore.Execute", "overhead 4998 ns",
 		"In flight: 3 sleep calls", "peak 120 MiB (VmHWM)", "2.00x the idle toolgate p50",
 		"History of one call",
@@ -108,11 +112,11 @@ func TestWriteText(t *testing.T) {
 
 func TestWriteTextPartial(t *testing.T) {
 	r := completeReport()
-	r.Latency, r.Throughput, r.Breakdown, r.History, r.InFlight = nil, nil, nil, nil, InFlight{}
+	r.Latency, r.Throughput, r.Breakdown, r.History, r.InFlight, r.CPU = nil, nil, nil, nil, InFlight{}, CPU{}
 	var b strings.Builder
 	require.NoError(t, r.WriteText(&b))
 	assert.Contains(t, b.String(), "toolcore.Execute")
-	for _, absent := range []string{"Latency:", "Throughput:", "Where a call's time goes", "In flight:", "History of one call"} {
+	for _, absent := range []string{"Latency:", "Throughput:", "Where a call's time goes", "CPU during", "In flight:", "History of one call"} {
 		assert.NotContains(t, b.String(), absent)
 	}
 	assert.Error(t, r.Check(), "a partial report is not complete")

@@ -50,10 +50,11 @@ func run(ctx context.Context, cfg Config, rep *Report) (err error) {
 		return err
 	}
 	runtime.GC()
-	records, err := h.latency(ctx)
+	records, cpu, err := h.latency(ctx)
 	if err != nil {
 		return err
 	}
+	rep.CPU = cpu
 	rep.Latency = latencyRows(h.subjects, records)
 	if rep.Breakdown, err = h.breakdown(ctx, records); err != nil {
 		return err

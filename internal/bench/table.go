@@ -32,6 +32,9 @@ func (r Report) WriteText(w io.Writer) error {
 	if len(r.Breakdown) > 0 {
 		r.writeBreakdown(&b)
 	}
+	if len(r.CPU.Components) > 0 || r.CPU.Error != "" {
+		r.writeCPU(&b)
+	}
 	if r.InProcess.Execute.Iterations > 0 {
 		r.writeInProcess(&b)
 	}
@@ -89,6 +92,22 @@ func (r Report) writeBreakdown(b *strings.Builder) {
 		fmt.Fprintln(t)
 	}
 	t.Flush()
+}
+
+func (r Report) writeCPU(b *strings.Builder) {
+	c := r.CPU
+	if c.Error != "" {
+		fmt.Fprintf(b, "\nCPU during the latency phase: not profiled (%s)\n", c.Error)
+		return
+	}
+	fmt.Fprintf(b, "\nCPU during the latency phase: %.1f s of CPU in %.1f s (%.2f cores), by component\n",
+		c.CPUSeconds, c.WallSeconds, c.Cores)
+	t := table(b)
+	for _, s := range c.Components {
+		fmt.Fprintf(t, "%s\t%.1f%%\t\n", s.Component, s.Percent)
+	}
+	t.Flush()
+	fmt.Fprintf(b, "of which gzip of gRPC messages: %.1f%%\n", c.GzipPercent)
 }
 
 func (r Report) writeInProcess(b *strings.Builder) {
