@@ -50,7 +50,8 @@ print the ratios (absolute times on a shared machine are noise; ratios taken sid
 Subjects run interleaved (blocks of --block calls, the order rotated every round) after a
 warm-up, so that drift of a shared machine lands on all of them alike. Extra subjects isolate one
 choice: toolgate-eager and bare-eager start workflows eagerly (EnableEagerStart), toolgate-nosa
-runs without search attributes.
+runs without search attributes, bare-local runs the activity as a local activity (one workflow
+task, no activity task).
 
 Without --address it starts its own embedded Temporal server (in memory, the same tuning as
 toolgate dev) and stops it at the end; with --address it measures that server (it starts its own

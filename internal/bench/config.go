@@ -16,6 +16,7 @@ const (
 	SubjectToolgateEager = "toolgate-eager"
 	SubjectBareEager     = "bare-eager"
 	SubjectToolgateNoSA  = "toolgate-nosa"
+	SubjectBareLocal     = "bare-local"
 )
 
 // Baseline is the subject every ratio divides by.
@@ -49,7 +50,7 @@ func DefaultSubjects() []string { return []string{SubjectToolgate, SubjectBare} 
 
 // KnownSubjects lists every subject name Run accepts.
 func KnownSubjects() []string {
-	return []string{SubjectToolgate, SubjectBare, SubjectToolgateEager, SubjectBareEager, SubjectToolgateNoSA}
+	return []string{SubjectToolgate, SubjectBare, SubjectToolgateEager, SubjectBareEager, SubjectToolgateNoSA, SubjectBareLocal}
 }
 
 // Config says what to measure. It works at its zero value except for Address.

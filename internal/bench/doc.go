@@ -14,7 +14,10 @@
 //     ExecuteWorkflow and awaited with Get.
 //   - Variants that isolate one choice: "toolgate-eager" and "bare-eager" start with
 //     EnableEagerStart (set by a client interceptor, so the client package needs no option to be
-//     measured); "toolgate-nosa" runs without search attributes (client and workflow).
+//     measured); "toolgate-nosa" runs without search attributes (client and workflow);
+//     "bare-local" runs the activity as a local activity (one workflow task, no activity task):
+//     what a local-activity fast path would buy, at the price of heartbeats and server-side
+//     retries.
 //
 // Every ratio is subject / bare: above 1 is slower (latency) or faster (throughput).
 //

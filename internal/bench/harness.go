@@ -17,6 +17,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/logging"
@@ -121,7 +123,7 @@ func newHarness(ctx context.Context, cfg Config) (h *harness, err error) {
 	}
 	// The toolgate worker always runs: the in-flight phase uses it whatever the subjects.
 	queue := h.prefix + "-toolgate"
-	w, err := h.startToolgateWorker(reg, queue, nil)
+	w, err := h.startToolgateWorker(reg, queue, nil, h.cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +132,7 @@ func newHarness(ctx context.Context, cfg Config) (h *harness, err error) {
 	if slices.Contains(cfg.Subjects, SubjectToolgateNoSA) {
 		queue := h.prefix + "-toolgate-nosa"
 		off := false
-		if _, err := h.startToolgateWorker(reg, queue, &off); err != nil {
+		if _, err := h.startToolgateWorker(reg, queue, &off, h.cfg.Logger.WithOptions(zap.IncreaseLevel(zapcore.ErrorLevel))); err != nil {
 			return nil, err
 		}
 		nosa := tgclient.New(h.sdk, tgclient.Options{TaskQueue: queue, Namespace: cfg.Namespace, SearchAttributes: &off})
@@ -147,9 +149,11 @@ func newHarness(ctx context.Context, cfg Config) (h *harness, err error) {
 		case SubjectToolgateEager:
 			h.subjects = append(h.subjects, h.toolgateSubject(name, h.toolgate.client, true))
 		case SubjectBare:
-			h.subjects = append(h.subjects, h.bareSubject(name, bareQueue, false))
+			h.subjects = append(h.subjects, h.bareSubject(name, bareQueue, bareWorkflowName, false))
 		case SubjectBareEager:
-			h.subjects = append(h.subjects, h.bareSubject(name, bareQueue, true))
+			h.subjects = append(h.subjects, h.bareSubject(name, bareQueue, bareWorkflowName, true))
+		case SubjectBareLocal:
+			h.subjects = append(h.subjects, h.bareSubject(name, bareQueue, bareLocalWorkflowName, false))
 		}
 	}
 	h.subjects = ordered(h.subjects, cfg.Subjects)
@@ -169,13 +173,15 @@ func ordered(subjects []subject, names []string) []subject {
 	return out
 }
 
-func (h *harness) startToolgateWorker(reg *toolcore.Registry, queue string, attrs *bool) (*worker.Worker, error) {
+// startToolgateWorker starts a toolgate worker on queue; attrs forces the search attributes on or
+// off (nil detects them).
+func (h *harness) startToolgateWorker(reg *toolcore.Registry, queue string, attrs *bool, logger *zap.Logger) (*worker.Worker, error) {
 	w, err := worker.New(h.sdk, h.cfg.Namespace, reg, worker.Options{
 		TaskQueue:               queue,
 		MaxConcurrentActivities: h.cfg.InFlight + slotsHeadroom,
 		StopTimeout:             workerStopTimeout,
 		SearchAttributes:        attrs,
-		Logger:                  h.cfg.Logger,
+		Logger:                  logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create toolgate worker: %w", err)
@@ -193,6 +199,7 @@ func (h *harness) startBareWorker(queue string) error {
 		WorkerStopTimeout:                  workerStopTimeout,
 	})
 	w.RegisterWorkflowWithOptions(bareWorkflow, workflow.RegisterOptions{Name: bareWorkflowName})
+	w.RegisterWorkflowWithOptions(bareLocalWorkflow, workflow.RegisterOptions{Name: bareLocalWorkflowName})
 	w.RegisterActivityWithOptions(bareActivity, activity.RegisterOptions{Name: bareActivityName})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start bare worker: %w", err)
@@ -252,8 +259,8 @@ func (h *harness) toolgateSubject(name string, cl *tgclient.Client, eager bool) 
 	}
 }
 
-// bareSubject runs the baseline workflow on queue.
-func (h *harness) bareSubject(name, queue string, eager bool) subject {
+// bareSubject runs a baseline workflow type on queue.
+func (h *harness) bareSubject(name, queue, workflowType string, eager bool) subject {
 	return subject{
 		name: name,
 		call: func(ctx context.Context, kind callKind) (record, error) {
@@ -266,7 +273,7 @@ func (h *harness) bareSubject(name, queue string, eager bool) subject {
 				ID:               r.workflowID,
 				TaskQueue:        queue,
 				EnableEagerStart: eager,
-			}, bareWorkflowName, input)
+			}, workflowType, input)
 			var out string
 			if err == nil {
 				err = run.Get(ctx, &out)

@@ -21,8 +21,9 @@ const (
 
 // Names of the bare baseline's workflow and activity.
 const (
-	bareWorkflowName = "BenchBareWorkflow"
-	bareActivityName = "BenchBareNoop"
+	bareWorkflowName      = "BenchBareWorkflow"
+	bareLocalWorkflowName = "BenchBareLocalWorkflow"
+	bareActivityName      = "BenchBareNoop"
 	// bareFail is the bare input whose activity fails (non-retryable).
 	bareFail = "fail"
 )
@@ -183,6 +184,16 @@ func bareWorkflow(ctx workflow.Context, in string) (string, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
 	var out string
 	err := workflow.ExecuteActivity(ctx, bareActivityName, in).Get(ctx, &out)
+	return out, err
+}
+
+// bareLocalWorkflow runs the same activity as a local activity: inside the workflow task, so the
+// call takes one workflow task and no activity task (and gives up heartbeats and server-side
+// activity retries). It measures what a local-activity fast path would buy.
+func bareLocalWorkflow(ctx workflow.Context, in string) (string, error) {
+	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: time.Minute})
+	var out string
+	err := workflow.ExecuteLocalActivity(ctx, bareActivityName, in).Get(ctx, &out)
 	return out, err
 }
 
