@@ -24,7 +24,7 @@
 // # Tools
 //
 // [Registry] defines effect_unsafe, effect_idempotent and effect_readonly (one per side-effect
-// class, heartbeat timeout 1 s so a lost worker is noticed fast) and pathological (ReadOnly,
+// class, heartbeat timeout 5 s so a lost worker is noticed within seconds) and pathological (ReadOnly,
 // outputs and errors far beyond every bound). Their arguments ([Args]) choose the outcome: a
 // result, an error, a panic, a fatal error, a transient error on the first attempt, a rejection
 // by the validator, a gate file to wait for, or a pathological shape. A worker started with

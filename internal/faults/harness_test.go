@@ -49,6 +49,7 @@ type proc struct {
 func startProc(name, path string, args ...string) (*proc, error) {
 	cmd := exec.Command(path, args...)
 	cmd.Env = childEnv()
+	dieWithParent(cmd)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

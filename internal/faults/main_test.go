@@ -33,9 +33,9 @@ type scale struct {
 func sizes() scale {
 	if *soak {
 		return scale{
-			workerKillCalls: 100, workerKillRounds: 3,
+			workerKillCalls: 30, workerKillRounds: 5,
 			serverKillCalls: 150, serverKillRounds: 3,
-			agentKillCalls: 300,
+			agentKillCalls: 150,
 			cancelCalls:    600,
 			loadCalls:      2000, loadConcurrency: 64,
 		}
@@ -45,7 +45,7 @@ func sizes() scale {
 		serverKillCalls: 24, serverKillRounds: 1,
 		agentKillCalls: 24,
 		cancelCalls:    60,
-		loadCalls:      220, loadConcurrency: 32,
+		loadCalls:      110, loadConcurrency: 32,
 	}
 }
 

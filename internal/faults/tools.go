@@ -21,10 +21,14 @@ const (
 	ToolPathological = "pathological"
 )
 
-// Tool options. HeartbeatTimeout is short so a lost worker is noticed within a second or two;
-// Timeout bounds one attempt of a tool that ignores its context.
+// Tool options. HeartbeatTimeout is short so a lost worker is noticed within seconds, and not
+// shorter: the SDK sends heartbeats at most every 0.8 x HeartbeatTimeout and gives each RPC
+// max(0.8 x HeartbeatTimeout, 1 s), so the server must answer within the remaining fifth. With
+// 1 s, a server starved of CPU (a soak with other builds on two cores) let running attempts time
+// out or be interrupted by a timed-out heartbeat RPC, three times in a row: a stalled worker, not
+// the fault under test. Timeout bounds one attempt of a tool that ignores its context.
 const (
-	HeartbeatTimeout = time.Second
+	HeartbeatTimeout = 5 * time.Second
 	AttemptTimeout   = 2 * time.Minute
 	// RetriedAttempts is MaxAttempts of the Idempotent and ReadOnly tools.
 	RetriedAttempts = 3

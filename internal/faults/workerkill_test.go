@@ -63,7 +63,8 @@ func effectOutput(res toolcore.Result) (faults.EffectOutput, bool) {
 }
 
 // TestWorkerKilled: a worker process is killed with SIGKILL while every call's tool runs on it.
-// ReadOnly and Idempotent calls complete on a replacement worker (attempt 2); Unsafe calls end
+// ReadOnly and Idempotent calls complete on a replacement worker (attempt 2, or 3 on a starved
+// machine); Unsafe calls end
 // with the outcome-unknown TOOL_EXECUTION_FAILED, and their tool ran exactly once.
 func TestWorkerKilled(t *testing.T) {
 	dev := sharedDev(t)
@@ -126,7 +127,10 @@ func TestWorkerKilled(t *testing.T) {
 			}
 			out, ok := effectOutput(o.res)
 			if assert.True(t, ok, "%s: want a success, got %s", id, o.res.Content()) {
-				assert.Equal(t, 2, out.Attempt, "%s completed on the replacement's attempt", id)
+				// Attempt 2 normally; 3 when a starved machine delayed attempt 1's heartbeats
+				// past their timeout before the kill, so attempt 2 also went to the doomed worker.
+				assert.GreaterOrEqual(t, out.Attempt, 2, "%s completed on the replacement", id)
+				assert.LessOrEqual(t, out.Attempt, faults.RetriedAttempts, id)
 				assert.Equal(t, "toolcall-"+id, out.Key, "idempotency key")
 			}
 			if effects != 1 || runs > faults.RetriedAttempts {
