@@ -45,6 +45,13 @@ type Options struct {
 	// CancelWaitTimeout bounds how long Execute waits for a workflow it canceled (because its ctx
 	// ended) to close. Optional: default 1 minute.
 	CancelWaitTimeout time.Duration
+	// DisableEagerStart stops starts from asking for eager execution. With it (the default), a
+	// start whose task queue has a worker built on the same Temporal client gets the call's first
+	// workflow task back in the start response and runs it at once, skipping the task queue's
+	// dispatch (about a sixth of a no-op call's latency, see BENCHMARKS.md); without such a
+	// worker the start is an ordinary one. Eager start ignores worker versioning (Temporal marks
+	// it experimental). Optional: default false (eager start requested).
+	DisableEagerStart bool
 }
 
 // Client runs tool calls durably. It is safe for concurrent use.

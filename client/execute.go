@@ -107,6 +107,7 @@ func (c *Client) start(ctx context.Context, call toolcore.ToolCall, canonical []
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		StaticSummary:                            call.Name() + " · " + call.ID(),
+		EnableEagerStart:                         !c.opts.DisableEagerStart,
 	}
 	withAttrs := c.searchAttributes(ctx)
 	if withAttrs {
