@@ -47,11 +47,12 @@ print the ratios (absolute times on a shared machine are noise; ratios taken sid
   in flight    1000 sleep calls held by one worker: RSS of the process, no-op latency meanwhile
   history      events and bytes of a successful and of a failing call
 
-Subjects run interleaved (blocks of --block calls, the order rotated every round) after a
-warm-up, so that drift of a shared machine lands on all of them alike. Extra subjects isolate one
-choice: toolgate-eager and bare-eager start workflows eagerly (EnableEagerStart), toolgate-nosa
-runs without search attributes, bare-local runs the activity as a local activity (one workflow
-task, no activity task).
+The subjects: toolgate (client.Execute with its defaults), bare (ExecuteWorkflow of a workflow
+running one activity, then Get) and bare-eager (the same with EnableEagerStart, which toolgate
+uses). They run interleaved (blocks of --block calls, the order rotated every round) after a
+warm-up, so that drift of a shared machine lands on all of them alike. Optional subjects isolate
+one choice: toolgate-noeager (eager start off), toolgate-nosa (no search attributes), bare-local
+(the activity as a local activity: one workflow task, no activity task).
 
 Without --address it starts its own embedded Temporal server (in memory, the same tuning as
 toolgate dev) and stops it at the end; with --address it measures that server (it starts its own
@@ -60,7 +61,7 @@ stderr, the table (or --json) to stdout. The defaults take about a minute on two
 runs every phase with tiny counts (seconds), as make test does.`,
 		Example: `  toolgate bench
   toolgate bench --json > bench.json
-  toolgate bench --subjects toolgate,bare,toolgate-eager,bare-eager --cpuprofile cpu.out
+  toolgate bench --subjects toolgate,bare,bare-eager,toolgate-noeager,bare-local --cpuprofile cpu.out
   toolgate bench --short`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -14,7 +14,7 @@ import (
 )
 
 // TestBenchShort runs `toolgate bench --short --json` in process, on its own embedded server,
-// with the eager variant besides the defaults (it goes through the interceptor), and checks that the report is structurally complete: every phase,
+// with the default subjects, and checks that the report is structurally complete: every phase,
 // every subject, the machine. Its figures are not asserted (tiny counts, a race-instrumented
 // server). It keeps the bench working; -short skips it, like the end-to-end tests.
 func TestBenchShort(t *testing.T) {
@@ -22,15 +22,14 @@ func TestBenchShort(t *testing.T) {
 		t.Skip("starts a Temporal server")
 	}
 	var out, errOut bytes.Buffer
-	subjects := []string{bench.SubjectToolgate, bench.SubjectBare, bench.SubjectToolgateEager}
-	args := []string{"bench", "--short", "--json", "--progress", "plain", "--subjects", strings.Join(subjects, ",")}
+	args := []string{"bench", "--short", "--json", "--progress", "plain"}
 	code := run(context.Background(), args, streams{in: strings.NewReader(""), out: &out, err: &errOut}, noEnv)
 	require.Equal(t, ExitOK, code, errOut.String())
 
 	var rep bench.Report
 	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
 	require.NoError(t, rep.Check())
-	assert.Equal(t, subjects, rep.Settings.Subjects)
+	assert.Equal(t, bench.DefaultSubjects(), rep.Settings.Subjects)
 	assert.Equal(t, bench.Short().InFlight, rep.InFlight.Calls)
 	for _, phase := range []string{"server", "in-process", "warmup", "latency", "breakdown", "throughput", "in-flight", "probe", "drain", "history"} {
 		assert.Contains(t, errOut.String(), "bench: "+phase+" done in", "progress of phase %s", phase)

@@ -11,12 +11,12 @@ import (
 
 // Subject names.
 const (
-	SubjectToolgate      = "toolgate"
-	SubjectBare          = "bare"
-	SubjectToolgateEager = "toolgate-eager"
-	SubjectBareEager     = "bare-eager"
-	SubjectToolgateNoSA  = "toolgate-nosa"
-	SubjectBareLocal     = "bare-local"
+	SubjectToolgate        = "toolgate"
+	SubjectBare            = "bare"
+	SubjectBareEager       = "bare-eager"
+	SubjectToolgateNoEager = "toolgate-noeager"
+	SubjectToolgateNoSA    = "toolgate-nosa"
+	SubjectBareLocal       = "bare-local"
 )
 
 // Baseline is the subject every ratio divides by.
@@ -33,24 +33,26 @@ const (
 // Defaults of Config: about a minute on two cores.
 const (
 	DefaultNamespace        = "default"
-	DefaultCalls            = 300
+	DefaultCalls            = 200
 	DefaultWarmup           = 30
-	DefaultBlock            = 10
+	DefaultBlock            = 1
 	DefaultConcurrency      = 8
-	DefaultThroughputCalls  = 400
-	DefaultThroughputBlocks = 4
+	DefaultThroughputCalls  = 320
+	DefaultThroughputBlocks = 8
 	DefaultInFlight         = 1000
 	DefaultProbes           = 20
 	DefaultInProcessTime    = 300 * time.Millisecond
 	DefaultBreakdownSample  = 100
 )
 
-// DefaultSubjects are measured when Config.Subjects is empty.
-func DefaultSubjects() []string { return []string{SubjectToolgate, SubjectBare} }
+// DefaultSubjects are measured when Config.Subjects is empty: toolgate, the least a Temporal
+// user writes, and the same with eager start (the like-for-like baseline of toolgate, which
+// starts eagerly).
+func DefaultSubjects() []string { return []string{SubjectToolgate, SubjectBare, SubjectBareEager} }
 
 // KnownSubjects lists every subject name Run accepts.
 func KnownSubjects() []string {
-	return []string{SubjectToolgate, SubjectBare, SubjectToolgateEager, SubjectBareEager, SubjectToolgateNoSA, SubjectBareLocal}
+	return []string{SubjectToolgate, SubjectBare, SubjectBareEager, SubjectToolgateNoEager, SubjectToolgateNoSA, SubjectBareLocal}
 }
 
 // Config says what to measure. It works at its zero value except for Address.
@@ -63,23 +65,23 @@ type Config struct {
 	// Optional: default Address.
 	Server string
 	// Subjects to measure; the baseline "bare" is added when missing. Optional: default
-	// toolgate and bare.
+	// DefaultSubjects.
 	Subjects []string
 
-	// Calls is the number of measured sequential calls per subject. Optional: default 300.
+	// Calls is the number of measured sequential calls per subject. Optional: default 200.
 	Calls int
 	// Warmup is the number of unmeasured calls per subject before anything is measured.
 	// Optional: default 30.
 	Warmup int
-	// Block is the number of consecutive calls of one subject in the latency phase.
-	// Optional: default 10.
+	// Block is the number of consecutive calls of one subject in the latency phase: 1 alternates
+	// call by call, which cancels drift best. Optional: default 1.
 	Block int
 	// Concurrency is the number of concurrent callers of the throughput phase. Optional:
 	// default 8.
 	Concurrency int
-	// ThroughputCalls per subject. Optional: default 400.
+	// ThroughputCalls per subject. Optional: default 320.
 	ThroughputCalls int
-	// ThroughputBlocks per subject (alternating). Optional: default 4.
+	// ThroughputBlocks per subject (alternating). Optional: default 8.
 	ThroughputBlocks int
 	// InFlight is the number of sleep calls held running at once. Optional: default 1000.
 	InFlight int
@@ -105,7 +107,7 @@ func Short() Config {
 	return Config{
 		Calls:            6,
 		Warmup:           2,
-		Block:            2,
+		Block:            1,
 		Concurrency:      2,
 		ThroughputCalls:  8,
 		ThroughputBlocks: 2,

@@ -12,7 +12,7 @@ func TestConfigDefaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, DefaultNamespace, cfg.Namespace)
 	assert.Equal(t, "127.0.0.1:7233", cfg.Server)
-	assert.Equal(t, []string{SubjectToolgate, SubjectBare}, cfg.Subjects)
+	assert.Equal(t, DefaultSubjects(), cfg.Subjects)
 	assert.Equal(t, DefaultCalls, cfg.Calls)
 	assert.Equal(t, DefaultInFlight, cfg.InFlight)
 	assert.Equal(t, DefaultInProcessTime, cfg.InProcessTime)
@@ -59,8 +59,8 @@ func TestCheckSubjects(t *testing.T) {
 		give []string
 		want []string
 	}{
-		{name: "default", give: nil, want: []string{SubjectToolgate, SubjectBare}},
-		{name: "baseline added", give: []string{SubjectToolgateEager}, want: []string{SubjectToolgateEager, SubjectBare}},
+		{name: "default", give: nil, want: []string{SubjectToolgate, SubjectBare, SubjectBareEager}},
+		{name: "baseline added", give: []string{SubjectToolgateNoEager}, want: []string{SubjectToolgateNoEager, SubjectBare}},
 		{name: "duplicates dropped, order kept", give: []string{SubjectBare, SubjectToolgate, SubjectBare}, want: []string{SubjectBare, SubjectToolgate}},
 	}
 	for _, tt := range tests {

@@ -8,16 +8,16 @@
 // A subject is one way to run a no-op call durably:
 //
 //   - [SubjectToolgate] "toolgate": client.Execute of a no-op tool served by worker.New, with
-//     the defaults a user gets (search attributes when the namespace has them).
+//     the defaults a user gets (eager start; search attributes when the namespace has them).
 //   - [SubjectBare] "bare", the baseline: a workflow that runs one no-op activity
 //     (StartToCloseTimeout only) on its own task queue of the same process, started with
-//     ExecuteWorkflow and awaited with Get.
-//   - Variants that isolate one choice: "toolgate-eager" and "bare-eager" start with
-//     EnableEagerStart (set by a client interceptor, so the client package needs no option to be
-//     measured); "toolgate-nosa" runs without search attributes (client and workflow);
-//     "bare-local" runs the activity as a local activity (one workflow task, no activity task):
-//     what a local-activity fast path would buy, at the price of heartbeats and server-side
-//     retries.
+//     ExecuteWorkflow and awaited with Get: the least a Temporal user writes.
+//   - [SubjectBareEager] "bare-eager": the same, started with EnableEagerStart, the like-for-like
+//     baseline of toolgate (a Temporal user who knows the option).
+//   - Variants that isolate one choice: "toolgate-noeager" (client.Options.DisableEagerStart,
+//     toolgate before eager start), "toolgate-nosa" (no search attributes, client and workflow),
+//     "bare-local" (the activity as a local activity: one workflow task, no activity task; what a
+//     local-activity fast path would buy, at the price of heartbeats and server-side retries).
 //
 // Every ratio is subject / bare: above 1 is slower (latency) or faster (throughput).
 //

@@ -13,7 +13,6 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -72,42 +71,15 @@ type harness struct {
 	toolgate subject // plain toolgate on the always-running toolgate worker
 }
 
-// eagerKey marks a context whose workflow starts request eager execution.
-type eagerKey struct{}
-
-func withEager(ctx context.Context) context.Context { return context.WithValue(ctx, eagerKey{}, true) }
-
-// eagerInterceptor sets StartWorkflowOptions.EnableEagerStart on starts made with a withEager
-// context: it measures eager start for toolgate without an option in the client package.
-type eagerInterceptor struct {
-	interceptor.ClientInterceptorBase
-}
-
-func (*eagerInterceptor) InterceptClient(next interceptor.ClientOutboundInterceptor) interceptor.ClientOutboundInterceptor {
-	return &eagerOutbound{ClientOutboundInterceptorBase: interceptor.ClientOutboundInterceptorBase{Next: next}}
-}
-
-type eagerOutbound struct {
-	interceptor.ClientOutboundInterceptorBase
-}
-
-func (o *eagerOutbound) ExecuteWorkflow(ctx context.Context, in *interceptor.ClientExecuteWorkflowInput) (client.WorkflowRun, error) {
-	if eager, _ := ctx.Value(eagerKey{}).(bool); eager {
-		in.Options.EnableEagerStart = true
-	}
-	return o.Next.ExecuteWorkflow(ctx, in)
-}
-
 // newHarness dials the server and starts the workers the subjects need.
 func newHarness(ctx context.Context, cfg Config) (h *harness, err error) {
 	var b [4]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
 	h = &harness{cfg: cfg, prefix: "bench-" + hex.EncodeToString(b[:]), hold: newHold()}
 	h.sdk, err = client.DialContext(ctx, client.Options{
-		HostPort:     cfg.Address,
-		Namespace:    cfg.Namespace,
-		Logger:       logging.Temporal(cfg.Logger),
-		Interceptors: []interceptor.ClientInterceptor{&eagerInterceptor{}},
+		HostPort:  cfg.Address,
+		Namespace: cfg.Namespace,
+		Logger:    logging.Temporal(cfg.Logger),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("connect to Temporal at %s: %w", cfg.Address, err)
@@ -128,7 +100,7 @@ func newHarness(ctx context.Context, cfg Config) (h *harness, err error) {
 		return nil, err
 	}
 	h.attrs = w.SearchAttributes()
-	h.toolgate = h.toolgateSubject(SubjectToolgate, tgclient.New(h.sdk, tgclient.Options{TaskQueue: queue, Namespace: cfg.Namespace}), false)
+	h.toolgate = h.toolgateSubject(SubjectToolgate, tgclient.New(h.sdk, tgclient.Options{TaskQueue: queue, Namespace: cfg.Namespace}))
 	if slices.Contains(cfg.Subjects, SubjectToolgateNoSA) {
 		queue := h.prefix + "-toolgate-nosa"
 		off := false
@@ -136,7 +108,7 @@ func newHarness(ctx context.Context, cfg Config) (h *harness, err error) {
 			return nil, err
 		}
 		nosa := tgclient.New(h.sdk, tgclient.Options{TaskQueue: queue, Namespace: cfg.Namespace, SearchAttributes: &off})
-		h.subjects = append(h.subjects, h.toolgateSubject(SubjectToolgateNoSA, nosa, false))
+		h.subjects = append(h.subjects, h.toolgateSubject(SubjectToolgateNoSA, nosa))
 	}
 	bareQueue := h.prefix + "-bare"
 	if err := h.startBareWorker(bareQueue); err != nil {
@@ -146,8 +118,9 @@ func newHarness(ctx context.Context, cfg Config) (h *harness, err error) {
 		switch name {
 		case SubjectToolgate:
 			h.subjects = append(h.subjects, h.toolgate)
-		case SubjectToolgateEager:
-			h.subjects = append(h.subjects, h.toolgateSubject(name, h.toolgate.client, true))
+		case SubjectToolgateNoEager:
+			lazy := tgclient.New(h.sdk, tgclient.Options{TaskQueue: queue, Namespace: cfg.Namespace, DisableEagerStart: true})
+			h.subjects = append(h.subjects, h.toolgateSubject(name, lazy))
 		case SubjectBare:
 			h.subjects = append(h.subjects, h.bareSubject(name, bareQueue, bareWorkflowName, false))
 		case SubjectBareEager:
@@ -233,16 +206,13 @@ func toolName(kind callKind) string {
 }
 
 // toolgateSubject calls through the toolgate client cl.
-func (h *harness) toolgateSubject(name string, cl *tgclient.Client, eager bool) subject {
+func (h *harness) toolgateSubject(name string, cl *tgclient.Client) subject {
 	return subject{
 		name: name,
 		call: func(ctx context.Context, kind callKind) (record, error) {
 			call, err := toolcore.NewToolCall(h.nextID(), toolName(kind), []byte("{}"))
 			if err != nil {
 				return record{}, err
-			}
-			if eager {
-				ctx = withEager(ctx)
 			}
 			r := record{workflowID: tgclient.WorkflowID("", call.ID()), start: time.Now()}
 			res, err := cl.Execute(ctx, call)
