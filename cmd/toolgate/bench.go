@@ -52,7 +52,8 @@ running one activity, then Get) and bare-eager (the same with EnableEagerStart, 
 uses). They run interleaved (blocks of --block calls, the order rotated every round) after a
 warm-up, so that drift of a shared machine lands on all of them alike. Optional subjects isolate
 one choice: toolgate-noeager (eager start off), toolgate-nosa (no search attributes), bare-local
-(the activity as a local activity: one workflow task, no activity task).
+(the activity as a local activity: one workflow task, no activity task), bare-noeageract (eager
+activity dispatch off).
 
 Without --address it starts its own embedded Temporal server (in memory, the same tuning as
 toolgate dev) and stops it at the end; with --address it measures that server (it starts its own

@@ -17,6 +17,7 @@ const (
 	SubjectToolgateNoEager = "toolgate-noeager"
 	SubjectToolgateNoSA    = "toolgate-nosa"
 	SubjectBareLocal       = "bare-local"
+	SubjectBareNoEagerAct  = "bare-noeageract"
 )
 
 // Baseline is the subject every ratio divides by.
@@ -52,7 +53,7 @@ func DefaultSubjects() []string { return []string{SubjectToolgate, SubjectBare, 
 
 // KnownSubjects lists every subject name Run accepts.
 func KnownSubjects() []string {
-	return []string{SubjectToolgate, SubjectBare, SubjectBareEager, SubjectToolgateNoEager, SubjectToolgateNoSA, SubjectBareLocal}
+	return []string{SubjectToolgate, SubjectBare, SubjectBareEager, SubjectToolgateNoEager, SubjectToolgateNoSA, SubjectBareLocal, SubjectBareNoEagerAct}
 }
 
 // Config says what to measure. It works at its zero value except for Address.

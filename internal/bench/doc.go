@@ -17,7 +17,9 @@
 //   - Variants that isolate one choice: "toolgate-noeager" (client.Options.DisableEagerStart,
 //     toolgate before eager start), "toolgate-nosa" (no search attributes, client and workflow),
 //     "bare-local" (the activity as a local activity: one workflow task, no activity task; what a
-//     local-activity fast path would buy, at the price of heartbeats and server-side retries).
+//     local-activity fast path would buy, at the price of heartbeats and server-side retries),
+//     "bare-noeageract" (bare with eager activity dispatch off, which toolgate and bare have on:
+//     what that default buys).
 //
 // Every ratio is subject / bare: above 1 is slower (latency) or faster (throughput).
 //

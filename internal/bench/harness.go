@@ -111,8 +111,14 @@ func newHarness(ctx context.Context, cfg Config) (h *harness, err error) {
 		h.subjects = append(h.subjects, h.toolgateSubject(SubjectToolgateNoSA, nosa))
 	}
 	bareQueue := h.prefix + "-bare"
-	if err := h.startBareWorker(bareQueue); err != nil {
+	if err := h.startBareWorker(bareQueue, false); err != nil {
 		return nil, err
+	}
+	lazyQueue := h.prefix + "-bare-noeageract"
+	if slices.Contains(cfg.Subjects, SubjectBareNoEagerAct) {
+		if err := h.startBareWorker(lazyQueue, true); err != nil {
+			return nil, err
+		}
 	}
 	for _, name := range cfg.Subjects {
 		switch name {
@@ -127,6 +133,8 @@ func newHarness(ctx context.Context, cfg Config) (h *harness, err error) {
 			h.subjects = append(h.subjects, h.bareSubject(name, bareQueue, bareWorkflowName, true))
 		case SubjectBareLocal:
 			h.subjects = append(h.subjects, h.bareSubject(name, bareQueue, bareLocalWorkflowName, false))
+		case SubjectBareNoEagerAct:
+			h.subjects = append(h.subjects, h.bareSubject(name, lazyQueue, bareWorkflowName, false))
 		}
 	}
 	h.subjects = ordered(h.subjects, cfg.Subjects)
@@ -166,10 +174,13 @@ func (h *harness) startToolgateWorker(reg *toolcore.Registry, queue string, attr
 	return w, nil
 }
 
-func (h *harness) startBareWorker(queue string) error {
+// startBareWorker starts a worker of the baseline workflows on queue; noEagerActivities turns off
+// eager activity dispatch (on by default in the SDK and the server).
+func (h *harness) startBareWorker(queue string, noEagerActivities bool) error {
 	w := sdkworker.New(h.sdk, queue, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: h.cfg.InFlight + slotsHeadroom,
 		WorkerStopTimeout:                  workerStopTimeout,
+		DisableEagerActivities:             noEagerActivities,
 	})
 	w.RegisterWorkflowWithOptions(bareWorkflow, workflow.RegisterOptions{Name: bareWorkflowName})
 	w.RegisterWorkflowWithOptions(bareLocalWorkflow, workflow.RegisterOptions{Name: bareLocalWorkflowName})
