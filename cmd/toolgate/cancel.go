@@ -39,27 +39,18 @@ Exit codes: 0 requested (or already ended), 2 no such call, 5 other failure.`,
 }
 
 func runCancel(ctx context.Context, a *app, o cancelOptions, args []string) error {
-	wid, err := o.target.workflowID(args)
+	call, err := openCall(ctx, a, o.conn, o.target, args)
 	if err != nil {
 		return err
 	}
-	c, err := o.conn.dial(ctx, a.logger)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	cl := o.conn.toolgate(c, "", o.target.scope)
-	ids, st, err := describe(ctx, cl, wid)
-	if err != nil {
-		return err
-	}
-	logger := a.logger.With(ids.fields()...)
-	if st.State != tgclient.Running {
-		logger.Info("call already ended; nothing to cancel", zap.Stringer("state", st.State))
+	defer call.close()
+	logger := a.logger.With(call.ids.fields()...)
+	if call.status.State != tgclient.Running {
+		logger.Info("call already ended; nothing to cancel", zap.Stringer("state", call.status.State))
 		return nil
 	}
-	if err := cl.CancelByWorkflowID(ctx, wid); err != nil {
-		return aboutCall(ids, err)
+	if err := call.client.CancelByWorkflowID(ctx, call.workflowID); err != nil {
+		return aboutCall(call.ids, err)
 	}
 	logger.Info("cancellation requested")
 	return nil

@@ -38,21 +38,13 @@ waiting: the call itself goes on).`,
 }
 
 func runResult(ctx context.Context, a *app, o resultOptions, args []string) error {
-	wid, err := o.target.workflowID(args)
+	call, err := openCall(ctx, a, o.conn, o.target, args)
 	if err != nil {
 		return err
 	}
-	c, err := o.conn.dial(ctx, a.logger)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	cl := o.conn.toolgate(c, "", o.target.scope)
-	ids, _, err := describe(ctx, cl, wid)
-	if err != nil {
-		return err
-	}
-	res, err := cl.ResultByWorkflowID(ctx, wid)
+	defer call.close()
+	ids := call.ids
+	res, err := call.client.ResultByWorkflowID(ctx, call.workflowID)
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(err, tgclient.ErrCallCanceled) {
 			return aboutCall(ids, &exitError{code: ExitFailure, err: errors.New("stopped waiting; the call goes on")})
@@ -60,13 +52,4 @@ func runResult(ctx context.Context, a *app, o resultOptions, args []string) erro
 		return aboutCall(ids, err)
 	}
 	return printResult(a, a.logger.With(ids.fields()...), res)
-}
-
-// describe looks the call up: its identity for log lines, and its status.
-func describe(ctx context.Context, cl *tgclient.Client, workflowID string) (callIDs, tgclient.Status, error) {
-	st, err := cl.StatusByWorkflowID(ctx, workflowID)
-	if err != nil {
-		return callIDs{}, tgclient.Status{}, aboutCall(callIDs{WorkflowID: workflowID}, notFoundHint(err, workflowID))
-	}
-	return callIDs{WorkflowID: workflowID, ToolCallID: st.ToolCallID, ToolName: st.ToolName}, st, nil
 }

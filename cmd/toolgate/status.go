@@ -56,21 +56,12 @@ type statusJSON struct {
 }
 
 func runStatus(ctx context.Context, a *app, o statusOptions, args []string) error {
-	wid, err := o.target.workflowID(args)
+	call, err := openCall(ctx, a, o.conn, o.target, args)
 	if err != nil {
 		return err
 	}
-	c, err := o.conn.dial(ctx, a.logger)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	cl := o.conn.toolgate(c, "", o.target.scope)
-	_, st, err := describe(ctx, cl, wid)
-	if err != nil {
-		return err
-	}
-	return writeStatus(a.out, st, o.json)
+	defer call.close()
+	return writeStatus(a.out, call.status, o.json)
 }
 
 func writeStatus(w io.Writer, st tgclient.Status, asJSON bool) error {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -34,6 +35,40 @@ func (o targetOptions) workflowID(args []string) (string, error) {
 	default:
 		return "", badInput(errors.New("give the workflow ID (toolcall-<call ID>) or --call-id"))
 	}
+}
+
+// openedCall is a call looked up by result, status and cancel; close releases its connection.
+type openedCall struct {
+	client     *tgclient.Client
+	workflowID string
+	ids        callIDs // for log lines
+	status     tgclient.Status
+	close      func()
+}
+
+// openCall names the call from args, dials the frontend and looks the call up.
+func openCall(ctx context.Context, a *app, conn connOptions, target targetOptions, args []string) (openedCall, error) {
+	wid, err := target.workflowID(args)
+	if err != nil {
+		return openedCall{}, err
+	}
+	c, err := conn.dial(ctx, a.logger)
+	if err != nil {
+		return openedCall{}, err
+	}
+	cl := conn.toolgate(c, "", target.scope)
+	st, err := cl.StatusByWorkflowID(ctx, wid)
+	if err != nil {
+		c.Close()
+		return openedCall{}, aboutCall(callIDs{WorkflowID: wid}, notFoundHint(err, wid))
+	}
+	return openedCall{
+		client:     cl,
+		workflowID: wid,
+		ids:        callIDs{WorkflowID: wid, ToolCallID: st.ToolCallID, ToolName: st.ToolName},
+		status:     st,
+		close:      c.Close,
+	}, nil
 }
 
 // notFoundHint adds to a not-found error a hint when the ID looks like a call ID.
