@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/bench"
 	"github.com/toolgate/toolgate/internal/devserver"
+	"github.com/toolgate/toolgate/toolcore"
 )
 
 type benchOptions struct {
@@ -85,6 +86,7 @@ runs every phase with tiny counts (seconds), as make test does.`,
 	fs.IntVar(&o.cfg.ThroughputBlocks, "throughput-blocks", bench.DefaultThroughputBlocks, "throughput: alternating blocks per subject")
 	fs.IntVar(&o.cfg.InFlight, "in-flight", bench.DefaultInFlight, "in flight: sleep calls held running at once")
 	fs.IntVar(&o.cfg.Probes, "probes", bench.DefaultProbes, "in flight: no-op calls made while they are held")
+	fs.DurationVar(&o.cfg.InFlightHeartbeat, "in-flight-heartbeat", toolcore.DefaultHeartbeatTimeout, "in flight: HeartbeatTimeout of the sleep tool (a held call heartbeats every 0.8x this)")
 	fs.DurationVar(&o.cfg.InProcessTime, "in-process-time", bench.DefaultInProcessTime, "in process: how long each function is timed")
 	return cmd
 }

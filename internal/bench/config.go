@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/toolgate/toolgate/toolcore"
 )
 
 // Subject names.
@@ -88,6 +90,10 @@ type Config struct {
 	InFlight int
 	// Probes is the number of no-op calls made while they are held. Optional: default 20.
 	Probes int
+	// InFlightHeartbeat is the HeartbeatTimeout of the sleep tool: every held call heartbeats
+	// every 0.8 x this (the SDK's throttle), and is lost when a heartbeat is 0.2 x this late.
+	// Optional: default toolcore.DefaultHeartbeatTimeout (10 s), what a tool gets.
+	InFlightHeartbeat time.Duration
 	// InProcessTime is how long each in-process function is timed. Optional: default 300 ms.
 	InProcessTime time.Duration
 	// BreakdownSample bounds the histories read for the breakdown, per subject. Optional:
@@ -155,6 +161,9 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.BreakdownSample, DefaultBreakdownSample)
 	if c.InProcessTime <= 0 {
 		c.InProcessTime = DefaultInProcessTime
+	}
+	if c.InFlightHeartbeat <= 0 {
+		c.InFlightHeartbeat = toolcore.DefaultHeartbeatTimeout
 	}
 	c.ThroughputBlocks = min(c.ThroughputBlocks, c.ThroughputCalls)
 	if c.Logger == nil {

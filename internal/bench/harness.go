@@ -89,7 +89,7 @@ func newHarness(ctx context.Context, cfg Config) (h *harness, err error) {
 			h.close()
 		}
 	}()
-	reg, err := registry(h.hold)
+	reg, err := registry(h.hold, cfg.InFlightHeartbeat)
 	if err != nil {
 		return nil, fmt.Errorf("define bench tools: %w", err)
 	}

@@ -48,7 +48,9 @@ type Settings struct {
 	ThroughputBlocks int      `json:"throughputBlocks"`
 	InFlight         int      `json:"inFlight"`
 	Probes           int      `json:"probes"`
-	InProcessMs      float64  `json:"inProcessMs"`
+	// InFlightHeartbeatMs is the sleep tool's HeartbeatTimeout.
+	InFlightHeartbeatMs float64 `json:"inFlightHeartbeatMs"`
+	InProcessMs         float64 `json:"inProcessMs"`
 }
 
 // LatencyRow is one subject's sequential latency; ratios are subject/bare.
@@ -105,7 +107,11 @@ type Op struct {
 // InFlight is the in-flight phase: many sleep calls held running by one worker.
 type InFlight struct {
 	Calls int `json:"calls"`
-	// FillSeconds is the time from the first start to all calls running.
+	// Held is the most calls running at once; Lost counts calls that ended with an error result
+	// instead of being released (their activity timed out: heartbeats late to the server).
+	Held int `json:"held"`
+	Lost int `json:"lost"`
+	// FillSeconds is the time from the first start to every call running (or lost).
 	FillSeconds float64 `json:"fillSeconds"`
 	// RSS of the whole process (server, workers, client): before the phase, while the calls are
 	// held, and the peak during the phase (PeakSource: "VmHWM" after a reset, or "sampled VmRSS").
@@ -113,7 +119,7 @@ type InFlight struct {
 	RSSHeldMiB   float64 `json:"rssHeldMiB"`
 	PeakRSSMiB   float64 `json:"peakRssMiB"`
 	PeakSource   string  `json:"peakSource"`
-	// KiBPerCall is (held - before) / calls.
+	// KiBPerCall is (RSS held - RSS before) / Held.
 	KiBPerCall float64 `json:"kibPerCall"`
 	// GoHeapHeldMiB is the Go heap in use while held.
 	GoHeapHeldMiB float64 `json:"goHeapHeldMiB"`
@@ -209,7 +215,7 @@ func (r Report) Check() error {
 		missing("in-process: incomplete %+v", ip)
 	}
 	f := r.InFlight
-	if f.Calls != r.Settings.InFlight || f.Probe.N != r.Settings.Probes || f.RSSBeforeMiB <= 0 || f.RSSHeldMiB <= 0 ||
+	if f.Calls != r.Settings.InFlight || f.Held <= 0 || f.Held > f.Calls || f.Lost < 0 || f.Lost > f.Calls || f.Probe.N != r.Settings.Probes || f.RSSBeforeMiB <= 0 || f.RSSHeldMiB <= 0 ||
 		f.PeakRSSMiB <= 0 || f.PeakSource == "" || f.GoHeapHeldMiB <= 0 || f.IdleP50Ms <= 0 || f.ProbeRatioP50 <= 0 || f.FillSeconds <= 0 || f.DrainSeconds <= 0 {
 		missing("in-flight: incomplete %+v", f)
 	}

@@ -22,7 +22,7 @@ func completeReport() Report {
 		Machine: Machine{Date: "2026-01-01T00:00:00Z", GoVersion: "go1.26.8", OS: "linux", Arch: "amd64", CPUs: 2, GOMAXPROCS: 2, CPUModel: "AMD EPYC"},
 		Server:  "embedded",
 		Settings: Settings{Subjects: []string{SubjectToolgate, SubjectBare}, Calls: 5, Warmup: 1, Block: 1, Concurrency: 2,
-			ThroughputCalls: 4, ThroughputBlocks: 2, InFlight: 3, Probes: 2, InProcessMs: 10},
+			ThroughputCalls: 4, ThroughputBlocks: 2, InFlight: 3, Probes: 2, InFlightHeartbeatMs: 10000, InProcessMs: 10},
 		Latency: []LatencyRow{
 			{Subject: SubjectToolgate, Latencies: lat, RatioP50: 1.05, RatioP95: 1.1, RatioP99: 1.2},
 			{Subject: SubjectBare, Latencies: lat, RatioP50: 1, RatioP95: 1, RatioP99: 1},
@@ -39,7 +39,7 @@ func completeReport() Report {
 			Execute: Op{Iterations: 100, NsPerCall: 5000, AllocsPerCall: 22, BytesPerCall: 2400},
 			Ratio:   2500, OverheadNs: 4998,
 		},
-		InFlight: InFlight{Calls: 3, FillSeconds: 1, RSSBeforeMiB: 100, RSSHeldMiB: 110, PeakRSSMiB: 120, PeakSource: peakFromHWM,
+		InFlight: InFlight{Calls: 3, Held: 3, FillSeconds: 1, RSSBeforeMiB: 100, RSSHeldMiB: 110, PeakRSSMiB: 120, PeakSource: peakFromHWM,
 			KiBPerCall: 3413, GoHeapHeldMiB: 50, Probe: Latencies{N: 2, P50Ms: 20, P95Ms: 30, P99Ms: 30, MeanMs: 25, MinMs: 20, MaxMs: 30},
 			IdleP50Ms: 10, ProbeRatioP50: 2, DrainSeconds: 1},
 		History:        []HistoryRow{hist(SubjectToolgate, CaseSuccess), hist(SubjectToolgate, CaseError), hist(SubjectBare, CaseSuccess), hist(SubjectBare, CaseError)},
@@ -69,6 +69,7 @@ func TestCheckIncomplete(t *testing.T) {
 		{name: "history case missing", breakIt: func(r *Report) { r.History = r.History[:3] }, wantErr: `history: subject "bare" case "error"`},
 		{name: "in-process not measured", breakIt: func(r *Report) { r.InProcess.Execute = Op{} }, wantErr: "in-process"},
 		{name: "in-flight probes missing", breakIt: func(r *Report) { r.InFlight.Probe.N = 0 }, wantErr: "in-flight"},
+		{name: "in-flight nothing held", breakIt: func(r *Report) { r.InFlight.Held = 0 }, wantErr: "in-flight"},
 		{name: "in-flight RSS missing", breakIt: func(r *Report) { r.InFlight.PeakRSSMiB = 0 }, wantErr: "in-flight"},
 		{name: "no CPU profile, no reason", breakIt: func(r *Report) { r.CPU = CPU{} }, wantErr: "cpu"},
 		{name: "elapsed missing", breakIt: func(r *Report) { r.ElapsedSeconds = 0 }, wantErr: "elapsed"},
@@ -102,7 +103,7 @@ func TestWriteText(t *testing.T) {
 		"Where a call's time goes", segActRun,
 		"CPU during the latency phase: 1.0 s of CPU in 2.0 s (0.50 cores)", CompSQLite, "gzip of gRPC messages: 3.0%",
 		"toolcore.Execute", "overhead 4998 ns",
-		"In flight: 3 sleep calls", "peak 120 MiB (VmHWM)", "2.00x the idle toolgate p50",
+		"In flight: 3 sleep calls held running by one worker (heartbeat timeout 10s)", "all running after 1.0s", "peak 120 MiB (VmHWM)", "2.00x the idle toolgate p50",
 		"History of one call",
 		"elapsed 5.0s",
 	} {
@@ -120,4 +121,14 @@ func TestWriteTextPartial(t *testing.T) {
 		assert.NotContains(t, b.String(), absent)
 	}
 	assert.Error(t, r.Check(), "a partial report is not complete")
+}
+
+func TestWriteTextLostCalls(t *testing.T) {
+	r := completeReport()
+	r.InFlight.Held, r.InFlight.Lost = 2, 1
+	require.NoError(t, r.Check(), "lost calls are a finding, not a hole in the report")
+	var b strings.Builder
+	require.NoError(t, r.WriteText(&b))
+	assert.Contains(t, b.String(), "at most 2 running at once")
+	assert.Contains(t, b.String(), "LOST 1")
 }

@@ -78,16 +78,17 @@ func run(ctx context.Context, cfg Config, rep *Report) (err error) {
 
 func settingsOf(cfg Config) Settings {
 	return Settings{
-		Subjects:         cfg.Subjects,
-		Calls:            cfg.Calls,
-		Warmup:           cfg.Warmup,
-		Block:            cfg.Block,
-		Concurrency:      cfg.Concurrency,
-		ThroughputCalls:  cfg.ThroughputCalls,
-		ThroughputBlocks: cfg.ThroughputBlocks,
-		InFlight:         cfg.InFlight,
-		Probes:           cfg.Probes,
-		InProcessMs:      ms(cfg.InProcessTime),
+		Subjects:            cfg.Subjects,
+		Calls:               cfg.Calls,
+		Warmup:              cfg.Warmup,
+		Block:               cfg.Block,
+		Concurrency:         cfg.Concurrency,
+		ThroughputCalls:     cfg.ThroughputCalls,
+		ThroughputBlocks:    cfg.ThroughputBlocks,
+		InFlight:            cfg.InFlight,
+		Probes:              cfg.Probes,
+		InFlightHeartbeatMs: ms(cfg.InFlightHeartbeat),
+		InProcessMs:         ms(cfg.InProcessTime),
 	}
 }
 

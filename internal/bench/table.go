@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // WriteText writes the report as the tables `toolgate bench` prints.
@@ -123,8 +124,14 @@ func (r Report) writeInProcess(b *strings.Builder) {
 
 func (r Report) writeInFlight(b *strings.Builder) {
 	f := r.InFlight
-	fmt.Fprintf(b, "\nIn flight: %d sleep calls held running by one worker\n", f.Calls)
-	fmt.Fprintf(b, "all running after %.1fs; drained %.1fs after release\n", f.FillSeconds, f.DrainSeconds)
+	fmt.Fprintf(b, "\nIn flight: %d sleep calls held running by one worker (heartbeat timeout %s)\n", f.Calls,
+		time.Duration(r.Settings.InFlightHeartbeatMs*float64(time.Millisecond)))
+	if f.Lost == 0 && f.Held == f.Calls {
+		fmt.Fprintf(b, "all running after %.1fs; drained %.1fs after release\n", f.FillSeconds, f.DrainSeconds)
+	} else {
+		fmt.Fprintf(b, "at most %d running at once, after %.1fs; LOST %d: their activities timed out (heartbeats reached the server too late); drained %.1fs after release\n",
+			f.Held, f.FillSeconds, f.Lost, f.DrainSeconds)
+	}
 	fmt.Fprintf(b, "process RSS (server + workers + client): %.0f MiB before, %.0f MiB held (%+.0f KiB per call), peak %.0f MiB (%s); Go heap %.0f MiB held\n",
 		f.RSSBeforeMiB, f.RSSHeldMiB, f.KiBPerCall, f.PeakRSSMiB, f.PeakSource, f.GoHeapHeldMiB)
 	fmt.Fprintf(b, "no-op call meanwhile (%d sequential): p50 %s, p95 %s, max %s = %.2fx the idle toolgate p50 (%s)\n",

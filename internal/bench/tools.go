@@ -63,7 +63,8 @@ func failTool() (toolcore.Tool, error) {
 }
 
 // sleepTool holds its call running until the hold is released, its context ends, or sleepCap.
-func sleepTool(h *hold) (toolcore.Tool, error) {
+// heartbeat is its HeartbeatTimeout.
+func sleepTool(h *hold, heartbeat time.Duration) (toolcore.Tool, error) {
 	return toolcore.Define(toolcore.Definition[empty]{
 		Name:        toolSleep,
 		Description: "Sleep until the bench releases the call (bench).",
@@ -71,14 +72,14 @@ func sleepTool(h *hold) (toolcore.Tool, error) {
 		Execute: func(ctx context.Context, _ empty) (any, error) {
 			return nil, h.wait(ctx)
 		},
-		Options: toolcore.Options{Timeout: sleepCap + time.Minute},
+		Options: toolcore.Options{Timeout: sleepCap + time.Minute, HeartbeatTimeout: heartbeat},
 	})
 }
 
-// registry holds the bench tools.
-func registry(h *hold) (*toolcore.Registry, error) {
+// registry holds the bench tools; heartbeat is the sleep tool's HeartbeatTimeout.
+func registry(h *hold, heartbeat time.Duration) (*toolcore.Registry, error) {
 	var tools []toolcore.Tool
-	for _, def := range []func() (toolcore.Tool, error){noopTool, failTool, func() (toolcore.Tool, error) { return sleepTool(h) }} {
+	for _, def := range []func() (toolcore.Tool, error){noopTool, failTool, func() (toolcore.Tool, error) { return sleepTool(h, heartbeat) }} {
 		t, err := def()
 		if err != nil {
 			return nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,7 +17,7 @@ import (
 func TestBenchTools(t *testing.T) {
 	h := newHold()
 	h.release() // sleep returns at once
-	reg, err := registry(h)
+	reg, err := registry(h, time.Minute)
 	require.NoError(t, err)
 	tests := []struct {
 		name      string
