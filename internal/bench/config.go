@@ -127,8 +127,8 @@ func Short() Config {
 
 // Progress reports how far a phase is.
 type Progress struct {
-	// Phase is "setup", "warmup", "latency", "breakdown", "throughput", "in-process",
-	// "in-flight", "history" or "done".
+	// Phase is, in order, "in-process", "setup", "warmup", "latency", "breakdown",
+	// "throughput", "history", "in-flight" (filling), "probe", "drain", then "done".
 	Phase string
 	// Done of Total steps (calls, mostly). Total 0: the phase has no count.
 	Done, Total int

@@ -41,11 +41,16 @@
 //  4. In flight: InFlight concurrent `sleep` calls held running by one worker; while they are
 //     held, Probes sequential no-op calls measure latency under load; RSS of the process (server,
 //     worker and client together) before, while held, and its peak. Then they are released and
-//     drained.
+//     drained. A held call whose heartbeats reach an overloaded server too late is timed out by
+//     it: the phase counts such calls as lost rather than failing.
 //  5. History: events and bytes (sum of proto sizes of GetWorkflowHistory events) of one call
 //     that succeeds and one that ends in an error, per subject. toolgate's error is an error
 //     result (isError: true, the workflow completes); bare's is an activity failing with a
 //     non-retryable error, which fails the workflow.
+//
+// They run in the order 3, 1, 2, 5, 4: in process while the server is idle, in flight last
+// because it loads the server most. Any failed call ends the run; Run returns the phases
+// completed before it.
 //
 // # Figures, not assertions
 //
