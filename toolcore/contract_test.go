@@ -1,9 +1,9 @@
 package toolcore_test
 
-// One test per acceptance criterion of seed checkpoint 06 (course/test/06-tool-contract.test.ts),
-// translated to Go. Run them alone, offline, with:
+// One test per rule of the call boundary in docs/contract.md (sections 2 to 4). Run them alone,
+// offline, with:
 //
-//	go test -race -run 'TestSeed' ./toolcore
+//	go test -race -run 'TestContract' ./toolcore
 //
 // The check "after output inspection" (after serialization) cannot be reached from tool code,
 // because the serializer never calls user code; the internal test TestExecuteCancellationCheckpoints
@@ -26,30 +26,30 @@ import (
 	"github.com/toolgate/toolgate/toolcore"
 )
 
-// seedAddArgs is the validated argument type of the seed's "add" tool.
-type seedAddArgs struct {
+// contractAddArgs is the validated argument type of the contract's "add" tool.
+type contractAddArgs struct {
 	Left  int64 `json:"left"`
 	Right int64 `json:"right"`
 }
 
-// seedCall is the seed's call(name, arguments, id) helper.
-func seedCall(t testing.TB, name, arguments, id string) toolcore.ToolCall {
+// contractCall builds a call from its name, arguments JSON and id.
+func contractCall(t testing.TB, name, arguments, id string) toolcore.ToolCall {
 	t.Helper()
 	c, err := toolcore.NewToolCall(id, name, []byte(arguments))
 	require.NoError(t, err)
 	return c
 }
 
-// seedRegistry defines tools and registers them as one batch.
-func seedRegistry(t testing.TB, tools ...toolcore.Tool) *toolcore.Registry {
+// contractRegistry defines tools and registers them as one batch.
+func contractRegistry(t testing.TB, tools ...toolcore.Tool) *toolcore.Registry {
 	t.Helper()
 	r, err := toolcore.NewRegistry(tools...)
 	require.NoError(t, err)
 	return r
 }
 
-// seedTool defines a tool with any argument type accepted verbatim and execute as its effect.
-func seedTool(t testing.TB, name string, execute func(ctx context.Context, args map[string]any) (any, error)) toolcore.Tool {
+// contractTool defines a tool with any argument type accepted verbatim and execute as its effect.
+func contractTool(t testing.TB, name string, execute func(ctx context.Context, args map[string]any) (any, error)) toolcore.Tool {
 	t.Helper()
 	return toolcore.MustDefine(toolcore.Definition[map[string]any]{
 		Name:        name,
@@ -65,21 +65,21 @@ func seedTool(t testing.TB, name string, execute func(ctx context.Context, args 
 	})
 }
 
-// The focused fragment of the seed and its failure experiment: invalid arguments sent to the spy
+// Validation before effects, and its experiment: invalid arguments sent to the spy
 // tool give TOOL_ARGUMENTS_INVALID and zero side effects; changing only the validator to accept
 // runs the spy exactly once and succeeds.
-func TestSeedArgumentValidationRunsBeforeEffects(t *testing.T) {
+func TestContractArgumentValidationRunsBeforeEffects(t *testing.T) {
 	tests := []struct {
 		name           string
-		validate       func(toolcore.Arguments) toolcore.Decision[seedAddArgs]
+		validate       func(toolcore.Arguments) toolcore.Decision[contractAddArgs]
 		wantExecutions int32
 		wantIsError    bool
 		wantContent    string
 	}{
 		{
 			name: "rejecting validator (the focused fragment)",
-			validate: func(toolcore.Arguments) toolcore.Decision[seedAddArgs] {
-				return toolcore.Reject[seedAddArgs]("left must be a number")
+			validate: func(toolcore.Arguments) toolcore.Decision[contractAddArgs] {
+				return toolcore.Reject[contractAddArgs]("left must be a number")
 			},
 			wantExecutions: 0,
 			wantIsError:    true,
@@ -87,8 +87,8 @@ func TestSeedArgumentValidationRunsBeforeEffects(t *testing.T) {
 		},
 		{
 			name: "accepting validator (the experiment's only change)",
-			validate: func(toolcore.Arguments) toolcore.Decision[seedAddArgs] {
-				return toolcore.Accept(seedAddArgs{Left: 20, Right: 22})
+			validate: func(toolcore.Arguments) toolcore.Decision[contractAddArgs] {
+				return toolcore.Accept(contractAddArgs{Left: 20, Right: 22})
 			},
 			wantExecutions: 1,
 			wantIsError:    false,
@@ -98,12 +98,12 @@ func TestSeedArgumentValidationRunsBeforeEffects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var executions atomic.Int32
-			var got seedAddArgs
-			r := seedRegistry(t, toolcore.MustDefine(toolcore.Definition[seedAddArgs]{
+			var got contractAddArgs
+			r := contractRegistry(t, toolcore.MustDefine(toolcore.Definition[contractAddArgs]{
 				Name:        "add",
 				Description: "Add numbers.",
 				Validate:    tt.validate,
-				Execute: func(_ context.Context, args seedAddArgs) (any, error) {
+				Execute: func(_ context.Context, args contractAddArgs) (any, error) {
 					executions.Add(1)
 					got = args
 					return map[string]any{"unreachable": true}, nil
@@ -111,7 +111,7 @@ func TestSeedArgumentValidationRunsBeforeEffects(t *testing.T) {
 			}))
 
 			res, err := toolcore.Execute(context.Background(), r,
-				seedCall(t, "add", `{"left":"twenty","right":22}`, "call-invalid-add"))
+				contractCall(t, "add", `{"left":"twenty","right":22}`, "call-invalid-add"))
 
 			require.NoError(t, err)
 			assert.Equal(t, "call-invalid-add", res.ToolCallID())
@@ -120,7 +120,7 @@ func TestSeedArgumentValidationRunsBeforeEffects(t *testing.T) {
 			assert.Equal(t, tt.wantContent, res.Content())
 			assert.Equal(t, tt.wantExecutions, executions.Load())
 			if tt.wantExecutions > 0 {
-				assert.Equal(t, seedAddArgs{Left: 20, Right: 22}, got, "execute gets the validated value")
+				assert.Equal(t, contractAddArgs{Left: 20, Right: 22}, got, "execute gets the validated value")
 			}
 		})
 	}
@@ -128,14 +128,14 @@ func TestSeedArgumentValidationRunsBeforeEffects(t *testing.T) {
 
 // A Tool definition is copied from its four fields, frozen, and insulated from later caller
 // mutation.
-func TestSeedDefinitionIsCopiedOnceAndInsulated(t *testing.T) {
-	def := toolcore.Definition[seedAddArgs]{
+func TestContractDefinitionIsCopiedOnceAndInsulated(t *testing.T) {
+	def := toolcore.Definition[contractAddArgs]{
 		Name:        "add",
 		Description: "Add numbers.",
-		Validate: func(toolcore.Arguments) toolcore.Decision[seedAddArgs] {
-			return toolcore.Accept(seedAddArgs{Left: 20, Right: 22})
+		Validate: func(toolcore.Arguments) toolcore.Decision[contractAddArgs] {
+			return toolcore.Accept(contractAddArgs{Left: 20, Right: 22})
 		},
-		Execute: func(_ context.Context, a seedAddArgs) (any, error) {
+		Execute: func(_ context.Context, a contractAddArgs) (any, error) {
 			return map[string]any{"sum": a.Left + a.Right}, nil
 		},
 		Options: toolcore.Options{SideEffect: toolcore.ReadOnly, Timeout: time.Second},
@@ -146,11 +146,11 @@ func TestSeedDefinitionIsCopiedOnceAndInsulated(t *testing.T) {
 	var hijacked atomic.Bool
 	def.Name = "hijacked"
 	def.Description = "Hijacked."
-	def.Validate = func(toolcore.Arguments) toolcore.Decision[seedAddArgs] {
+	def.Validate = func(toolcore.Arguments) toolcore.Decision[contractAddArgs] {
 		hijacked.Store(true)
-		return toolcore.Reject[seedAddArgs]("hijacked")
+		return toolcore.Reject[contractAddArgs]("hijacked")
 	}
-	def.Execute = func(context.Context, seedAddArgs) (any, error) {
+	def.Execute = func(context.Context, contractAddArgs) (any, error) {
 		hijacked.Store(true)
 		return "hijacked", nil
 	}
@@ -161,17 +161,17 @@ func TestSeedDefinitionIsCopiedOnceAndInsulated(t *testing.T) {
 	assert.Equal(t, "Add numbers.", tool.Description())
 	assert.Equal(t, toolcore.ReadOnly, tool.Options().SideEffect)
 	assert.Equal(t, time.Second, tool.Options().Timeout)
-	res, err := toolcore.Execute(context.Background(), seedRegistry(t, tool), seedCall(t, "add", `{}`, "call-add-1"))
+	res, err := toolcore.Execute(context.Background(), contractRegistry(t, tool), contractCall(t, "add", `{}`, "call-add-1"))
 	require.NoError(t, err)
 	assert.Equal(t, `{"sum":42}`, res.Content())
 	assert.False(t, hijacked.Load(), "a reassigned func must never run")
 }
 
 // registerMany validates the whole batch and all names before one registry mutation.
-func TestSeedRegisterManyChecksTheWholeBatchFirst(t *testing.T) {
-	echo := seedTool(t, "echo", func(_ context.Context, a map[string]any) (any, error) { return a, nil })
-	add := seedTool(t, "add", func(_ context.Context, a map[string]any) (any, error) { return a, nil })
-	other := seedTool(t, "other", func(_ context.Context, a map[string]any) (any, error) { return a, nil })
+func TestContractRegisterManyChecksTheWholeBatchFirst(t *testing.T) {
+	echo := contractTool(t, "echo", func(_ context.Context, a map[string]any) (any, error) { return a, nil })
+	add := contractTool(t, "add", func(_ context.Context, a map[string]any) (any, error) { return a, nil })
+	other := contractTool(t, "other", func(_ context.Context, a map[string]any) (any, error) { return a, nil })
 	tests := []struct {
 		name     string
 		batch    []toolcore.Tool
@@ -183,7 +183,7 @@ func TestSeedRegisterManyChecksTheWholeBatchFirst(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := seedRegistry(t, echo, add)
+			r := contractRegistry(t, echo, add)
 
 			err := r.RegisterMany(tt.batch...)
 
@@ -198,7 +198,7 @@ func TestSeedRegisterManyChecksTheWholeBatchFirst(t *testing.T) {
 }
 
 // Arguments are snapshotted and synchronously validated before execute can run.
-func TestSeedArgumentsAreSnapshottedAndValidatedFirst(t *testing.T) {
+func TestContractArgumentsAreSnapshottedAndValidatedFirst(t *testing.T) {
 	raw := []byte(`{"left":20,"right":22}`)
 	call, err := toolcore.NewToolCall("call-add-1", "add", raw)
 	require.NoError(t, err)
@@ -207,18 +207,18 @@ func TestSeedArgumentsAreSnapshottedAndValidatedFirst(t *testing.T) {
 	var mu sync.Mutex
 	var events []string
 	record := func(e string) { mu.Lock(); events = append(events, e); mu.Unlock() }
-	r := seedRegistry(t, toolcore.MustDefine(toolcore.Definition[seedAddArgs]{
+	r := contractRegistry(t, toolcore.MustDefine(toolcore.Definition[contractAddArgs]{
 		Name:        "add",
 		Description: "Add numbers.",
-		Validate: func(a toolcore.Arguments) toolcore.Decision[seedAddArgs] {
+		Validate: func(a toolcore.Arguments) toolcore.Decision[contractAddArgs] {
 			record("validate " + string(a.Raw()))
-			var v seedAddArgs
+			var v contractAddArgs
 			if err := a.Decode(&v); err != nil {
-				return toolcore.Reject[seedAddArgs](err.Error())
+				return toolcore.Reject[contractAddArgs](err.Error())
 			}
 			return toolcore.Accept(v)
 		},
-		Execute: func(_ context.Context, a seedAddArgs) (any, error) {
+		Execute: func(_ context.Context, a contractAddArgs) (any, error) {
 			record(fmt.Sprintf("execute %d+%d", a.Left, a.Right))
 			return map[string]any{"sum": a.Left + a.Right}, nil
 		},
@@ -233,7 +233,7 @@ func TestSeedArgumentsAreSnapshottedAndValidatedFirst(t *testing.T) {
 
 // Unknown tools and ordinary validation, execution or serialization failures become immutable,
 // linked error results (never Go errors).
-func TestSeedFailuresBecomeLinkedErrorResults(t *testing.T) {
+func TestContractFailuresBecomeLinkedErrorResults(t *testing.T) {
 	tests := []struct {
 		name     string
 		tool     string
@@ -247,23 +247,23 @@ func TestSeedFailuresBecomeLinkedErrorResults(t *testing.T) {
 		{name: "tool panics", tool: "panics", wantCode: toolcore.CodeToolExecutionFailed, wantMsg: "tool exploded"},
 		{name: "opaque output", tool: "opaque", wantCode: toolcore.CodeToolOutputSerializationFailed},
 	}
-	ok := func(toolcore.Arguments) toolcore.Decision[seedAddArgs] { return toolcore.Accept(seedAddArgs{}) }
-	define := func(name string, validate func(toolcore.Arguments) toolcore.Decision[seedAddArgs], execute func(context.Context, seedAddArgs) (any, error)) toolcore.Tool {
-		return toolcore.MustDefine(toolcore.Definition[seedAddArgs]{Name: name, Description: "d", Validate: validate, Execute: execute})
+	ok := func(toolcore.Arguments) toolcore.Decision[contractAddArgs] { return toolcore.Accept(contractAddArgs{}) }
+	define := func(name string, validate func(toolcore.Arguments) toolcore.Decision[contractAddArgs], execute func(context.Context, contractAddArgs) (any, error)) toolcore.Tool {
+		return toolcore.MustDefine(toolcore.Definition[contractAddArgs]{Name: name, Description: "d", Validate: validate, Execute: execute})
 	}
-	never := func(context.Context, seedAddArgs) (any, error) { panic("never runs") }
-	r := seedRegistry(t,
-		define("rejects", func(toolcore.Arguments) toolcore.Decision[seedAddArgs] {
-			return toolcore.Reject[seedAddArgs]("left must be a number")
+	never := func(context.Context, contractAddArgs) (any, error) { panic("never runs") }
+	r := contractRegistry(t,
+		define("rejects", func(toolcore.Arguments) toolcore.Decision[contractAddArgs] {
+			return toolcore.Reject[contractAddArgs]("left must be a number")
 		}, never),
-		define("validatorPanics", func(toolcore.Arguments) toolcore.Decision[seedAddArgs] { panic("validator exploded") }, never),
-		define("fails", ok, func(context.Context, seedAddArgs) (any, error) { return nil, errors.New("disk full") }),
-		define("panics", ok, func(context.Context, seedAddArgs) (any, error) { panic("tool exploded") }),
-		define("opaque", ok, func(context.Context, seedAddArgs) (any, error) { return time.Unix(0, 0), nil }),
+		define("validatorPanics", func(toolcore.Arguments) toolcore.Decision[contractAddArgs] { panic("validator exploded") }, never),
+		define("fails", ok, func(context.Context, contractAddArgs) (any, error) { return nil, errors.New("disk full") }),
+		define("panics", ok, func(context.Context, contractAddArgs) (any, error) { panic("tool exploded") }),
+		define("opaque", ok, func(context.Context, contractAddArgs) (any, error) { return time.Unix(0, 0), nil }),
 	)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := toolcore.Execute(context.Background(), r, seedCall(t, tt.tool, `{}`, "call-1"))
+			res, err := toolcore.Execute(context.Background(), r, contractCall(t, tt.tool, `{}`, "call-1"))
 
 			require.NoError(t, err)
 			assert.True(t, res.IsError())
@@ -281,7 +281,7 @@ func TestSeedFailuresBecomeLinkedErrorResults(t *testing.T) {
 
 // Cancellation propagates before effects, while awaiting execution (even if the tool ignores its
 // context) and after the tool returns; it never becomes a tool result.
-func TestSeedCancellationPropagates(t *testing.T) {
+func TestContractCancellationPropagates(t *testing.T) {
 	cause := errors.New("agent run stopped")
 	tests := []struct {
 		name string
@@ -294,9 +294,9 @@ func TestSeedCancellationPropagates(t *testing.T) {
 			name: "before validation",
 			run: func(t *testing.T, ctx context.Context, cancel context.CancelCauseFunc) (toolcore.Result, error, int32, int32) {
 				var v, e atomic.Int32
-				r := seedRegistry(t, seedCountingTool(&v, &e, nil, nil))
+				r := contractRegistry(t, contractCountingTool(&v, &e, nil, nil))
 				cancel(cause)
-				res, err := toolcore.Execute(ctx, r, seedCall(t, "spy", `{}`, "call-1"))
+				res, err := toolcore.Execute(ctx, r, contractCall(t, "spy", `{}`, "call-1"))
 				return res, err, v.Load(), e.Load()
 			},
 			wantValidated: 0, wantExecutions: 0,
@@ -305,8 +305,8 @@ func TestSeedCancellationPropagates(t *testing.T) {
 			name: "after validation, before effects",
 			run: func(t *testing.T, ctx context.Context, cancel context.CancelCauseFunc) (toolcore.Result, error, int32, int32) {
 				var v, e atomic.Int32
-				r := seedRegistry(t, seedCountingTool(&v, &e, func() { cancel(cause) }, nil))
-				res, err := toolcore.Execute(ctx, r, seedCall(t, "spy", `{}`, "call-1"))
+				r := contractRegistry(t, contractCountingTool(&v, &e, func() { cancel(cause) }, nil))
+				res, err := toolcore.Execute(ctx, r, contractCall(t, "spy", `{}`, "call-1"))
 				return res, err, v.Load(), e.Load()
 			},
 			wantValidated: 1, wantExecutions: 0,
@@ -316,12 +316,12 @@ func TestSeedCancellationPropagates(t *testing.T) {
 			run: func(t *testing.T, ctx context.Context, cancel context.CancelCauseFunc) (toolcore.Result, error, int32, int32) {
 				var v, e atomic.Int32
 				started := make(chan struct{})
-				r := seedRegistry(t, seedCountingTool(&v, &e, nil, func(ctx context.Context) {
+				r := contractRegistry(t, contractCountingTool(&v, &e, nil, func(ctx context.Context) {
 					close(started)
 					<-ctx.Done()
 				}))
 				go func() { <-started; cancel(cause) }()
-				res, err := toolcore.Execute(ctx, r, seedCall(t, "spy", `{}`, "call-1"))
+				res, err := toolcore.Execute(ctx, r, contractCall(t, "spy", `{}`, "call-1"))
 				return res, err, v.Load(), e.Load()
 			},
 			wantValidated: 1, wantExecutions: 1,
@@ -331,13 +331,13 @@ func TestSeedCancellationPropagates(t *testing.T) {
 			run: func(t *testing.T, ctx context.Context, cancel context.CancelCauseFunc) (toolcore.Result, error, int32, int32) {
 				var v, e atomic.Int32
 				started, release, finished := make(chan struct{}), make(chan struct{}), make(chan struct{})
-				r := seedRegistry(t, seedCountingTool(&v, &e, nil, func(context.Context) {
+				r := contractRegistry(t, contractCountingTool(&v, &e, nil, func(context.Context) {
 					defer close(finished)
 					close(started)
 					<-release // only the test ends it, after Execute has returned
 				}))
 				go func() { <-started; cancel(cause) }()
-				res, err := toolcore.Execute(ctx, r, seedCall(t, "spy", `{}`, "call-1"))
+				res, err := toolcore.Execute(ctx, r, contractCall(t, "spy", `{}`, "call-1"))
 				select {
 				case <-finished:
 					t.Error("Execute waited for a tool that ignores its context")
@@ -353,8 +353,8 @@ func TestSeedCancellationPropagates(t *testing.T) {
 			name: "after the tool returns",
 			run: func(t *testing.T, ctx context.Context, cancel context.CancelCauseFunc) (toolcore.Result, error, int32, int32) {
 				var v, e atomic.Int32
-				r := seedRegistry(t, seedCountingTool(&v, &e, nil, func(context.Context) { cancel(cause) }))
-				res, err := toolcore.Execute(ctx, r, seedCall(t, "spy", `{}`, "call-1"))
+				r := contractRegistry(t, contractCountingTool(&v, &e, nil, func(context.Context) { cancel(cause) }))
+				res, err := toolcore.Execute(ctx, r, contractCall(t, "spy", `{}`, "call-1"))
 				return res, err, v.Load(), e.Load()
 			},
 			wantValidated: 1, wantExecutions: 1,
@@ -375,9 +375,9 @@ func TestSeedCancellationPropagates(t *testing.T) {
 	}
 }
 
-// seedCountingTool is a tool "spy" that counts validations and executions; beforeAccept runs in
+// contractCountingTool is a tool "spy" that counts validations and executions; beforeAccept runs in
 // the validator, during in Execute (which then succeeds).
-func seedCountingTool(validated, executed *atomic.Int32, beforeAccept func(), during func(context.Context)) toolcore.Tool {
+func contractCountingTool(validated, executed *atomic.Int32, beforeAccept func(), during func(context.Context)) toolcore.Tool {
 	return toolcore.MustDefine(toolcore.Definition[struct{}]{
 		Name:        "spy",
 		Description: "Counts what runs.",
@@ -404,17 +404,17 @@ type NonRecoverableToolError struct{ Message string }
 
 func (e *NonRecoverableToolError) Error() string { return e.Message }
 
-// seedApplicationError looks like a temporal.ApplicationError of type "NonRecoverableToolError".
-type seedApplicationError struct{ msg string }
+// forgedApplicationError looks like a temporal.ApplicationError of type "NonRecoverableToolError".
+type forgedApplicationError struct{ msg string }
 
-func (e *seedApplicationError) Error() string      { return e.msg }
-func (e *seedApplicationError) Type() string       { return "NonRecoverableToolError" }
-func (e *seedApplicationError) NonRetryable() bool { return true }
+func (e *forgedApplicationError) Error() string      { return e.msg }
+func (e *forgedApplicationError) Type() string       { return "NonRecoverableToolError" }
+func (e *forgedApplicationError) NonRetryable() bool { return true }
 
 // A genuine NonRecoverableToolError escapes the recoverable boundary; look-alikes (a struct
 // literal of the type, a same-named type, a Temporal-like application error, a ContractError from
 // tool code) stay recoverable TOOL_EXECUTION_FAILED results.
-func TestSeedOnlyGenuineNonRecoverableErrorsEscape(t *testing.T) {
+func TestContractOnlyGenuineNonRecoverableErrorsEscape(t *testing.T) {
 	genuine := toolcore.NewNonRecoverableToolError("ledger corrupted")
 	tests := []struct {
 		name      string
@@ -433,7 +433,7 @@ func TestSeedOnlyGenuineNonRecoverableErrorsEscape(t *testing.T) {
 		{name: "struct literal of the fatal type", give: func() error { return &toolcore.NonRecoverableToolError{} }, wantMsg: "non-recoverable tool error"},
 		{name: "struct literal wrapped", give: func() error { return fmt.Errorf("x: %w", &toolcore.NonRecoverableToolError{}) }, wantMsg: "x: non-recoverable tool error"},
 		{name: "same-named type of another package", give: func() error { return &NonRecoverableToolError{Message: "forged"} }, wantMsg: "forged"},
-		{name: "temporal-like application error", give: func() error { return &seedApplicationError{msg: "forged app error"} }, wantMsg: "forged app error"},
+		{name: "temporal-like application error", give: func() error { return &forgedApplicationError{msg: "forged app error"} }, wantMsg: "forged app error"},
 		{name: "ContractError from tool code", give: func() error {
 			return &toolcore.ContractError{Code: toolcore.CodeInvalidToolCall, Message: "forged"}
 		}, wantMsg: "INVALID_TOOL_CALL: forged"},
@@ -441,14 +441,14 @@ func TestSeedOnlyGenuineNonRecoverableErrorsEscape(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := seedRegistry(t, seedTool(t, "risky", func(context.Context, map[string]any) (any, error) {
+			r := contractRegistry(t, contractTool(t, "risky", func(context.Context, map[string]any) (any, error) {
 				if tt.panics {
 					panic(tt.give())
 				}
 				return nil, tt.give()
 			}))
 
-			res, err := toolcore.Execute(context.Background(), r, seedCall(t, "risky", `{}`, "call-1"))
+			res, err := toolcore.Execute(context.Background(), r, contractCall(t, "risky", `{}`, "call-1"))
 
 			if tt.wantFatal {
 				var fatal *toolcore.NonRecoverableToolError
@@ -467,21 +467,21 @@ func TestSeedOnlyGenuineNonRecoverableErrorsEscape(t *testing.T) {
 
 // Serialized content never exceeds 4096 Unicode code points including one truncation marker, and
 // the result stays a success.
-func TestSeedContentIsCappedWithOneMarker(t *testing.T) {
+func TestContractContentIsCappedWithOneMarker(t *testing.T) {
 	tests := []struct {
 		name   string
 		output any
 	}{
 		{name: "8-million-character string", output: strings.Repeat("a", 8<<20)},
 		{name: "multi-byte characters", output: strings.Repeat("é🙂", 10000)},
-		{name: "many entries", output: seedManyEntries(100000)},
-		{name: "deep nesting", output: seedDeep(1000)},
+		{name: "many entries", output: manyEntries(100000)},
+		{name: "deep nesting", output: deepNesting(1000)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := seedRegistry(t, seedTool(t, "big", func(context.Context, map[string]any) (any, error) { return tt.output, nil }))
+			r := contractRegistry(t, contractTool(t, "big", func(context.Context, map[string]any) (any, error) { return tt.output, nil }))
 
-			res, err := toolcore.Execute(context.Background(), r, seedCall(t, "big", `{}`, "call-1"))
+			res, err := toolcore.Execute(context.Background(), r, contractCall(t, "big", `{}`, "call-1"))
 
 			require.NoError(t, err)
 			assert.False(t, res.IsError())
@@ -492,7 +492,7 @@ func TestSeedContentIsCappedWithOneMarker(t *testing.T) {
 	}
 }
 
-func seedManyEntries(n int) map[string]int {
+func manyEntries(n int) map[string]int {
 	m := make(map[string]int, n)
 	for i := range n {
 		m[fmt.Sprintf("key-%06d", i)] = i
@@ -500,7 +500,7 @@ func seedManyEntries(n int) map[string]int {
 	return m
 }
 
-func seedDeep(n int) any {
+func deepNesting(n int) any {
 	var v any = "bottom"
 	for range n {
 		v = []any{v}
@@ -509,18 +509,18 @@ func seedDeep(n int) any {
 }
 
 // Independent parallel executions do not cross-wire calls, contexts or results.
-func TestSeedParallelExecutionsAreIndependent(t *testing.T) {
-	r := seedRegistry(t, toolcore.MustDefine(toolcore.Definition[seedAddArgs]{
+func TestContractParallelExecutionsAreIndependent(t *testing.T) {
+	r := contractRegistry(t, toolcore.MustDefine(toolcore.Definition[contractAddArgs]{
 		Name:        "add",
 		Description: "Add numbers.",
-		Validate: func(a toolcore.Arguments) toolcore.Decision[seedAddArgs] {
-			var v seedAddArgs
+		Validate: func(a toolcore.Arguments) toolcore.Decision[contractAddArgs] {
+			var v contractAddArgs
 			if err := a.Decode(&v); err != nil {
-				return toolcore.Reject[seedAddArgs](err.Error())
+				return toolcore.Reject[contractAddArgs](err.Error())
 			}
 			return toolcore.Accept(v)
 		},
-		Execute: func(ctx context.Context, a seedAddArgs) (any, error) {
+		Execute: func(ctx context.Context, a contractAddArgs) (any, error) {
 			return map[string]any{"call": toolcore.ToolCallID(ctx), "sum": a.Left + a.Right}, nil
 		},
 	}))
@@ -530,7 +530,7 @@ func TestSeedParallelExecutionsAreIndependent(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			call := seedCall(t, "add", fmt.Sprintf(`{"left":%d,"right":%d}`, i, i), fmt.Sprintf("call-%d", i))
+			call := contractCall(t, "add", fmt.Sprintf(`{"left":%d,"right":%d}`, i, i), fmt.Sprintf("call-%d", i))
 			results[i], errs[i] = toolcore.Execute(context.Background(), r, call)
 		})
 	}
@@ -544,12 +544,12 @@ func TestSeedParallelExecutionsAreIndependent(t *testing.T) {
 }
 
 // Snapshot isolation: a run pins the tool set it started with.
-func TestSeedSnapshotIsolation(t *testing.T) {
-	r := seedRegistry(t, seedTool(t, "echo", func(_ context.Context, a map[string]any) (any, error) { return a, nil }))
+func TestContractSnapshotIsolation(t *testing.T) {
+	r := contractRegistry(t, contractTool(t, "echo", func(_ context.Context, a map[string]any) (any, error) { return a, nil }))
 	snap := r.Snapshot()
 
-	require.NoError(t, r.Register(seedTool(t, "late", func(_ context.Context, a map[string]any) (any, error) { return a, nil })))
-	res, err := toolcore.Execute(context.Background(), snap, seedCall(t, "late", `{}`, "call-1"))
+	require.NoError(t, r.Register(contractTool(t, "late", func(_ context.Context, a map[string]any) (any, error) { return a, nil })))
+	res, err := toolcore.Execute(context.Background(), snap, contractCall(t, "late", `{}`, "call-1"))
 
 	require.NoError(t, err)
 	assert.Equal(t, toolcore.CodeToolNotFound, res.ErrorCode())

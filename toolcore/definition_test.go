@@ -243,7 +243,7 @@ func TestMustDefinePanicsWithTheContractError(t *testing.T) {
 
 func TestZeroTool(t *testing.T) {
 	var tool toolcore.Tool
-	call := seedCall(t, "x", `{}`, "call-1")
+	call := contractCall(t, "x", `{}`, "call-1")
 
 	_, rejected, ok := tool.Validate(call)
 	_, invokeErr := tool.Invoke(context.Background(), json.RawMessage(`{}`))

@@ -89,7 +89,7 @@
 // unexported brand), a same-named type of another package, an error whose Type() says
 // "NonRecoverableToolError", and a *ContractError returned by tool code. The brand is a safety
 // rail against accidents, not a security boundary: any code in the process can call the
-// constructor, exactly as in the seed.
+// constructor.
 //
 // # Messages
 //

@@ -41,7 +41,7 @@ func TestRegisterMany(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := seedRegistry(t, a)
+			r := contractRegistry(t, a)
 
 			err := r.RegisterMany(tt.batch...)
 
@@ -61,7 +61,7 @@ func TestRegisterMany(t *testing.T) {
 
 func TestRegisterManySnapshotsTheBatch(t *testing.T) {
 	batch := []toolcore.Tool{namedTool(t, "a")}
-	r := seedRegistry(t, batch...)
+	r := contractRegistry(t, batch...)
 
 	batch[0] = namedTool(t, "b")
 
@@ -81,7 +81,7 @@ func TestNewRegistryRejectsABadBatch(t *testing.T) {
 }
 
 func TestRegisterOne(t *testing.T) {
-	r := seedRegistry(t)
+	r := contractRegistry(t)
 
 	require.NoError(t, r.Register(namedTool(t, "a")))
 	err := r.Register(namedTool(t, "a"))
@@ -93,7 +93,7 @@ func TestRegisterOne(t *testing.T) {
 }
 
 func TestNamesReturnsASortedCopy(t *testing.T) {
-	r := seedRegistry(t, namedTool(t, "b"), namedTool(t, "C"), namedTool(t, "a"))
+	r := contractRegistry(t, namedTool(t, "b"), namedTool(t, "C"), namedTool(t, "a"))
 
 	names := r.Names()
 	names[0] = "mutated"
@@ -102,7 +102,7 @@ func TestNamesReturnsASortedCopy(t *testing.T) {
 }
 
 func TestSnapshotIsIndependentBothWays(t *testing.T) {
-	r := seedRegistry(t, namedTool(t, "a"))
+	r := contractRegistry(t, namedTool(t, "a"))
 	snap := r.Snapshot()
 
 	require.NoError(t, r.Register(namedTool(t, "b")))
@@ -130,7 +130,7 @@ func TestZeroAndNilRegistry(t *testing.T) {
 }
 
 func TestRegistryConcurrentUse(t *testing.T) {
-	r := seedRegistry(t)
+	r := contractRegistry(t)
 	const writers = 16
 	var wg sync.WaitGroup
 	for i := range writers {

@@ -38,7 +38,7 @@ func TestResultMarshalJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := tt.give(seedCall(t, "add", `{"left":20,"right":22}`, "call-add-1"))
+			res := tt.give(contractCall(t, "add", `{"left":20,"right":22}`, "call-add-1"))
 
 			got, err := res.MarshalJSON()
 
@@ -51,7 +51,7 @@ func TestResultMarshalJSON(t *testing.T) {
 // json.Marshal re-escapes <, > and & in what MarshalJSON returns (encoding/json compacts a
 // marshaler's output with HTML escaping); the decoded result is the same.
 func TestResultThroughJSONMarshalIsHTMLEscapedButEqual(t *testing.T) {
-	res := toolcore.SuccessResult(seedCall(t, "add", `{}`, "call-1"), "<a&b>")
+	res := toolcore.SuccessResult(contractCall(t, "add", `{}`, "call-1"), "<a&b>")
 
 	data, err := json.Marshal(res)
 	require.NoError(t, err)
@@ -63,7 +63,7 @@ func TestResultThroughJSONMarshalIsHTMLEscapedButEqual(t *testing.T) {
 }
 
 func TestResultJSONRoundTrip(t *testing.T) {
-	call := seedCall(t, "add", `{}`, "call-add-1")
+	call := contractCall(t, "add", `{}`, "call-add-1")
 	tests := []struct {
 		name string
 		give toolcore.Result
@@ -111,7 +111,7 @@ func TestResultUnmarshalJSONIsStrict(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := toolcore.SuccessResult(seedCall(t, "keep", `{}`, "keep-1"), "kept")
+			before := toolcore.SuccessResult(contractCall(t, "keep", `{}`, "keep-1"), "kept")
 			got := before
 
 			err := got.UnmarshalJSON([]byte(tt.give))
@@ -124,7 +124,7 @@ func TestResultUnmarshalJSONIsStrict(t *testing.T) {
 }
 
 func TestErrorResultContent(t *testing.T) {
-	call := seedCall(t, "add", `{}`, "call-1")
+	call := contractCall(t, "add", `{}`, "call-1")
 	tests := []struct {
 		name     string
 		code     toolcore.ErrorCode
@@ -163,7 +163,7 @@ func TestErrorResultStaysCompleteJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := toolcore.ErrorResult(seedCall(t, "add", `{}`, "call-1"), toolcore.CodeToolExecutionFailed, tt.message)
+			res := toolcore.ErrorResult(contractCall(t, "add", `{}`, "call-1"), toolcore.CodeToolExecutionFailed, tt.message)
 
 			assert.LessOrEqual(t, utf8.RuneCountInString(res.Content()), toolcore.MaxContentCodePoints)
 			assert.True(t, json.Valid([]byte(res.Content())), "error content is never cut mid-JSON")
@@ -174,7 +174,7 @@ func TestErrorResultStaysCompleteJSON(t *testing.T) {
 }
 
 func TestNotFoundResult(t *testing.T) {
-	res := toolcore.NotFoundResult(seedCall(t, "nope", `{}`, "call-1"))
+	res := toolcore.NotFoundResult(contractCall(t, "nope", `{}`, "call-1"))
 
 	assert.Equal(t, `{"error":{"code":"TOOL_NOT_FOUND","message":"Unknown Tool \"nope\""}}`, res.Content())
 	assert.Equal(t, `Unknown Tool "nope"`, res.ErrorMessage())
@@ -183,7 +183,7 @@ func TestNotFoundResult(t *testing.T) {
 }
 
 func TestLinkContent(t *testing.T) {
-	call := seedCall(t, "add", `{}`, "call-1")
+	call := contractCall(t, "add", `{}`, "call-1")
 	capped := strings.Repeat("x", toolcore.MaxContentCodePoints-utf8.RuneCountInString(toolcore.TruncationMarker)) + toolcore.TruncationMarker
 	tests := []struct {
 		name    string
@@ -209,7 +209,7 @@ func TestLinkContent(t *testing.T) {
 }
 
 func TestResultErrorCodeOfSuccessIsZero(t *testing.T) {
-	res := toolcore.SuccessResult(seedCall(t, "add", `{}`, "call-1"), `{"error":{"code":"TOOL_NOT_FOUND","message":"x"}}`)
+	res := toolcore.SuccessResult(contractCall(t, "add", `{}`, "call-1"), `{"error":{"code":"TOOL_NOT_FOUND","message":"x"}}`)
 
 	assert.Equal(t, toolcore.ErrorCode(0), res.ErrorCode())
 	assert.Empty(t, res.ErrorMessage())

@@ -25,7 +25,7 @@ const (
 // Baseline is the subject every ratio divides by.
 const Baseline = SubjectBare
 
-// Goals of the issue, printed beside the ratios (never asserted).
+// Performance goals of the project, printed beside the ratios (never asserted).
 const (
 	// GoalLatencyP50 is the highest acceptable toolgate/bare ratio of p50 latency.
 	GoalLatencyP50 = 1.10
