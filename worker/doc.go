@@ -44,5 +44,5 @@
 // # Logging
 //
 // toolgate's own lines go to [Options.Logger]. The SDK logs through the Temporal client's logger;
-// build that client with internal/logging.Temporal to route those lines into the same zap core.
+// dial that client with Logger: [ZapLogger](l) to route those lines into the same zap core.
 package worker
