@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"os"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // Defaults of the zero Config.
@@ -72,6 +74,10 @@ type Config struct {
 	// Ticker returns a channel ticking every d and a func that stops it; sleep counts its
 	// seconds with it. Optional: default time.NewTicker.
 	Ticker func(d time.Duration) (ticks <-chan time.Time, stop func())
+
+	// Logger receives what the tools keep from the model but an operator may need, such as the
+	// address a refused host name resolved to. Optional: default zap.NewNop().
+	Logger *zap.Logger
 }
 
 // settings is a Config with defaults applied and the allow list parsed.
@@ -105,6 +111,9 @@ func (c Config) settings() (settings, error) {
 	}
 	if s.Resolver == nil {
 		s.Resolver = net.DefaultResolver
+	}
+	if s.Logger == nil {
+		s.Logger = zap.NewNop()
 	}
 	if s.Ticker == nil {
 		s.Ticker = func(d time.Duration) (<-chan time.Time, func()) {

@@ -40,8 +40,11 @@
 // # Output size
 //
 // A result's content is capped at toolcore.MaxContentCodePoints. Text and lists are shortened
-// here until the whole output object fits, so "truncated" and the other fields always arrive;
-// HTTPMaxBytes and ReadMaxBytes bound what is read, not what fits.
+// here until the whole output object fits, and echoed paths and URLs are cut to 512 characters,
+// so "truncated" and the other fields always arrive; HTTPMaxBytes and ReadMaxBytes bound what is
+// read, not what fits. "truncated" is true whenever something was left out, binary content
+// included: a binary file larger than ReadMaxBytes says where the rest starts (nextOffset), and a
+// body cut at HTTPMaxBytes (after gzip decoding) says truncated even when it is binary.
 //
 // # HTTP safety
 //
@@ -63,7 +66,9 @@
 // schemes other than http and https. Proxies are never used, not even from the environment: a
 // proxy would connect on our behalf and hide the real destination. Each call is bounded by
 // HTTPTimeout (connect, redirects, headers and body) and reads at most HTTPMaxBytes of body.
-// Timeouts and network errors are marked toolcore.Transient; refusals are not.
+// Timeouts and network errors are marked toolcore.Transient; refusals are not. A refusal says
+// that a name does not resolve to a public address, never which address or what kind (that would
+// make http_get an oracle for internal DNS); Config.Logger receives both for the operator.
 //
 // # File safety
 //
@@ -72,9 +77,13 @@
 // and symbolic links that point outside the root or are absolute are refused by the walk
 // itself at access time; a link swapped after validation gains nothing. The validator refuses
 // empty, absolute and NUL-holding paths and any ".." element first, with a clear reason.
-// read_file reads only regular files (a FIFO is opened non-blocking and refused), at most
-// ReadMaxBytes per call; list_dir reads at most 4096 entries and returns at most
-// ListMaxEntries. Error messages name the path the model gave, never the operator's root.
+// Both tools check the type of what a path names before they open it, and again on what they
+// opened: read_file reads only regular files, list_dir only directories, so a FIFO or a device
+// node is refused without being opened (opening one can block or have effects). The opens are
+// non-blocking, and list_dir's uses O_DIRECTORY, so a node swapped in between cannot hang a
+// worker. read_file reads at most ReadMaxBytes per call; list_dir reads at most 4096 entries and
+// returns at most ListMaxEntries. Error messages name the path the model gave, never the
+// operator's root; results echo it cut to 512 characters.
 //
 // # Testing
 //

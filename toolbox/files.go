@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/toolcore"
@@ -173,23 +172,28 @@ func (f files) read(ctx context.Context, a readFileArgs) (any, error) {
 		return nil, err
 	}
 	defer root.Close()
-	// O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
-	file, err := root.OpenFile(a.Path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	// The type is checked before opening (Stat opens nothing), so a FIFO or device node is never
+	// opened; the open itself is non-blocking, and the type is checked again on what was opened,
+	// in case the path was swapped in between.
+	fi, err := root.Stat(a.Path)
+	if err != nil {
+		return nil, fsError("read", a.Path, err)
+	}
+	if reason := notRegular(fi); reason != "" {
+		return nil, fmt.Errorf("read %q: %s", a.Path, reason)
+	}
+	file, err := root.OpenFile(a.Path, readOpenFlags, 0)
 	if err != nil {
 		return nil, fsError("read", a.Path, err)
 	}
 	defer file.Close()
-	fi, err := file.Stat()
-	if err != nil {
+	if fi, err = file.Stat(); err != nil {
 		return nil, fsError("read", a.Path, err)
 	}
-	switch {
-	case fi.IsDir():
-		return nil, fmt.Errorf("read %q: is a directory; use list_dir", a.Path)
-	case !fi.Mode().IsRegular():
-		return nil, fmt.Errorf("read %q: not a regular file", a.Path)
+	if reason := notRegular(fi); reason != "" {
+		return nil, fmt.Errorf("read %q: %s", a.Path, reason)
 	}
-	out := readFileResult{Path: a.Path, Size: fi.Size(), Offset: a.Offset}
+	out := readFileResult{Path: shownPath(a.Path), Size: fi.Size(), Offset: a.Offset}
 	if a.Offset >= fi.Size() {
 		empty := ""
 		out.Content = &empty
@@ -211,7 +215,11 @@ func (f files) read(ctx context.Context, a readFileArgs) (any, error) {
 	end := out.Offset + int64(len(buf))
 	text, ok := asText(buf, end >= fi.Size())
 	if !ok {
+		// Only the bytes up to end were looked at: say so, and where the rest starts.
 		out.Binary = true
+		if end < fi.Size() {
+			out.Truncated, out.NextOffset = true, end
+		}
 		return out, nil
 	}
 	return fitText(text, func(shown string, _ bool) any {
@@ -233,13 +241,21 @@ func (f files) list(ctx context.Context, a listDirArgs) (any, error) {
 		return nil, err
 	}
 	defer root.Close()
-	dir, err := root.Open(a.Path)
+	// As in read: the type is checked before opening, and the open (O_DIRECTORY where there is
+	// one) cannot open a FIFO or a device node swapped in after the check.
+	fi, err := root.Stat(a.Path)
+	if err != nil {
+		return nil, fsError("list", a.Path, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("list %q: not a directory; use read_file", a.Path)
+	}
+	dir, err := root.OpenFile(a.Path, listOpenFlags, 0)
 	if err != nil {
 		return nil, fsError("list", a.Path, err)
 	}
 	defer dir.Close()
-	fi, err := dir.Stat()
-	if err != nil {
+	if fi, err = dir.Stat(); err != nil {
 		return nil, fsError("list", a.Path, err)
 	}
 	if !fi.IsDir() {
@@ -268,12 +284,31 @@ func (f files) list(ctx context.Context, a listDirArgs) (any, error) {
 		}
 	}
 	slices.Sort(names)
+	shown := shownPath(a.Path)
 	if len(names) > f.s.ListMaxEntries {
 		names, more = names[:f.s.ListMaxEntries], true
 	}
 	return fitPrefix(len(names), func(k int) any {
-		return listDirResult{Path: a.Path, Entries: names[:k:k], Truncated: more || k < len(names)}
+		return listDirResult{Path: shown, Entries: names[:k:k], Truncated: more || k < len(names)}
 	}), nil
+}
+
+// notRegular says why fi is not a file read_file reads, or "".
+func notRegular(fi fs.FileInfo) string {
+	switch {
+	case fi.IsDir():
+		return "is a directory; use list_dir"
+	case !fi.Mode().IsRegular():
+		return "not a regular file"
+	}
+	return ""
+}
+
+// shownPath is the path as a result echoes it: at most maxShownChars characters, so that a long
+// path cannot push the result's other fields (truncated, size, nextOffset) out of the content
+// cap.
+func shownPath(p string) string {
+	return shorten(p, maxShownChars)
 }
 
 // fsError explains a file system error without the operator's paths.

@@ -414,3 +414,55 @@ func TestFileToolsRootRemovedLater(t *testing.T) {
 		assert.NotContains(t, msg, root)
 	}
 }
+
+// A 16 GiB sparse file (no disk used) is binary: read_file looks at its first ReadMaxBytes only,
+// so it must say the file goes on, and where.
+func TestReadFileBinaryCutSaysTruncated(t *testing.T) {
+	f := newFSFixture(t)
+	const size = 16 << 30
+	file, err := os.Create(filepath.Join(f.root, "sparse.img"))
+	require.NoError(t, err)
+	require.NoError(t, file.Truncate(size))
+	require.NoError(t, file.Close())
+	reg := newTestRegistry(t, Config{Root: f.root})
+
+	var head, tail readResult
+	requireOK(t, run(t, reg, NameReadFile, `{"path":"sparse.img"}`), &head)
+	requireOK(t, run(t, reg, NameReadFile, `{"path":"sparse.img","offset":17179869000}`), &tail)
+
+	assert.Equal(t, readResult{Path: "sparse.img", Size: size, Binary: true, Truncated: true, NextOffset: DefaultReadMaxBytes}, head)
+	assert.Equal(t, readResult{Path: "sparse.img", Size: size, Offset: 17179869000, Binary: true}, tail,
+		"the last bytes were all looked at: not truncated")
+}
+
+// A path of MaxPathBytes must not push the other fields out of the content cap: the package
+// promises that every field arrives.
+func TestFileToolsLongPathKeepsEveryField(t *testing.T) {
+	f := newFSFixture(t)
+	root, err := os.OpenRoot(f.root)
+	require.NoError(t, err)
+	defer root.Close()
+	segment := strings.Repeat("d", 250)
+	var dir string
+	for len(dir)+len(segment)+1+len("/file.txt") <= MaxPathBytes {
+		dir = strings.TrimPrefix(dir+"/"+segment, "/")
+	}
+	dir += "/" + strings.Repeat("e", MaxPathBytes-len(dir)-len("/file.txt")-1)
+	require.NoError(t, root.MkdirAll(dir, 0o755))
+	file := dir + "/file.txt"
+	require.Len(t, file, MaxPathBytes)
+	require.NoError(t, root.WriteFile(file, []byte(strings.Repeat("text ", 2000)), 0o644))
+	reg := newTestRegistry(t, Config{Root: f.root})
+
+	var read readResult
+	requireOK(t, run(t, reg, NameReadFile, readArgs(file)), &read)
+	var list listResult
+	requireOK(t, run(t, reg, NameListDir, readArgs(dir)), &list)
+
+	assert.True(t, read.Truncated)
+	assert.EqualValues(t, 10000, read.Size)
+	assert.Positive(t, read.NextOffset)
+	assert.True(t, strings.HasPrefix(file, strings.TrimSuffix(read.Path, "…")), "the path is shortened, not changed")
+	assert.Equal(t, []string{"file.txt"}, list.Entries)
+	assert.False(t, list.Truncated)
+}

@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.uber.org/zap"
+
 	"github.com/toolgate/toolgate/toolcore"
 )
 
@@ -262,7 +264,7 @@ func (h *httpGetter) get(ctx context.Context, a httpGetArgs) (any, error) {
 	}
 	text, ok := asText(body, !cut)
 	if !ok {
-		out.Binary = true
+		out.Binary, out.Truncated = true, cut
 		return out, nil
 	}
 	return fitText(text, func(shown string, partial bool) any {
@@ -289,6 +291,11 @@ func (h *httpGetter) explain(ctx context.Context, target string, err error) erro
 	var timeout interface{ Timeout() bool }
 	switch {
 	case errors.As(err, &refused):
+		if refused.addr.IsValid() && !refused.literal {
+			h.s.Logger.Info("http_get refused a host name that resolves to a non-public address",
+				zap.String("toolCallId", toolcore.ToolCallID(ctx)), zap.String("host", refused.host),
+				zap.Stringer("address", refused.addr), zap.String("reason", refused.reason))
+		}
 		return fmt.Errorf("%s%w", via, refused)
 	case errors.As(err, &redirect):
 		return redirect

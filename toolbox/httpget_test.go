@@ -1,6 +1,8 @@
 package toolbox
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +16,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/toolgate/toolgate/toolcore"
 )
@@ -144,8 +149,8 @@ func TestHTTPGetRefusesInternalAddresses(t *testing.T) {
 		{"localhost", "http://localhost:" + p + "/", `refused host "localhost": a name reserved for the local host`},
 		{"localhost dot", "http://localhost.:" + p + "/", `refused host "localhost.": a name reserved for the local host`},
 		{"sub localhost", "http://app.localhost:" + p + "/", `refused host "app.localhost": a name reserved for the local host`},
-		{"name resolving to loopback", "http://rebind.test:" + p + "/", `refused host "rebind.test": it resolves to 127.0.0.1, a loopback address`},
-		{"name resolving private", "http://private.test/", `refused host "private.test": it resolves to 10.0.0.8, a private address`},
+		{"name resolving to loopback", "http://rebind.test:" + p + "/", `refused host "rebind.test": it does not resolve to a public address`},
+		{"name resolving private", "http://private.test/", `refused host "private.test": it does not resolve to a public address`},
 		{"private 10", "http://10.0.0.1/", `refused host "10.0.0.1": 10.0.0.1 is a private address`},
 		{"private 192.168", "http://192.168.1.1/", `refused host "192.168.1.1": 192.168.1.1 is a private address`},
 		{"private 172", "http://172.16.5.4/", `refused host "172.16.5.4": 172.16.5.4 is a private address`},
@@ -393,4 +398,48 @@ func TestHTTPGetLongHeaderIsShortened(t *testing.T) {
 	assert.Len(t, ct, maxShownChars)
 	assert.Equal(t, '…', ct[len(ct)-1])
 	assert.Equal(t, "body", *got.Body)
+}
+
+// A gzip body that inflates beyond HTTPMaxBytes is cut; when it is binary, the result still says
+// so.
+func TestHTTPGetBinaryCutSaysTruncated(t *testing.T) {
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	_, err := zw.Write(make([]byte, 4<<20)) // 4 MiB of NUL bytes, a few KiB compressed
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	srv := newTestServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Set("Content-Type", "application/octet-stream")
+		_, _ = w.Write(zipped.Bytes())
+	})
+	reg := newTestRegistry(t, Config{AllowHosts: []string{srv.hostPort()}})
+
+	var got httpResult
+	requireOK(t, getURL(t, reg, srv.URL), &got)
+
+	assert.True(t, got.Binary)
+	assert.True(t, got.Truncated, "only HTTPMaxBytes of the inflated body were read")
+	assert.Nil(t, got.Body)
+}
+
+// The model learns that a name does not resolve to a public address, not which address or what
+// kind: that would make http_get a DNS oracle for internal names. The operator's log has both.
+func TestHTTPGetRefusalHidesTheResolvedAddress(t *testing.T) {
+	core, logs := observer.New(zapcore.InfoLevel)
+	reg := newTestRegistry(t, Config{
+		Resolver: fakeResolver{"db.corp.test": {netip.MustParseAddr("10.20.30.40")}},
+		Logger:   zap.New(core),
+	})
+
+	msg := requireError(t, getURL(t, reg, "http://db.corp.test/"), toolcore.CodeToolExecutionFailed)
+
+	assert.NotContains(t, msg, "10.20.30.40")
+	assert.NotContains(t, msg, "private")
+	assert.Contains(t, msg, `refused host "db.corp.test": it does not resolve to a public address`)
+	require.Equal(t, 1, logs.Len(), "the operator sees the refusal")
+	fields := logs.All()[0].ContextMap()
+	assert.Equal(t, "10.20.30.40", fields["address"])
+	assert.Equal(t, "db.corp.test", fields["host"])
+	assert.Equal(t, "a private address", fields["reason"])
 }

@@ -29,7 +29,9 @@ func (e *refusedError) Error() string {
 	case e.literal:
 		return fmt.Sprintf("refused host %q: %s is %s; %s", e.host, e.addr, e.reason, hint)
 	default:
-		return fmt.Sprintf("refused host %q: it resolves to %s, %s; %s", e.host, e.addr, e.reason, hint)
+		// Neither the address nor its kind: a model must not learn what internal names resolve
+		// to. The operator finds both in the log (see httpGetter.explain).
+		return fmt.Sprintf("refused host %q: it does not resolve to a public address; %s", e.host, hint)
 	}
 }
 
