@@ -72,13 +72,26 @@ type Definition[A any] struct {
 	// Description is non-blank text for the model.
 	Description string
 	// Validate is synchronous and pure: it runs in deterministic workflow code. It must not block,
-	// start goroutines, do I/O or read the clock.
+	// start goroutines, do I/O or read the clock. Optional: default nil checks the arguments
+	// against InputSchema and then decodes them strictly into A (Arguments.Decode); a rejection
+	// names the first failing argument.
 	Validate func(Arguments) Decision[A]
 	// Execute runs the effect with the validated value. ctx carries cancellation and the
 	// execution values (ToolCallID, Attempt, IdempotencyKey, ReportProgress).
 	Execute func(ctx context.Context, args A) (any, error)
 	// Options for the durable path.
 	Options Options
+	// InputSchema is the JSON Schema (draft 2020-12 unless its $schema says otherwise) of the
+	// arguments object, shown to models; its top-level "type" must be "object". Optional: default
+	// generated from A (see the package doc, # Schemas).
+	InputSchema json.RawMessage
+	// OutputSchema is the JSON Schema of the tool's output, shown to clients that want it.
+	// Optional: default none.
+	OutputSchema json.RawMessage
+	// CheckSchema checks the arguments against InputSchema before Validate runs, so Validate only
+	// sees arguments the schema accepts. Optional: default false (Validate alone decides); with a
+	// nil Validate the schema is always checked.
+	CheckSchema bool
 }
 
 // Tool is an immutable, defined tool. The zero value is invalid (a nil entry in a batch).
@@ -92,6 +105,10 @@ type tool struct {
 	description string
 	options     Options // defaults applied
 	argType     string  // the Go type of A, for messages
+
+	input  *compiledSchema // never nil
+	output *compiledSchema // nil when the tool has none
+	hash   string          // DefinitionHash
 
 	// validate runs the author's validator; accepted is A boxed for json encoding.
 	validate func(Arguments) (accepted any, reason string, kind decisionKind)
@@ -112,6 +129,7 @@ type tool struct {
 func Define[A any](d Definition[A]) (Tool, error) {
 	// Read every field of d exactly once: d is a copy already, and the funcs are captured by value.
 	name, description, validate, execute, opts := d.Name, d.Description, d.Validate, d.Execute, d.Options
+	inputRaw, outputRaw, checkSchema := bytes.Clone(d.InputSchema), bytes.Clone(d.OutputSchema), d.CheckSchema
 	if err := checkName(name); err != nil {
 		return Tool{}, err
 	}
@@ -120,9 +138,6 @@ func Define[A any](d Definition[A]) (Tool, error) {
 	}
 	if !utf8.ValidString(description) {
 		return Tool{}, contractErrorf(CodeInvalidToolDefinition, "tool %q: description must be valid UTF-8", name)
-	}
-	if validate == nil {
-		return Tool{}, contractErrorf(CodeInvalidToolDefinition, "tool %q: Validate must not be nil", name)
 	}
 	if execute == nil {
 		return Tool{}, contractErrorf(CodeInvalidToolDefinition, "tool %q: Execute must not be nil", name)
@@ -136,12 +151,27 @@ func Define[A any](d Definition[A]) (Tool, error) {
 		return Tool{}, contractErrorf(CodeInvalidToolDefinition,
 			"tool %q: argument type %s cannot round-trip through JSON: %s", name, argType, err)
 	}
+	input, output, err := defineSchemas(argType, inputRaw, outputRaw)
+	if err != nil {
+		return Tool{}, contractErrorf(CodeInvalidToolDefinition, "tool %q: %s", name, err)
+	}
+	if validate == nil {
+		validate, checkSchema = decodeValidator[A], true
+	}
 	return Tool{d: &tool{
 		name:        name,
 		description: description,
 		options:     opts,
 		argType:     argType.String(),
+		input:       input,
+		output:      output,
+		hash:        definitionHash(name, input, opts),
 		validate: func(args Arguments) (any, string, decisionKind) {
+			if checkSchema {
+				if reason := input.check(args); reason != "" {
+					return nil, reason, decisionReject
+				}
+			}
 			dec := validate(args)
 			return dec.value, dec.reason, dec.kind
 		},
@@ -191,6 +221,35 @@ func (t Tool) Options() Options {
 		return o
 	}
 	return t.d.options
+}
+
+// InputSchema returns a fresh copy of the tool's input JSON Schema in canonical form (keys
+// sorted, no whitespace): the explicit Definition.InputSchema, or the one generated from A. Nil
+// for the zero Tool.
+func (t Tool) InputSchema() json.RawMessage {
+	if t.d == nil {
+		return nil
+	}
+	return json.RawMessage(t.d.input.canonical)
+}
+
+// OutputSchema returns a fresh copy of the tool's output JSON Schema in canonical form; nil when
+// the tool has none.
+func (t Tool) OutputSchema() json.RawMessage {
+	if t.d == nil || t.d.output == nil {
+		return nil
+	}
+	return json.RawMessage(t.d.output.canonical)
+}
+
+// DefinitionHash returns "sha256:<64 hex digits>" of the tool's name, canonical input schema,
+// side-effect class and attempts (see definitionHash for the exact encoding); "" for the zero
+// Tool. Equal definitions give equal hashes on every machine and build.
+func (t Tool) DefinitionHash() string {
+	if t.d == nil {
+		return ""
+	}
+	return t.d.hash
 }
 
 // IsZero reports whether t is the invalid zero Tool.

@@ -50,7 +50,6 @@ func TestDefineRejectsInvalidDefinitions(t *testing.T) {
 		{name: "empty description", mutate: func(d *toolcore.Definition[emptyArgs]) { d.Description = "" }, wantMsg: `tool "tool": description must not be blank`},
 		{name: "whitespace description", mutate: func(d *toolcore.Definition[emptyArgs]) { d.Description = "\n " }, wantMsg: "description must not be blank"},
 		{name: "invalid UTF-8 description", mutate: func(d *toolcore.Definition[emptyArgs]) { d.Description = "bad \xff" }, wantMsg: "description must be valid UTF-8"},
-		{name: "nil Validate", mutate: func(d *toolcore.Definition[emptyArgs]) { d.Validate = nil }, wantMsg: "Validate must not be nil"},
 		{name: "nil Execute", mutate: func(d *toolcore.Definition[emptyArgs]) { d.Execute = nil }, wantMsg: "Execute must not be nil"},
 		{name: "unknown SideEffect", mutate: func(d *toolcore.Definition[emptyArgs]) { d.Options.SideEffect = 7 }, wantMsg: "unknown SideEffect 7"},
 		{name: "negative Timeout", mutate: func(d *toolcore.Definition[emptyArgs]) { d.Options.Timeout = -time.Second }, wantMsg: "Timeout -1s must not be negative"},

@@ -43,6 +43,33 @@
 // in process too, so Execute never shares memory with the validator and both paths see the same
 // value.
 //
+// # Schemas
+//
+// Every tool has an input JSON Schema, the one models are shown ([Tool.InputSchema]): the
+// explicit [Definition.InputSchema], or one generated from the argument type A with
+// github.com/invopop/jsonschema (draft 2020-12: json tags name the properties, a field without
+// omitempty is required, `jsonschema:"description=...,enum=a,enum=b"` tags add descriptions and
+// enums, additionalProperties is false, named nested structs go to $defs, no $id; json.Number is a
+// number; for [Arguments] and types that are not objects the schema is {"type":"object"}). When
+// Validate maps the arguments into a differently shaped A, give InputSchema explicitly. An output
+// schema is optional ([Definition.OutputSchema]). Define canonicalizes each schema (the form of
+// Arguments: keys sorted, no whitespace) and compiles it with
+// github.com/santhosh-tekuri/jsonschema/v6, never loading external references; a schema that
+// does not parse, does not compile, or whose top-level "type" is not "object" (input only) is
+// INVALID_TOOL_DEFINITION. Generation and canonical form are deterministic, so the same
+// definition gives the same bytes and [Tool.DefinitionHash] on every machine.
+//
+// The schema validator: a nil Validate checks the arguments against the input schema and then
+// decodes them strictly into A with [Arguments.Decode] (so 1.0 is still not an integer and
+// integers beyond 2^53 stay exact); [Definition.CheckSchema] runs the schema check before an
+// author's Validate. It is pure and deterministic, fit for workflow code: the arguments reach the
+// schema library with numbers as json.Number, never float64; number literals whose exponent is
+// beyond ±[MaxSchemaExponent] are refused first (exact rationals of huge exponents are slow); of
+// several violations the reason names the first by instance location (JSON Pointer tokens in
+// order, a parent before its members), then schema location, then text. Reasons read
+// `"left": expected number, got string`, `"left" is required`, `unknown argument "x"`,
+// `"unit": must be one of "s", "ms", got "h"`, `"items/1/name": expected string, got number`.
+//
 // # Validators
 //
 // A validator is synchronous and pure: on the durable path it runs in deterministic workflow
