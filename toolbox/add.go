@@ -38,6 +38,11 @@ func addTool() (toolcore.Tool, error) {
 			`size up to 1000 digits (sums beyond 2^53 come back as strings like "9007199254740993n"); ` +
 			`numbers with a fraction or exponent give the nearest float64 to the exact sum.`,
 		Validate: validateAdd,
+		InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","additionalProperties":false,"required":["left","right"],`+
+			`"properties":{"left":{"type":"number","description":"The first addend. Integers are exact up to %[1]d digits."},`+
+			`"right":{"type":"number","description":"The second addend. Integers are exact up to %[1]d digits."}}}`, MaxIntegerDigits)),
+		OutputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["sum"],` +
+			`"properties":{"sum":{"type":["number","string"],"description":"The sum; a string like \"9007199254740993n\" for integers beyond 2^53."}}}`),
 		Execute: func(_ context.Context, a addArgs) (any, error) {
 			sum, reason := addNumbers(a)
 			if reason != "" {

@@ -2,6 +2,7 @@ package toolbox
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/toolgate/toolgate/toolcore"
@@ -22,6 +23,10 @@ func echoTool() (toolcore.Tool, error) {
 		Name:        NameEcho,
 		Description: `Return the given text unchanged: {"text":"hi"} gives {"text":"hi"}.`,
 		Validate:    validateEcho,
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["text"],` +
+			`"properties":{"text":{"type":"string","description":"The text to return."}}}`),
+		OutputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["text"],` +
+			`"properties":{"text":{"type":"string","description":"The text given."}}}`),
 		Execute: func(_ context.Context, a echoArgs) (any, error) {
 			return echoResult(a), nil
 		},

@@ -2,6 +2,7 @@ package toolbox
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -67,8 +68,17 @@ func readFileTool(s settings) (toolcore.Tool, error) {
 			`{"path","size","offset","content","truncated","nextOffset"}; call again with "offset" set ` +
 			`to "nextOffset" to read on. Paths are relative; ".." is not allowed.`,
 		Validate: validateReadFile,
-		Execute:  f.read,
-		Options:  toolcore.Options{SideEffect: toolcore.ReadOnly},
+		InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","additionalProperties":false,"required":["path"],`+
+			`"properties":{"path":{"type":"string","minLength":1,"description":"File path relative to the served directory (at most %d bytes, no \"..\", not absolute)."},`+
+			`"offset":{"type":"integer","minimum":0,"description":"Byte offset to start reading at: 0 (the default), or the nextOffset of the previous read."}}}`, MaxPathBytes)),
+		OutputSchema: json.RawMessage(`{"type":"object","required":["path","size","offset","truncated"],"properties":{` +
+			`"path":{"type":"string"},"size":{"type":"integer","description":"File size in bytes."},` +
+			`"offset":{"type":"integer","description":"Byte offset content starts at."},` +
+			`"content":{"type":"string","description":"The text read; absent when the file is binary."},` +
+			`"binary":{"type":"boolean"},"truncated":{"type":"boolean","description":"True when the file continues after content."},` +
+			`"nextOffset":{"type":"integer","description":"Where to read on when truncated."}}}`),
+		Execute: f.read,
+		Options: toolcore.Options{SideEffect: toolcore.ReadOnly},
 	})
 }
 
@@ -79,8 +89,13 @@ func listDirTool(s settings) (toolcore.Tool, error) {
 		Description: `List a directory under the served directory: {"path":"."} gives {"path","entries",` +
 			`"truncated"}, entries sorted, directories ending in "/". Paths are relative; ".." is not allowed.`,
 		Validate: validateListDir,
-		Execute:  f.list,
-		Options:  toolcore.Options{SideEffect: toolcore.ReadOnly},
+		InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","additionalProperties":false,`+
+			`"properties":{"path":{"type":"string","minLength":1,"description":"Directory path relative to the served directory (at most %d bytes, no \"..\", not absolute). Default \".\", the served directory itself."}}}`, MaxPathBytes)),
+		OutputSchema: json.RawMessage(`{"type":"object","required":["path","entries","truncated"],"properties":{` +
+			`"path":{"type":"string"},"entries":{"type":"array","items":{"type":"string"},"description":"Sorted names; directories end in \"/\"."},` +
+			`"truncated":{"type":"boolean","description":"True when the directory holds more entries."}}}`),
+		Execute: f.list,
+		Options: toolcore.Options{SideEffect: toolcore.ReadOnly},
 	})
 }
 

@@ -2,6 +2,7 @@ package toolbox
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -63,7 +64,14 @@ func httpGetTool(s settings) (toolcore.Tool, error) {
 			`"body","truncated"} (body is text cut to fit the result; binary bodies are left out). ` +
 			`Only http and https to public addresses, unless the operator allows more hosts.`,
 		Validate: validateHTTPGet,
-		Execute:  h.get,
+		InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","additionalProperties":false,"required":["url"],`+
+			`"properties":{"url":{"type":"string","minLength":1,"description":"An absolute http or https URL (at most %d bytes)."}}}`, MaxURLBytes)),
+		OutputSchema: json.RawMessage(`{"type":"object","required":["url","status","truncated"],"properties":{` +
+			`"url":{"type":"string","description":"The final URL, after redirects."},"status":{"type":"integer"},` +
+			`"headers":{"type":"object","additionalProperties":{"type":"string"},"description":"A subset of the response headers, lowercase names."},` +
+			`"body":{"type":"string","description":"The body as text; absent when it is binary."},"binary":{"type":"boolean"},` +
+			`"truncated":{"type":"boolean","description":"True when body holds less than the whole response body."}}}`),
+		Execute: h.get,
 		Options: toolcore.Options{
 			SideEffect: toolcore.ReadOnly,
 			Timeout:    s.HTTPTimeout + 15*time.Second,

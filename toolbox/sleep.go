@@ -2,6 +2,7 @@ package toolbox
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -26,6 +27,10 @@ func sleepTool(s settings) (toolcore.Tool, error) {
 		Description: fmt.Sprintf(`Wait {"seconds":N} whole seconds (0 to %d), reporting progress every `+
 			`second; gives {"seconds":N}.`, MaxSleepSeconds),
 		Validate: validateSleep,
+		InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","additionalProperties":false,"required":["seconds"],`+
+			`"properties":{"seconds":{"type":"integer","minimum":0,"maximum":%d,"description":"Whole seconds to wait."}}}`, MaxSleepSeconds)),
+		OutputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["seconds"],` +
+			`"properties":{"seconds":{"type":"integer","description":"The seconds slept."}}}`),
 		Execute: func(ctx context.Context, a sleepArgs) (any, error) {
 			return sleepFor(ctx, s.Ticker, a.Seconds)
 		},

@@ -266,9 +266,9 @@ func schemaReason(e *jsonschema.ValidationError) string {
 		}
 		if len(e.InstanceLocation) == 0 {
 			if len(quoted) == 1 {
-			return "unknown argument " + quoted[0]
-		}
-		return "unknown arguments " + strings.Join(quoted, ", ")
+				return "unknown argument " + quoted[0]
+			}
+			return "unknown arguments " + strings.Join(quoted, ", ")
 		}
 		return fmt.Sprintf("%s: unknown property %s", at, strings.Join(quoted, ", "))
 	case *kind.Enum:
