@@ -225,3 +225,18 @@ func TestDefinitionHash(t *testing.T) {
 	}
 	assert.Empty(t, toolcore.Tool{}.DefinitionHash())
 }
+
+func TestToolInfo(t *testing.T) {
+	tool := schemaTool(t, toolcore.Definition[toolcore.Arguments]{
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+		Options:     toolcore.Options{SideEffect: toolcore.ReadOnly},
+	})
+	reg, err := toolcore.NewRegistry(tool)
+	require.NoError(t, err)
+	infos := reg.Infos()
+	require.Len(t, infos, 1)
+	raw, err := json.Marshal(infos[0])
+	require.NoError(t, err)
+	assert.Equal(t, `{"name":"tool","description":"A tool.","sideEffect":"readOnly","inputSchema":{"type":"object"},"definitionHash":"`+tool.DefinitionHash()+`"}`, string(raw))
+	assert.Equal(t, toolcore.ToolInfo{}, toolcore.Tool{}.Info())
+}

@@ -1,0 +1,48 @@
+package toolcore
+
+import "encoding/json"
+
+// ToolInfo is what a tool shows to clients and models, as plain data: the entry of a tool
+// catalog (toolgate tools --json, the worker's catalog a client lists) and the input of the
+// provider formats. It encodes to
+// {"name","description","sideEffect","inputSchema","outputSchema"?,"definitionHash"}.
+type ToolInfo struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// SideEffect is SideEffect.String(): "unsafe", "idempotent" or "readOnly".
+	SideEffect string `json:"sideEffect"`
+	// InputSchema is the canonical input JSON Schema (Tool.InputSchema).
+	InputSchema json.RawMessage `json:"inputSchema"`
+	// OutputSchema is the canonical output JSON Schema; absent when the tool has none.
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	// DefinitionHash is Tool.DefinitionHash.
+	DefinitionHash string `json:"definitionHash"`
+}
+
+// Info returns the tool's ToolInfo (fresh copies of the schemas); the zero ToolInfo for the zero
+// Tool.
+func (t Tool) Info() ToolInfo {
+	if t.d == nil {
+		return ToolInfo{}
+	}
+	return ToolInfo{
+		Name:           t.d.name,
+		Description:    t.d.description,
+		SideEffect:     t.d.options.SideEffect.String(),
+		InputSchema:    t.InputSchema(),
+		OutputSchema:   t.OutputSchema(),
+		DefinitionHash: t.d.hash,
+	}
+}
+
+// Infos returns the ToolInfo of every registered tool, in name order.
+func (r *Registry) Infos() []ToolInfo {
+	names := r.Names()
+	infos := make([]ToolInfo, 0, len(names))
+	for _, name := range names {
+		if t, ok := r.Get(name); ok {
+			infos = append(infos, t.Info())
+		}
+	}
+	return infos
+}
