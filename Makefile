@@ -4,18 +4,41 @@ STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BENCHSTAT     := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 PKGS          := ./...
 
-.PHONY: dev test fmt lint bench build
+.PHONY: dev test setup vet test-race test-norace fmt lint bench build
 
 ## dev: run toolgate on its embedded default (Temporal server, Web UI, worker with the toolbox).
 dev:
 	$(GO) run ./cmd/toolgate dev
 
-## test: vet and the whole test suite under the race detector (what CI runs). The toolgate binary
-## is linked once here and shared by every end-to-end package through TOOLGATE_BIN.
-test:
+## test: what CI runs (.ci/run): setup, vet, then every test, split in two groups by what the
+## test binaries link (scripts/packages says which group a package is in):
+##   test-race    unit and in-process tests, under the race detector;
+##   test-norace  tests that link the Temporal server or run the toolgate binary: without it, so
+##                the ~1,800 server packages are compiled once (not again with race
+##                instrumentation) and shared with bin/toolgate, linked once here and handed to
+##                every process-level suite through TOOLGATE_BIN.
+test: setup vet test-race test-norace
+
+## setup: install what the tests need when it is missing (Chromium, interop/'s npm packages, ...).
+## Tests never install anything; when something is missing they fail naming `make setup`.
+setup:
+	scripts/setup
+
+vet:
 	$(GO) vet $(PKGS)
+
+test-race:
+	$(GO) test -race -timeout 15m $$(scripts/packages race)
+
+test-norace: bin/toolgate
+	TOOLGATE_BIN=$(CURDIR)/bin/toolgate $(GO) test -timeout 20m $$(scripts/packages norace)
+
+# bin/toolgate is always relinked (cheap when nothing changed: the build cache has every package);
+# the FORCE prerequisite keeps make from trusting the file's age.
+bin/toolgate: FORCE
 	$(GO) build -o bin/toolgate ./cmd/toolgate
-	TOOLGATE_BIN=$(CURDIR)/bin/toolgate $(GO) test -race -timeout 20m $(PKGS)
+.PHONY: FORCE
+FORCE:
 
 ## fmt: gofmt every Go file.
 fmt:
@@ -30,8 +53,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./toolcore/ | tee bench.txt
 	$(GO) run $(BENCHSTAT) bench.txt
 
-build:
-	$(GO) build -o bin/toolgate ./cmd/toolgate
+build: bin/toolgate
 
 ## compose-up / compose-down: PostgreSQL, Temporal, the Web UI and a toolgate worker (needs Docker).
 .PHONY: compose-up compose-down

@@ -1,12 +1,9 @@
 package browser
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"sync"
+	"strings"
 )
 
 // candidates are the executables tried, in order.
@@ -25,43 +22,18 @@ func Args(userDataDir string, extra ...string) []string {
 	return append(args, extra...)
 }
 
-var (
-	ensureOnce sync.Once
-	ensurePath string
-	ensureErr  error
-)
-
-// Ensure returns the path of a Chromium executable, installing Debian's chromium package when
-// none is found and this process may (root with apt-get). It installs at most once per process.
-func Ensure(ctx context.Context) (string, error) {
-	ensureOnce.Do(func() { ensurePath, ensureErr = ensure(ctx) })
-	return ensurePath, ensureErr
+// Find returns the path of an executable Chromium, or an error that names `make setup`, which
+// installs Debian's chromium package. It never installs anything itself.
+func Find() (string, error) {
+	return locate(candidates())
 }
 
-func ensure(ctx context.Context) (string, error) {
-	if p, ok := find(candidates()); ok {
+func locate(paths []string) (string, error) {
+	if p, ok := find(paths); ok {
 		return p, nil
 	}
-	if os.Geteuid() != 0 {
-		return "", errors.New("chromium not found: install Debian's chromium package (apt-get install chromium)")
-	}
-	if _, err := exec.LookPath("apt-get"); err != nil {
-		return "", errors.New("chromium not found and apt-get is missing: install a Chromium at /usr/bin/chromium")
-	}
-	for _, args := range [][]string{
-		{"apt-get", "update", "-q"},
-		{"apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"},
-	} {
-		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("install chromium: %v: %w\n%s", args, err, tail(out, 2000))
-		}
-	}
-	if p, ok := find(candidates()); ok {
-		return p, nil
-	}
-	return "", errors.New("install chromium: package installed but no executable found")
+	return "", fmt.Errorf("chromium not found (looked for %s): run `make setup`, which installs "+
+		"Debian's chromium package", strings.Join(paths, ", "))
 }
 
 func find(paths []string) (string, bool) {
@@ -71,11 +43,4 @@ func find(paths []string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-func tail(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[len(b)-n:]
-	}
-	return b
 }

@@ -1,7 +1,6 @@
 package browser
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"testing"
@@ -10,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestEnsureRendersAPage installs Chromium when missing and has it render a page to the DOM.
-func TestEnsureRendersAPage(t *testing.T) {
-	path, err := Ensure(context.Background())
+// TestFindRendersAPage has the Chromium that make setup installed render a page to the DOM.
+func TestFindRendersAPage(t *testing.T) {
+	path, err := Find()
 	require.NoError(t, err)
 
 	page := "data:text/html,<title>t</title><p id=x>rendered-by-chromium</p>"
@@ -31,4 +30,12 @@ func TestFindIgnoresMissingCandidates(t *testing.T) {
 	got, ok := find([]string{t.TempDir() + "/none", exe})
 	assert.True(t, ok)
 	assert.Equal(t, exe, got)
+}
+
+func TestLocateNamesMakeSetup(t *testing.T) {
+	missing := t.TempDir() + "/none"
+	_, err := locate([]string{missing})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "make setup")
+	assert.Contains(t, err.Error(), missing)
 }

@@ -1,12 +1,11 @@
-// Package browser finds (and, when missing, installs) the headless Chromium that the Web UI tests
-// drive. Only test code imports it.
+// Package browser finds the headless Chromium that the Web UI tests drive. Only test code
+// imports it.
 //
 // # Installation
 //
-// Chromium comes from Debian's `chromium` package. [Ensure] returns the path of an executable
-// Chromium; when none is on the machine and the process runs as root with apt-get available (CI
-// and developer machines here), it installs the package first. Anything else is an error that says
-// what to install: tests never download a browser build of their own.
+// Chromium comes from Debian's `chromium` package, installed by `make setup` (which `make test`
+// runs first). [Find] returns the path of an executable Chromium; when there is none it fails
+// with a message naming `make setup`. Tests never install or download a browser themselves.
 //
 // # Flags
 //

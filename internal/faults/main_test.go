@@ -1,15 +1,14 @@
 package faults_test
 
 import (
-	"context"
 	"flag"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/testbin"
 )
 
 var (
@@ -51,7 +50,6 @@ func sizes() scale {
 
 // Ceilings against hangs; never waits for progress.
 const (
-	buildTimeout   = 15 * time.Minute
 	readyTimeout   = 2 * time.Minute
 	outcomeTimeout = 3 * time.Minute
 )
@@ -59,7 +57,6 @@ const (
 // binaries are built once per test binary, on first use.
 var binaries struct {
 	once        sync.Once
-	dir         string
 	toolgate    string
 	faultworker string
 	err         error
@@ -69,9 +66,7 @@ func TestMain(m *testing.M) {
 	flag.Parse()
 	code := m.Run()
 	stopSharedDev()
-	if binaries.dir != "" {
-		_ = os.RemoveAll(binaries.dir)
-	}
+	testbin.Cleanup()
 	os.Exit(code)
 }
 
@@ -88,24 +83,12 @@ func built(t *testing.T) (toolgate, faultworker string) {
 			binaries.faultworker = filepath.Join(*binDir, "faultworker")
 			return
 		}
-		binaries.dir, binaries.err = os.MkdirTemp("", "toolgate-faults-")
-		if binaries.err != nil {
+		// toolgate is linked once per test run: $TOOLGATE_BIN (make test) or one build per
+		// process, shared with the other suites through testbin.
+		if binaries.toolgate, binaries.err = testbin.Toolgate(); binaries.err != nil {
 			return
 		}
-		binaries.toolgate = filepath.Join(binaries.dir, "toolgate")
-		binaries.faultworker = filepath.Join(binaries.dir, "faultworker")
-		for _, b := range []struct{ out, pkg string }{
-			{binaries.toolgate, "../../cmd/toolgate"},
-			{binaries.faultworker, "./cmd/faultworker"},
-		} {
-			ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
-			out, err := exec.CommandContext(ctx, "go", "build", "-o", b.out, b.pkg).CombinedOutput()
-			cancel()
-			if err != nil {
-				binaries.err = fmt.Errorf("go build %s: %w\n%s", b.pkg, err, out)
-				return
-			}
-		}
+		binaries.faultworker, binaries.err = testbin.Build("./internal/faults/cmd/faultworker", "faultworker")
 	})
 	if binaries.err != nil {
 		t.Fatal(binaries.err)

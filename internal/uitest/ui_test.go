@@ -25,7 +25,6 @@ import (
 
 // Ceilings against hangs, never waits for progress: the machine may be busy linking the server.
 const (
-	buildTimeout = 15 * time.Minute
 	readyTimeout = 2 * time.Minute
 	runTimeout   = 2 * time.Minute // one toolgate call or status
 	pageTimeout  = 2 * time.Minute // until a page shows what the test waits for
@@ -196,9 +195,7 @@ func waitForPage[T any](t *testing.T, tab context.Context, pageURL, fn, shot str
 // and returns the context of its one tab. Cleanup closes it.
 func startBrowser(t *testing.T) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), buildTimeout)
-	path, err := browser.Ensure(ctx)
-	cancel()
+	path, err := browser.Find()
 	require.NoError(t, err)
 
 	logs := &syncBuffer{}
