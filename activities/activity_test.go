@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolgate/toolgate/activities"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 type empty struct{}
@@ -51,7 +52,7 @@ func execute(t *testing.T, reg *toolcore.Registry, in activities.ExecuteToolInpu
 		env.SetWorkerOptions(worker.Options{BackgroundActivityContext: parent})
 	}
 	(&activities.Activities{Registry: reg}).Register(env)
-	val, err := env.ExecuteActivity(activities.ExecuteToolName, in)
+	val, err := env.ExecuteActivity(wire.ExecuteToolName, in)
 	if err != nil {
 		return activities.ExecuteToolOutput{}, err
 	}
@@ -77,7 +78,7 @@ func errContent(code, msg string) string {
 
 func TestExecuteToolResults(t *testing.T) {
 	readOnly := toolcore.Options{SideEffect: toolcore.ReadOnly, MaxAttempts: 3}
-	lookalike := temporal.NewNonRetryableApplicationError("stop", activities.ErrTypeNonRecoverable, nil)
+	lookalike := temporal.NewNonRetryableApplicationError("stop", wire.ErrTypeNonRecoverable, nil)
 	reg := newRegistry(t,
 		tool("ok", toolcore.Options{}, returning(map[string]int{"sum": 42}, nil)),
 		tool("values", toolcore.Options{}, func(ctx context.Context) (any, error) {
@@ -147,14 +148,14 @@ func TestExecuteToolErrors(t *testing.T) {
 		wantMessage      string
 		wantNonRetryable bool
 	}{
-		{name: "genuine fatal", give: input("fatal"), wantType: activities.ErrTypeNonRecoverable, wantMessage: "ledger mismatch", wantNonRetryable: true},
-		{name: "genuine fatal in a chain", give: input("fatal_wrapped"), wantType: activities.ErrTypeNonRecoverable,
+		{name: "genuine fatal", give: input("fatal"), wantType: wire.ErrTypeNonRecoverable, wantMessage: "ledger mismatch", wantNonRetryable: true},
+		{name: "genuine fatal in a chain", give: input("fatal_wrapped"), wantType: wire.ErrTypeNonRecoverable,
 			wantMessage: toolcore.ErrorText(toolcore.WrapNonRecoverable(errors.New("disk"), "storage corrupted")), wantNonRetryable: true},
-		{name: "fatal beats transient", give: withAttempts(input("fatal_transient"), 3), wantType: activities.ErrTypeNonRecoverable, wantMessage: "fatal wins", wantNonRetryable: true},
-		{name: "transient before the last attempt", give: withAttempts(input("transient"), 3), wantType: activities.ErrTypeTransient, wantMessage: "rate limited"},
-		{name: "tool not registered", give: input("missing"), wantType: activities.ErrTypeToolNotRegistered,
+		{name: "fatal beats transient", give: withAttempts(input("fatal_transient"), 3), wantType: wire.ErrTypeNonRecoverable, wantMessage: "fatal wins", wantNonRetryable: true},
+		{name: "transient before the last attempt", give: withAttempts(input("transient"), 3), wantType: wire.ErrTypeTransient, wantMessage: "rate limited"},
+		{name: "tool not registered", give: input("missing"), wantType: wire.ErrTypeToolNotRegistered,
 			wantMessage: `tool "missing" is not registered on the worker of this task queue; it did not run`, wantNonRetryable: true},
-		{name: "invalid input", give: blankID, wantType: activities.ErrTypeInvalidInput, wantNonRetryable: true},
+		{name: "invalid input", give: blankID, wantType: wire.ErrTypeInvalidInput, wantNonRetryable: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -189,7 +190,7 @@ func TestExecuteToolCancellation(t *testing.T) {
 		{name: "server cancel, tool stops", cause: serverCancel, run: func(ctx context.Context) (any, error) { <-ctx.Done(); return nil, ctx.Err() }, wantRuns: 1, wantCancel: true},
 		{name: "server cancel, tool returns a result anyway", cause: serverCancel, run: returning("done", nil), wantRuns: 1, wantCancel: true},
 		{name: "server cancel, tool returns a fatal error", cause: serverCancel, run: returning(nil, toolcore.NewNonRecoverableToolError("x")), wantRuns: 1, wantCancel: true},
-		{name: "worker stop, tool stops", cause: workerStop, run: func(ctx context.Context) (any, error) { <-ctx.Done(); return nil, ctx.Err() }, wantRuns: 1, wantType: activities.ErrTypeInterrupted},
+		{name: "worker stop, tool stops", cause: workerStop, run: func(ctx context.Context) (any, error) { <-ctx.Done(); return nil, ctx.Err() }, wantRuns: 1, wantType: wire.ErrTypeInterrupted},
 		{name: "worker stop, tool finishes", cause: workerStop, run: returning("done", nil), wantRuns: 1, wantContent: `"done"`},
 	}
 	for _, tt := range tests {
@@ -243,7 +244,7 @@ func TestExecuteToolHeartbeatsCarryProgress(t *testing.T) {
 		}
 	})
 	(&activities.Activities{Registry: reg}).Register(env)
-	val, err := env.ExecuteActivity(activities.ExecuteToolName, input("progress"))
+	val, err := env.ExecuteActivity(wire.ExecuteToolName, input("progress"))
 	require.NoError(t, err)
 	var out activities.ExecuteToolOutput
 	require.NoError(t, val.Get(&out))

@@ -1,26 +1,32 @@
 package activities
 
-import "encoding/json"
+import (
+	"encoding/json"
 
-// Names of the wire contract between the workflow and the activity worker.
+	"github.com/toolgate/toolgate/wire"
+)
+
+// Names of the wire contract between the workflow and the activity worker, declared in package
+// wire and repeated here for callers of this package.
 const (
-	// ExecuteToolName is the activity type registered for (*Activities).ExecuteTool.
-	ExecuteToolName = "ExecuteTool"
+	// ExecuteToolName is the activity type registered for (*Activities).ExecuteTool:
+	// wire.ExecuteToolName.
+	ExecuteToolName = wire.ExecuteToolName
 	// ErrTypeNonRecoverable is the non-retryable ApplicationError type of a genuine
 	// toolcore.NonRecoverableToolError; the workflow fails with the same type and message.
-	ErrTypeNonRecoverable = "NonRecoverableToolError"
+	ErrTypeNonRecoverable = wire.ErrTypeNonRecoverable
 	// ErrTypeTransient is the retryable ApplicationError type of an error the tool marked with
-	// toolcore.Transient (ReadOnly and Idempotent tools only, never on the last attempt).
-	ErrTypeTransient = "TransientToolError"
+	// toolcore.Transient: wire.ErrTypeTransient.
+	ErrTypeTransient = wire.ErrTypeTransient
 	// ErrTypeInterrupted is the retryable ApplicationError type of an attempt stopped by the
-	// worker (shutdown) rather than by a cancellation request; the tool may have had effects.
-	ErrTypeInterrupted = "ToolInterrupted"
+	// worker (shutdown) rather than by a cancellation request: wire.ErrTypeInterrupted.
+	ErrTypeInterrupted = wire.ErrTypeInterrupted
 	// ErrTypeToolNotRegistered is the non-retryable ApplicationError type of an activity worker
-	// whose registry lacks the tool the workflow accepted (a deployment error; the tool did not run).
-	ErrTypeToolNotRegistered = "ToolNotRegistered"
+	// whose registry lacks the tool the workflow accepted: wire.ErrTypeToolNotRegistered.
+	ErrTypeToolNotRegistered = wire.ErrTypeToolNotRegistered
 	// ErrTypeInvalidInput is the non-retryable ApplicationError type of a malformed
-	// ExecuteToolInput (the tool did not run).
-	ErrTypeInvalidInput = "InvalidExecuteToolInput"
+	// ExecuteToolInput: wire.ErrTypeInvalidInput.
+	ErrTypeInvalidInput = wire.ErrTypeInvalidInput
 )
 
 // ExecuteToolInput is the activity's single argument. It carries the validated value only (not

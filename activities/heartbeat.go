@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // Heartbeat cadence. Cancellation reaches an activity only through a heartbeat response, and the
@@ -22,8 +23,9 @@ const (
 	// defaultHeartbeatInterval applies when the activity has no HeartbeatTimeout (only when
 	// scheduled by something other than ToolCallWorkflow): beat anyway, or never hear a cancel.
 	defaultHeartbeatInterval = 10 * time.Second
-	// MaxProgressMessageBytes bounds Progress.Message in heartbeat details.
-	MaxProgressMessageBytes = 1024
+	// MaxProgressMessageBytes bounds Progress.Message in heartbeat details:
+	// wire.MaxProgressMessageBytes.
+	MaxProgressMessageBytes = wire.MaxProgressMessageBytes
 )
 
 // heartbeats is the heartbeat loop of one attempt.
@@ -36,7 +38,7 @@ type heartbeats struct {
 	once    sync.Once
 
 	mu       sync.Mutex
-	progress *toolcore.Progress // latest report, nil until the first
+	progress *wire.ProgressDetails // latest report, nil until the first
 }
 
 // startHeartbeats starts the loop; stop must be called before the activity returns.
@@ -99,9 +101,10 @@ func (h *heartbeats) beat() {
 // report is the tool's progress reporter: it stores the report and wakes the loop without ever
 // blocking the tool.
 func (h *heartbeats) report(p toolcore.Progress) {
-	p.Message = boundMessage(p.Message)
+	d := wire.ProgressDetails(p)
+	d.Message = boundMessage(d.Message)
 	h.mu.Lock()
-	h.progress = &p
+	h.progress = &d
 	h.mu.Unlock()
 	select {
 	case h.kick <- struct{}{}:

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // beatLog records the heartbeats of a loop under test (the SDK's own throttling is not under test).
@@ -56,7 +57,7 @@ func TestHeartbeatLoopBeatsAtOnceOnProgress(t *testing.T) {
 	h := startLoop(context.Background(), time.Hour, log.record) // the ticker never fires
 	defer h.stop()
 	h.report(toolcore.Progress{Completed: 1, Total: 2, Message: "half"})
-	assert.Equal(t, []any{toolcore.Progress{Completed: 1, Total: 2, Message: "half"}}, <-log.next)
+	assert.Equal(t, []any{wire.ProgressDetails{Completed: 1, Total: 2, Message: "half"}}, <-log.next)
 }
 
 func TestHeartbeatLoopRepeatsLatestProgress(t *testing.T) {
@@ -65,7 +66,7 @@ func TestHeartbeatLoopRepeatsLatestProgress(t *testing.T) {
 	for i := range 100 { // reports coalesce: the loop sends the latest, never blocks the tool
 		h.report(toolcore.Progress{Completed: int64(i + 1), Total: 100})
 	}
-	want := []any{toolcore.Progress{Completed: 100, Total: 100}}
+	want := []any{wire.ProgressDetails{Completed: 100, Total: 100}}
 	for got := <-log.next; ; got = <-log.next {
 		if assert.ObjectsAreEqual(want, got) {
 			break

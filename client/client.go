@@ -12,8 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/toolgate/toolgate/internal/searchattr"
-	"github.com/toolgate/toolgate/workflows"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // Defaults of Options.
@@ -27,7 +26,7 @@ const (
 // Options configure a Client. They work at their zero value.
 type Options struct {
 	// TaskQueue the workflows start on; it must be a queue a toolgate worker polls.
-	// Optional: default workflows.DefaultTaskQueue ("toolgate").
+	// Optional: default wire.DefaultTaskQueue ("toolgate").
 	TaskQueue string
 	// Scope prefixes workflow IDs: "<scope>/toolcall-<callId>". Optional: default none.
 	Scope string
@@ -68,7 +67,7 @@ type Client struct {
 // New returns a Client using c, a connected Temporal client the caller owns (and closes).
 func New(c client.Client, opts Options) *Client {
 	if opts.TaskQueue == "" {
-		opts.TaskQueue = workflows.DefaultTaskQueue
+		opts.TaskQueue = wire.DefaultTaskQueue
 	}
 	if opts.Namespace == "" {
 		opts.Namespace = DefaultNamespace
@@ -108,7 +107,7 @@ func (c *Client) searchAttributes(ctx context.Context) bool {
 	}
 	dctx, cancel := context.WithTimeout(ctx, detectTimeout)
 	defer cancel()
-	has, err := hasSearchAttributes(dctx, c.sdk.OperatorService(), c.opts.Namespace, searchattr.ToolName, searchattr.ToolCallID)
+	has, err := hasSearchAttributes(dctx, c.sdk.OperatorService(), c.opts.Namespace, wire.SearchAttributeToolName, wire.SearchAttributeToolCallID)
 	if err != nil && ctx.Err() != nil {
 		return false
 	}

@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolgate/toolgate/toolcore"
-	"github.com/toolgate/toolgate/workflows"
+	"github.com/toolgate/toolgate/wire"
 )
 
 func TestWorkflowID(t *testing.T) {
@@ -35,7 +35,7 @@ func TestWorkflowID(t *testing.T) {
 
 func TestNewDefaults(t *testing.T) {
 	c := New(nil, Options{})
-	assert.Equal(t, workflows.DefaultTaskQueue, c.opts.TaskQueue)
+	assert.Equal(t, wire.DefaultTaskQueue, c.opts.TaskQueue)
 	assert.Equal(t, DefaultNamespace, c.opts.Namespace)
 	assert.Equal(t, DefaultCancelWaitTimeout, c.opts.CancelWaitTimeout)
 	assert.NotNil(t, c.opts.DataConverter)
@@ -92,7 +92,7 @@ func TestOutcomeErrorSentinels(t *testing.T) {
 
 func TestOutcomeErrorNonRecoverableIsGenuine(t *testing.T) {
 	give := fmt.Errorf("workflow execution error: %w",
-		temporal.NewNonRetryableApplicationError("ledger invariant broken", workflows.ErrTypeNonRecoverable, nil))
+		temporal.NewNonRetryableApplicationError("ledger invariant broken", wire.ErrTypeNonRecoverable, nil))
 	err := outcomeError("toolcall-c", give)
 	fatal, ok := toolcore.AsNonRecoverable(err)
 	require.True(t, ok, "want a genuine NonRecoverableToolError, got %v", err)
@@ -101,7 +101,7 @@ func TestOutcomeErrorNonRecoverableIsGenuine(t *testing.T) {
 
 func TestOutcomeErrorInvalidToolCall(t *testing.T) {
 	give := fmt.Errorf("workflow execution error: %w",
-		temporal.NewNonRetryableApplicationError("type must be \"toolCall\"", workflows.ErrTypeInvalidToolCall, nil))
+		temporal.NewNonRetryableApplicationError("type must be \"toolCall\"", wire.ErrTypeInvalidToolCall, nil))
 	var ce *toolcore.ContractError
 	require.ErrorAs(t, outcomeError("toolcall-c", give), &ce)
 	assert.Equal(t, toolcore.CodeInvalidToolCall, ce.Code)

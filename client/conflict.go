@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/toolgate/toolgate/toolcore"
-	"github.com/toolgate/toolgate/workflows"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // checkSameCall returns nil when the run's recorded input is the call whose canonical JSON is
@@ -59,8 +59,8 @@ func (c *Client) recordedCall(ctx context.Context, workflowID, runID string) (re
 	if attrs == nil {
 		return recorded{err: fmt.Errorf("first history event is %v, not a workflow start", event.GetEventType())}, nil
 	}
-	if name := attrs.GetWorkflowType().GetName(); name != workflows.ToolCallWorkflowName {
-		return recorded{err: fmt.Errorf("the ID belongs to a %q workflow, not %s", name, workflows.ToolCallWorkflowName)}, nil
+	if name := attrs.GetWorkflowType().GetName(); name != wire.ToolCallWorkflowName {
+		return recorded{err: fmt.Errorf("the ID belongs to a %q workflow, not %s", name, wire.ToolCallWorkflowName)}, nil
 	}
 	payloads := attrs.GetInput().GetPayloads()
 	if len(payloads) != 1 {

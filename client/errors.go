@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolgate/toolgate/toolcore"
-	"github.com/toolgate/toolgate/workflows"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // Sentinel errors. Each is returned wrapped with the workflow ID (and, for ErrCallConflict, what
@@ -40,11 +40,11 @@ func outcomeError(workflowID string, err error) error {
 	var terminated *temporal.TerminatedError
 	var timeout *temporal.TimeoutError
 	switch {
-	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrTypeNonRecoverable:
+	case errors.As(err, &appErr) && appErr.Type() == wire.ErrTypeNonRecoverable:
 		// The workflow fails with this type only for a genuine NonRecoverableToolError from the
 		// activity (look-alikes are normalized there), so minting a genuine one here is sound.
 		return toolcore.NewNonRecoverableToolError(appErr.Message())
-	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrTypeInvalidToolCall:
+	case errors.As(err, &appErr) && appErr.Type() == wire.ErrTypeInvalidToolCall:
 		return &toolcore.ContractError{Code: toolcore.CodeInvalidToolCall, Message: appErr.Message()}
 	case errors.As(err, &canceled):
 		return fmt.Errorf("%s: %w", workflowID, ErrCallCanceled)

@@ -12,14 +12,13 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/toolgate/toolgate/internal/searchattr"
 	"github.com/toolgate/toolgate/toolcore"
-	"github.com/toolgate/toolgate/workflows"
+	"github.com/toolgate/toolgate/wire"
 )
 
 var (
-	toolNameKey   = temporal.NewSearchAttributeKeyKeyword(searchattr.ToolName)
-	toolCallIDKey = temporal.NewSearchAttributeKeyKeyword(searchattr.ToolCallID)
+	toolNameKey   = temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolName)
+	toolCallIDKey = temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolCallID)
 )
 
 // Execute runs call durably and waits for its outcome: it starts the call's workflow, or attaches
@@ -123,11 +122,11 @@ func (c *Client) start(ctx context.Context, call toolcore.ToolCall, canonical []
 		Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)},
 		Data:     canonical,
 	})
-	run, err := c.sdk.ExecuteWorkflow(ctx, opts, workflows.ToolCallWorkflowName, input)
+	run, err := c.sdk.ExecuteWorkflow(ctx, opts, wire.ToolCallWorkflowName, input)
 	if err != nil && withAttrs && isUndefinedSearchAttribute(err) {
 		c.disableSearchAttributes()
 		opts.TypedSearchAttributes = temporal.SearchAttributes{}
-		run, err = c.sdk.ExecuteWorkflow(ctx, opts, workflows.ToolCallWorkflowName, input)
+		run, err = c.sdk.ExecuteWorkflow(ctx, opts, wire.ToolCallWorkflowName, input)
 	}
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {

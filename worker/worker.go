@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/activities"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 	"github.com/toolgate/toolgate/workflows"
 )
 
@@ -30,7 +31,7 @@ const (
 // Options configure a Worker. They work at their zero value.
 type Options struct {
 	// TaskQueue the workflows (and the tools without their own queue) are served on.
-	// Optional: default workflows.DefaultTaskQueue ("toolgate").
+	// Optional: default wire.DefaultTaskQueue ("toolgate").
 	TaskQueue string
 	// MaxConcurrentActivities bounds the tools running at once, per task queue.
 	// Optional: default 1000 (tools mostly wait on I/O).
@@ -116,7 +117,7 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 
 func (o Options) withDefaults() Options {
 	if o.TaskQueue == "" {
-		o.TaskQueue = workflows.DefaultTaskQueue
+		o.TaskQueue = wire.DefaultTaskQueue
 	}
 	if o.MaxConcurrentActivities <= 0 {
 		o.MaxConcurrentActivities = DefaultMaxConcurrentActivities

@@ -9,7 +9,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/toolgate/toolgate/toolcore"
-	"github.com/toolgate/toolgate/workflows"
+	"github.com/toolgate/toolgate/wire"
 )
 
 func tool(t *testing.T, name, queue string) toolcore.Tool {
@@ -49,7 +49,7 @@ func TestTaskQueues(t *testing.T) {
 
 func TestOptionsDefaults(t *testing.T) {
 	got := Options{}.withDefaults()
-	assert.Equal(t, workflows.DefaultTaskQueue, got.TaskQueue)
+	assert.Equal(t, wire.DefaultTaskQueue, got.TaskQueue)
 	assert.Equal(t, DefaultMaxConcurrentActivities, got.MaxConcurrentActivities)
 	assert.Equal(t, DefaultStopTimeout, got.StopTimeout)
 	assert.NotNil(t, got.Logger)

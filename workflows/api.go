@@ -2,20 +2,26 @@ package workflows
 
 import (
 	"go.temporal.io/sdk/converter"
+
+	"github.com/toolgate/toolgate/wire"
 )
 
-// Names of the wire contract. Changing any of them breaks running callers and recorded histories.
+// Names of the wire contract, declared in package wire (the one place of every wire name) and
+// repeated here for callers of this package. Changing any of them breaks running callers and
+// recorded histories.
 const (
-	// ToolCallWorkflowName is the workflow type every caller starts, in any SDK or the CLI.
-	ToolCallWorkflowName = "ToolCallWorkflow"
-	// DefaultTaskQueue is the task queue workers poll and clients start on unless configured.
-	DefaultTaskQueue = "toolgate"
-	// ErrTypeInvalidToolCall is the ApplicationError type of a workflow failed by malformed input.
-	ErrTypeInvalidToolCall = "INVALID_TOOL_CALL"
+	// ToolCallWorkflowName is the workflow type every caller starts: wire.ToolCallWorkflowName.
+	ToolCallWorkflowName = wire.ToolCallWorkflowName
+	// DefaultTaskQueue is the task queue workers poll and clients start on unless configured:
+	// wire.DefaultTaskQueue.
+	DefaultTaskQueue = wire.DefaultTaskQueue
+	// ErrTypeInvalidToolCall is the ApplicationError type of a workflow failed by malformed
+	// input: wire.ErrTypeInvalidToolCall.
+	ErrTypeInvalidToolCall = wire.ErrTypeInvalidToolCall
 	// ErrTypeNonRecoverable is the ApplicationError type of a workflow failed by a genuine
-	// toolcore.NonRecoverableToolError (message = its text). It is the same string the activity
-	// uses (activities.ErrTypeNonRecoverable).
-	ErrTypeNonRecoverable = "NonRecoverableToolError"
+	// toolcore.NonRecoverableToolError (message = its text): wire.ErrTypeNonRecoverable, the
+	// type the activity returns too.
+	ErrTypeNonRecoverable = wire.ErrTypeNonRecoverable
 )
 
 // Input is the workflow's single argument: one payload holding the tool-call wire JSON

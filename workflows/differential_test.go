@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolgate/toolgate/toolcore"
-	"github.com/toolgate/toolgate/workflows"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // TestDifferentialInProcessAndDurable runs one corpus of calls through toolcore.Execute and
@@ -65,15 +65,15 @@ func inProcessOutcome(t *testing.T, reg *toolcore.Registry, raw json.RawMessage)
 	if err != nil {
 		var ce *toolcore.ContractError
 		require.ErrorAs(t, err, &ce)
-		return workflows.ErrTypeInvalidToolCall + ": " + ce.Message
+		return wire.ErrTypeInvalidToolCall + ": " + ce.Message
 	}
 	res, err := toolcore.Execute(context.Background(), reg, c)
 	if err != nil {
 		fatal, ok := toolcore.AsNonRecoverable(err)
 		require.True(t, ok, "in-process error is not fatal: %v", err)
-		return workflows.ErrTypeNonRecoverable + ": " + toolcore.ErrorText(fatal)
+		return wire.ErrTypeNonRecoverable + ": " + toolcore.ErrorText(fatal)
 	}
-	return "result: " + wire(t, res)
+	return "result: " + resultJSON(t, res)
 }
 
 // durableOutcome is the workflow's verdict as the same kind of string.
@@ -85,5 +85,5 @@ func durableOutcome(t *testing.T, r run) string {
 		require.True(t, appErr.NonRetryable())
 		return appErr.Type() + ": " + appErr.Message()
 	}
-	return "result: " + wire(t, r.result)
+	return "result: " + resultJSON(t, r.result)
 }

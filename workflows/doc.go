@@ -27,7 +27,7 @@
 //  3. Validate in workflow code (toolcore.Tool.Validate recovers panics) under a wall-clock guard
 //     ([Workflows.ValidateTimeout]); rejected, failed or timed-out validation completes the
 //     workflow with the linked error result, scheduling nothing, so no effect can happen.
-//  4. Schedule activities.ExecuteToolName with the accepted value, the call ID and name, and the
+//  4. Schedule wire.ExecuteToolName with the accepted value, the call ID and name, and the
 //     workflow ID as idempotency key, on the tool's task queue, with StartToCloseTimeout = the
 //     tool's Timeout, HeartbeatTimeout = its HeartbeatTimeout, WaitForCancellation, an activity
 //     summary naming the tool, and a retry policy by side-effect class: Unsafe tools get one
@@ -68,5 +68,5 @@
 //
 // With [Workflows.SearchAttributes] set, the workflow upserts ToolOutcome ([OutcomeOK], a result
 // error code, [OutcomeCanceled], [OutcomeFatal], or [OutcomeInvalidToolCall]) together with
-// ToolName and ToolCallId once, just before it closes. Names live in internal/searchattr.
+// ToolName and ToolCallId once, just before it closes. Names live in package wire.
 package workflows

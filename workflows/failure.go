@@ -7,8 +7,8 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/toolgate/toolgate/activities"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // OutcomeUnknownMessage prefixes the TOOL_EXECUTION_FAILED message of an Unsafe call whose only
@@ -27,7 +27,7 @@ func failureMessage(opts toolcore.Options, err error) string {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) {
 		switch appErr.Type() {
-		case activities.ErrTypeToolNotRegistered, activities.ErrTypeInvalidInput:
+		case wire.ErrTypeToolNotRegistered, wire.ErrTypeInvalidInput:
 			return appErr.Message()
 		}
 	}
@@ -56,7 +56,7 @@ func lastFailure(opts toolcore.Options, err error) string {
 		}
 	case errors.As(err, &appErr):
 		switch appErr.Type() {
-		case activities.ErrTypeInterrupted:
+		case wire.ErrTypeInterrupted:
 			return "interrupted: " + appErr.Message()
 		default:
 			// Transient errors end here only when the activity could not tell its last attempt.

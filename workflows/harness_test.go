@@ -16,8 +16,8 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/toolgate/toolgate/activities"
-	"github.com/toolgate/toolgate/internal/searchattr"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 	"github.com/toolgate/toolgate/workflows"
 )
 
@@ -50,7 +50,7 @@ func runWorkflow(t *testing.T, reg *toolcore.Registry, input any, opts runOption
 	if id == "" {
 		id = "toolcall-test"
 	}
-	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: id, TaskQueue: workflows.DefaultTaskQueue})
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: id, TaskQueue: wire.DefaultTaskQueue})
 
 	wf := opts.workflows
 	wf.Registry = reg
@@ -65,15 +65,15 @@ func runWorkflow(t *testing.T, reg *toolcore.Registry, input any, opts runOption
 	env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
 		sa := args.Get(0).(temporal.SearchAttributes)
 		r.upserts++
-		r.outcome, _ = sa.GetKeyword(temporal.NewSearchAttributeKeyKeyword(searchattr.ToolOutcome))
-		r.toolName, _ = sa.GetKeyword(temporal.NewSearchAttributeKeyKeyword(searchattr.ToolName))
-		r.callID, _ = sa.GetKeyword(temporal.NewSearchAttributeKeyKeyword(searchattr.ToolCallID))
+		r.outcome, _ = sa.GetKeyword(temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolOutcome))
+		r.toolName, _ = sa.GetKeyword(temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolName))
+		r.callID, _ = sa.GetKeyword(temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolCallID))
 	}).Return(nil).Maybe()
 	if opts.setup != nil {
 		opts.setup(env)
 	}
 
-	env.ExecuteWorkflow(workflows.ToolCallWorkflowName, input)
+	env.ExecuteWorkflow(wire.ToolCallWorkflowName, input)
 	require.True(t, env.IsWorkflowCompleted(), "workflow did not complete")
 	r.err = env.GetWorkflowError()
 	if r.err == nil {
@@ -96,8 +96,8 @@ func mustCall(t testing.TB, raw json.RawMessage) toolcore.ToolCall {
 	return c
 }
 
-// wire encodes a result to its wire JSON or fails the test.
-func wire(t testing.TB, r toolcore.Result) string {
+// resultJSON encodes a result to its wire JSON or fails the test.
+func resultJSON(t testing.TB, r toolcore.Result) string {
 	t.Helper()
 	b, err := r.MarshalJSON()
 	require.NoError(t, err)

@@ -7,8 +7,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/toolgate/toolgate/activities"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // Retry backoff of ReadOnly and Idempotent tools: 1 s, 2 s, 4 s, ... capped at 30 s. With the
@@ -51,9 +51,9 @@ func retryPolicy(opts toolcore.Options) *temporal.RetryPolicy {
 		MaximumInterval:    RetryMaximumInterval,
 		MaximumAttempts:    attempts,
 		NonRetryableErrorTypes: []string{
-			activities.ErrTypeNonRecoverable,
-			activities.ErrTypeToolNotRegistered,
-			activities.ErrTypeInvalidInput,
+			wire.ErrTypeNonRecoverable,
+			wire.ErrTypeToolNotRegistered,
+			wire.ErrTypeInvalidInput,
 		},
 	}
 }

@@ -4,31 +4,31 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/toolgate/toolgate/internal/searchattr"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // Values of the ToolOutcome search attribute besides the result error codes
-// (TOOL_NOT_FOUND, TOOL_ARGUMENTS_INVALID, ...).
+// (TOOL_NOT_FOUND, TOOL_ARGUMENTS_INVALID, ...), declared in package wire.
 const (
-	OutcomeOK       = "ok"
-	OutcomeCanceled = "canceled"
-	OutcomeFatal    = "fatal"
+	OutcomeOK       = wire.OutcomeOK
+	OutcomeCanceled = wire.OutcomeCanceled
+	OutcomeFatal    = wire.OutcomeFatal
 	// OutcomeInvalidToolCall: the input was not a tool call; the workflow failed.
-	OutcomeInvalidToolCall = ErrTypeInvalidToolCall
+	OutcomeInvalidToolCall = wire.OutcomeInvalidToolCall
 )
 
-// Search attribute keys (all Keyword), named in internal/searchattr.
+// Search attribute keys (all Keyword), named in package wire.
 func toolNameKey() temporal.SearchAttributeKeyKeyword {
-	return temporal.NewSearchAttributeKeyKeyword(searchattr.ToolName)
+	return temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolName)
 }
 
 func toolCallIDKey() temporal.SearchAttributeKeyKeyword {
-	return temporal.NewSearchAttributeKeyKeyword(searchattr.ToolCallID)
+	return temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolCallID)
 }
 
 func toolOutcomeKey() temporal.SearchAttributeKeyKeyword {
-	return temporal.NewSearchAttributeKeyKeyword(searchattr.ToolOutcome)
+	return temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolOutcome)
 }
 
 // upsertOutcome records how the call ended, once, just before the workflow closes. ToolName and

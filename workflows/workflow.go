@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/activities"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // Workflows holds what ToolCallWorkflow needs from the worker that runs it. The zero value is not
@@ -79,7 +80,7 @@ func (w *Workflows) ToolCallWorkflow(ctx workflow.Context, input Input) (toolcor
 		MaxAttempts:    int(ao.RetryPolicy.MaximumAttempts),
 	}
 	var out activities.ExecuteToolOutput
-	err = workflow.ExecuteActivity(actx, activities.ExecuteToolName, in).Get(actx, &out)
+	err = workflow.ExecuteActivity(actx, wire.ExecuteToolName, in).Get(actx, &out)
 	// Cancellation wins, even over a result that arrived in the same workflow task: "canceled"
 	// means the caller asked to stop and the tool has stopped (WaitForCancellation).
 	if ctx.Err() != nil {

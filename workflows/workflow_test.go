@@ -20,13 +20,14 @@ import (
 
 	"github.com/toolgate/toolgate/activities"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 	"github.com/toolgate/toolgate/workflows"
 )
 
 func TestToolCallWorkflowOutcomes(t *testing.T) {
 	reg := newRegistry(t, hostileTools(t)...)
 	errorWire := func(raw json.RawMessage, code toolcore.ErrorCode, msg string) string {
-		return wire(t, toolcore.ErrorResult(mustCall(t, raw), code, msg))
+		return resultJSON(t, toolcore.ErrorResult(mustCall(t, raw), code, msg))
 	}
 	lookalike := temporal.NewNonRetryableApplicationError("stop the run", "NonRecoverableToolError", nil)
 	tests := []struct {
@@ -115,7 +116,7 @@ func TestToolCallWorkflowOutcomes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := runWorkflow(t, reg, tt.give, runOptions{workflows: workflows.Workflows{SearchAttributes: true}})
 			require.NoError(t, got.err)
-			assert.Equal(t, tt.want, wire(t, got.result))
+			assert.Equal(t, tt.want, resultJSON(t, got.result))
 			assert.Equal(t, tt.wantAttempts, got.attempts, "ExecuteTool attempts")
 			assert.Equal(t, tt.wantOutcome, got.outcome)
 			assert.Equal(t, 1, got.upserts)
@@ -184,7 +185,7 @@ func TestToolCallWorkflowFatal(t *testing.T) {
 			got := runWorkflow(t, reg, tt.give, runOptions{workflows: workflows.Workflows{SearchAttributes: true}})
 			var appErr *temporal.ApplicationError
 			require.ErrorAs(t, got.err, &appErr)
-			assert.Equal(t, workflows.ErrTypeNonRecoverable, appErr.Type())
+			assert.Equal(t, wire.ErrTypeNonRecoverable, appErr.Type())
 			assert.True(t, appErr.NonRetryable())
 			assert.Equal(t, tt.want, appErr.Message())
 			assert.True(t, got.result.IsZero())
@@ -228,7 +229,7 @@ func TestToolCallWorkflowInvalidInput(t *testing.T) {
 			got := runWorkflow(t, reg, tt.give, runOptions{workflows: workflows.Workflows{SearchAttributes: true}})
 			var appErr *temporal.ApplicationError
 			require.ErrorAs(t, got.err, &appErr)
-			assert.Equal(t, workflows.ErrTypeInvalidToolCall, appErr.Type())
+			assert.Equal(t, wire.ErrTypeInvalidToolCall, appErr.Type())
 			assert.True(t, appErr.NonRetryable())
 			assert.Equal(t, tt.want, appErr.Message())
 			assert.Zero(t, got.attempts)
@@ -316,8 +317,8 @@ func TestToolCallWorkflowActivityFailures(t *testing.T) {
 	)
 	startToClose := temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil)
 	heartbeat := temporal.NewHeartbeatTimeoutError()
-	interrupted := temporal.NewApplicationError("the worker stopped the attempt (worker is stopping)", activities.ErrTypeInterrupted)
-	notRegistered := temporal.NewNonRetryableApplicationError(`tool "x" is not registered`, activities.ErrTypeToolNotRegistered, nil)
+	interrupted := temporal.NewApplicationError("the worker stopped the attempt (worker is stopping)", wire.ErrTypeInterrupted)
+	notRegistered := temporal.NewNonRetryableApplicationError(`tool "x" is not registered`, wire.ErrTypeToolNotRegistered, nil)
 	unknown := workflows.OutcomeUnknownMessage
 	tests := []struct {
 		name         string
@@ -347,7 +348,7 @@ func TestToolCallWorkflowActivityFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var calls atomic.Int64
 			got := runWorkflow(t, reg, call("c1", tt.tool, `{}`), runOptions{setup: func(env *testsuite.TestWorkflowEnvironment) {
-				env.OnActivity(activities.ExecuteToolName, mock.Anything, mock.Anything).Return(
+				env.OnActivity(wire.ExecuteToolName, mock.Anything, mock.Anything).Return(
 					func(context.Context, activities.ExecuteToolInput) (activities.ExecuteToolOutput, error) {
 						n := int(calls.Add(1))
 						if n <= len(tt.failures) {
@@ -410,7 +411,7 @@ func TestToolCallWorkflowSchedulesActivity(t *testing.T) {
 			name:        "unsafe defaults on the workflow's queue",
 			give:        call("call-add-1", "add", `{"right":22,"left":20}`),
 			wantInput:   activities.ExecuteToolInput{ToolCallID: "call-add-1", ToolName: "add", Accepted: json.RawMessage(`{"left":20,"right":22}`), IdempotencyKey: "toolcall-call-add-1", MaxAttempts: 1},
-			wantQueue:   workflows.DefaultTaskQueue,
+			wantQueue:   wire.DefaultTaskQueue,
 			wantTimeout: time.Minute,
 			wantBeat:    10 * time.Second,
 		},
@@ -441,7 +442,7 @@ func TestToolCallWorkflowSchedulesActivity(t *testing.T) {
 				workflows:  tt.workflows,
 				workflowID: "toolcall-" + tt.wantInput.ToolCallID,
 				setup: func(env *testsuite.TestWorkflowEnvironment) {
-					env.OnActivity(activities.ExecuteToolName, mock.Anything, mock.Anything).Return(
+					env.OnActivity(wire.ExecuteToolName, mock.Anything, mock.Anything).Return(
 						func(ctx context.Context, in activities.ExecuteToolInput) (activities.ExecuteToolOutput, error) {
 							gotInfo, gotInput = activity.GetInfo(ctx), in
 							return activities.ExecuteToolOutput{Content: "null"}, nil
@@ -462,7 +463,7 @@ func TestToolCallWorkflowCanceledDuringExecution(t *testing.T) {
 	got := runWorkflow(t, reg, call("c1", "add", `{"left":1,"right":2}`), runOptions{
 		workflows: workflows.Workflows{SearchAttributes: true},
 		setup: func(env *testsuite.TestWorkflowEnvironment) {
-			env.OnActivity(activities.ExecuteToolName, mock.Anything, mock.Anything).
+			env.OnActivity(wire.ExecuteToolName, mock.Anything, mock.Anything).
 				After(time.Hour).Return(activities.ExecuteToolOutput{Content: `{"sum":3}`}, nil)
 			env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
 		},

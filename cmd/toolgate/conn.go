@@ -13,7 +13,7 @@ import (
 
 	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/logging"
-	"github.com/toolgate/toolgate/workflows"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // connOptions are the Temporal connection flags, named as in the Temporal CLI, with its
@@ -142,7 +142,7 @@ func (o connOptions) dial(ctx context.Context, logger *zap.Logger) (client.Clien
 // addTaskQueueFlag adds --task-queue ($TOOLGATE_TASK_QUEUE).
 func addTaskQueueFlag(cmd *cobra.Command, taskQueue *string) {
 	fs := cmd.Flags()
-	fs.StringVar(taskQueue, "task-queue", workflows.DefaultTaskQueue, "task queue the worker polls and calls are started on")
+	fs.StringVar(taskQueue, "task-queue", wire.DefaultTaskQueue, "task queue the worker polls and calls are started on")
 	bindEnv(fs, "task-queue", "TOOLGATE_TASK_QUEUE")
 }
 

@@ -13,8 +13,8 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/toolgate/toolgate/internal/devserver"
+	"github.com/toolgate/toolgate/wire"
 	"github.com/toolgate/toolgate/worker"
-	"github.com/toolgate/toolgate/workflows"
 )
 
 type devOptions struct {
@@ -178,7 +178,7 @@ func runDev(ctx context.Context, a *app, o devOptions) error {
 
 func taskQueueOrDefault(q string) string {
 	if q == "" {
-		return workflows.DefaultTaskQueue
+		return wire.DefaultTaskQueue
 	}
 	return q
 }

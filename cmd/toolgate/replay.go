@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/logging"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 	"github.com/toolgate/toolgate/workflows"
 )
 
@@ -85,8 +86,8 @@ func replayFile(logger log.Logger, reg *toolcore.Registry, file string) error {
 	if len(hist.Events) == 0 {
 		return fmt.Errorf("decode history: no events")
 	}
-	if name := hist.Events[0].GetWorkflowExecutionStartedEventAttributes().GetWorkflowType().GetName(); name != workflows.ToolCallWorkflowName {
-		return fmt.Errorf("workflow type %q is not %s", name, workflows.ToolCallWorkflowName)
+	if name := hist.Events[0].GetWorkflowExecutionStartedEventAttributes().GetWorkflowType().GetName(); name != wire.ToolCallWorkflowName {
+		return fmt.Errorf("workflow type %q is not %s", name, wire.ToolCallWorkflowName)
 	}
 	replayer := sdkworker.NewWorkflowReplayer()
 	wf := &workflows.Workflows{Registry: reg.Snapshot(), SearchAttributes: upsertsSearchAttributes(hist)}

@@ -33,6 +33,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/toolgate/toolgate/internal/searchattr"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // testTimeout bounds every wait on a server in these tests. It is generous: under -race on a
@@ -49,7 +50,7 @@ func greetWorkflow(ctx workflow.Context, name string) (string, error) {
 	if err := workflow.ExecuteActivity(ctx, greetActivity, name).Get(ctx, &greeting); err != nil {
 		return "", err
 	}
-	outcome := temporal.NewSearchAttributeKeyKeyword(searchattr.ToolOutcome).ValueSet("ok")
+	outcome := temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolOutcome).ValueSet("ok")
 	if err := workflow.UpsertTypedSearchAttributes(ctx, outcome); err != nil {
 		return "", err
 	}
@@ -134,8 +135,8 @@ func runGreet(t *testing.T, c client.Client, id, name string) string {
 		ID:        id,
 		TaskQueue: queue,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			temporal.NewSearchAttributeKeyKeyword(searchattr.ToolName).ValueSet("greet"),
-			temporal.NewSearchAttributeKeyKeyword(searchattr.ToolCallID).ValueSet(id),
+			temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolName).ValueSet("greet"),
+			temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolCallID).ValueSet(id),
 		),
 	}, greetWorkflow, name)
 	require.NoError(t, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/devserver/devtest"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 	"github.com/toolgate/toolgate/worker"
 	"github.com/toolgate/toolgate/workflows"
 )
@@ -328,7 +329,7 @@ func TestMalformedCallStartedByAnotherClient(t *testing.T) {
 		ID:                    id,
 		TaskQueue:             e.queue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-	}, workflows.ToolCallWorkflowName, json.RawMessage(`{"type":"toolCall","id":"c1","name":"add"}`))
+	}, wire.ToolCallWorkflowName, json.RawMessage(`{"type":"toolCall","id":"c1","name":"add"}`))
 	require.NoError(t, err)
 
 	var ce *toolcore.ContractError

@@ -22,6 +22,7 @@ import (
 
 	"github.com/toolgate/toolgate/activities"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // The error-mapping fuzz builds arbitrary error chains from a small program (wrapping, joins,
@@ -153,7 +154,7 @@ func (p *errProgram) build(depth int) *enode {
 	case 2:
 		return &enode{err: &toolcore.NonRecoverableToolError{}}
 	case 3:
-		return &enode{err: temporal.NewNonRetryableApplicationError(p.str(), activities.ErrTypeNonRecoverable, nil)}
+		return &enode{err: temporal.NewNonRetryableApplicationError(p.str(), wire.ErrTypeNonRecoverable, nil)}
 	case 4:
 		return &enode{err: &NonRecoverableToolError{Message: p.str()}}
 	case 5:
@@ -169,7 +170,7 @@ func (p *errProgram) build(depth int) *enode {
 	case 10:
 		return &enode{err: errors.New(strings.Repeat(p.str()+"\xff<\u2028", 3000))}
 	case 11:
-		return &enode{err: temporal.NewApplicationError(p.str(), activities.ErrTypeTransient)}
+		return &enode{err: temporal.NewApplicationError(p.str(), wire.ErrTypeTransient)}
 	case 12:
 		kid := p.build(depth + 1)
 		return &enode{err: fmt.Errorf("%s: %w", p.str(), kid.err), single: kid}
@@ -297,7 +298,7 @@ func (r *errMapRig) run(t testing.TB, tool string, maxAttempts int, c errCase, c
 	r.errs.Store(id, c)
 	defer r.errs.Delete(id)
 	(&activities.Activities{Registry: r.reg}).Register(env)
-	val, err := env.ExecuteActivity(activities.ExecuteToolName, activities.ExecuteToolInput{
+	val, err := env.ExecuteActivity(wire.ExecuteToolName, activities.ExecuteToolInput{
 		ToolCallID: id, ToolName: tool, Accepted: json.RawMessage(`{}`), IdempotencyKey: "toolcall-" + id, MaxAttempts: maxAttempts,
 	})
 	if err != nil {
@@ -383,13 +384,13 @@ func FuzzErrorMapping(f *testing.F) {
 			assert.True(t, temporal.IsCanceledError(err), "a server cancel stays a cancellation, got %v / %+v", err, out)
 		case fatal != nil:
 			require.ErrorAs(t, err, &appErr, "want the fatal ApplicationError, got %+v", out)
-			assert.Equal(t, activities.ErrTypeNonRecoverable, appErr.Type())
+			assert.Equal(t, wire.ErrTypeNonRecoverable, appErr.Type())
 			assert.True(t, appErr.NonRetryable())
 			assert.Equal(t, toolcore.ErrorText(fatal), appErr.Message(), "the first genuine error's text")
 			checkBounded(t, "fatal message", appErr.Message())
 		case transient && readOnly && !lastAttempt:
 			require.ErrorAs(t, err, &appErr, "want the transient ApplicationError, got %+v", out)
-			assert.Equal(t, activities.ErrTypeTransient, appErr.Type())
+			assert.Equal(t, wire.ErrTypeTransient, appErr.Type())
 			assert.False(t, appErr.NonRetryable())
 			checkBounded(t, "transient message", appErr.Message())
 		default:
@@ -406,8 +407,8 @@ func FuzzErrorMapping(f *testing.F) {
 			assert.Equal(t, toolcore.CodeToolExecutionFailed.String(), body.Error.Code)
 			checkBounded(t, "result message", body.Error.Message)
 		}
-		if appErr != nil && appErr.Type() == activities.ErrTypeNonRecoverable {
-			assert.NotNil(t, fatal, "only a genuine fatal error maps to %s", activities.ErrTypeNonRecoverable)
+		if appErr != nil && appErr.Type() == wire.ErrTypeNonRecoverable {
+			assert.NotNil(t, fatal, "only a genuine fatal error maps to %s", wire.ErrTypeNonRecoverable)
 		}
 	})
 }

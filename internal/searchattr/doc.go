@@ -1,15 +1,18 @@
-// Package searchattr names the custom search attributes toolgate registers on a namespace. It
-// imports only the Temporal API enums, so the durable path (workflows, worker, client) and the
-// embedded dev server can share the names without the durable path linking the server.
+// Package searchattr registers and checks the custom search attributes toolgate needs on a
+// namespace; their names are declared in package wire. It imports only the Temporal API enums,
+// so the durable path (workflows, worker, client) and the embedded dev server share it without
+// the durable path linking the server.
 //
 // # Attributes
 //
 // All three are Keyword attributes:
 //
-//   - [ToolName]: the tool's name, set by the client when it starts the workflow.
-//   - [ToolCallID] ("ToolCallId"): the call's ID, set by the client when it starts the workflow.
-//   - [ToolOutcome]: "ok", a result error code, "canceled" or "fatal", upserted by the workflow
-//     when it ends.
+//   - ToolName (wire.SearchAttributeToolName): the tool's name, set by the client when it starts
+//     the workflow.
+//   - ToolCallId (wire.SearchAttributeToolCallID): the call's ID, set by the client when it
+//     starts the workflow.
+//   - ToolOutcome (wire.SearchAttributeToolOutcome): "ok", a result error code, "canceled" or
+//     "fatal", upserted by the workflow when it ends.
 //
 // # Registration
 //

@@ -1,17 +1,15 @@
 package searchattr
 
-import enumspb "go.temporal.io/api/enums/v1"
+import (
+	enumspb "go.temporal.io/api/enums/v1"
 
-// Names of the custom search attributes, exactly as registered on the namespace.
-const (
-	ToolName    = "ToolName"
-	ToolCallID  = "ToolCallId"
-	ToolOutcome = "ToolOutcome"
+	"github.com/toolgate/toolgate/wire"
 )
 
-// Names returns the attribute names in a fixed order: ToolName, ToolCallId, ToolOutcome.
+// Names returns the attribute names in a fixed order: ToolName, ToolCallId, ToolOutcome
+// (wire.SearchAttributeNames).
 func Names() []string {
-	return []string{ToolName, ToolCallID, ToolOutcome}
+	return wire.SearchAttributeNames()
 }
 
 // Definitions returns a new map from each attribute name to its type (all Keyword), ready for

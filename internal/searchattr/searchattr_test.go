@@ -19,6 +19,6 @@ func TestDefinitions(t *testing.T) {
 
 func TestDefinitionsReturnsFreshMap(t *testing.T) {
 	first := Definitions()
-	delete(first, ToolName)
-	assert.Contains(t, Definitions(), ToolName)
+	delete(first, "ToolName")
+	assert.Contains(t, Definitions(), "ToolName")
 }

@@ -30,8 +30,8 @@ import (
 	"github.com/toolgate/toolgate/internal/logging"
 	"github.com/toolgate/toolgate/toolbox"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 	"github.com/toolgate/toolgate/worker"
-	"github.com/toolgate/toolgate/workflows"
 	"github.com/toolgate/toolgate/workflows/internal/fixtures"
 )
 
@@ -165,8 +165,8 @@ func execute(call toolcore.ToolCall) func(context.Context, *recorder) (string, e
 // refuses to, so the SDK client does).
 func invalidCall(ctx context.Context, r *recorder) (string, error) {
 	id := client.WorkflowID("", "call-invalid")
-	_, err := r.sdk.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{ID: id, TaskQueue: workflows.DefaultTaskQueue},
-		workflows.ToolCallWorkflowName, json.RawMessage(`{"type":"toolCall","id":"call-invalid","name":"add"}`))
+	_, err := r.sdk.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{ID: id, TaskQueue: wire.DefaultTaskQueue},
+		wire.ToolCallWorkflowName, json.RawMessage(`{"type":"toolCall","id":"call-invalid","name":"add"}`))
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,24 @@
+// Package wire holds every wire name of toolgate: the names and shapes that callers in any
+// language, running workers and recorded histories depend on. Changing a value here breaks running
+// callers and replay of recorded histories; add names, never rename them.
+//
+// # Sections
+//
+// One file per part of the contract:
+//
+//   - workflow.go: the workflow type [ToolCallWorkflowName], the default task queue
+//     [DefaultTaskQueue] and the ApplicationError types a ToolCallWorkflow fails with.
+//   - activity.go: the activity type [ExecuteToolName] and the ApplicationError types the
+//     activity returns.
+//   - searchattr.go: the custom search attribute names and the values of ToolOutcome.
+//   - progress.go: [ProgressDetails], the heartbeat details a running tool's progress travels in.
+//
+// Features that add wire names (updates, queries, error codes) add them in a file of their own
+// here, each name documented where it is declared and in docs/contract.md.
+//
+// # Imports
+//
+// wire imports nothing but the standard library, so every package (toolcore, workflows,
+// activities, worker, client, commands and tests) can share the names without importing each
+// other: a client reads an activity's progress without importing the activity package.
+package wire
