@@ -10,7 +10,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"unicode"
 )
 
 // Arguments is read-only access to a call's arguments object, held as canonical JSON (keys
@@ -201,7 +200,7 @@ func (a Arguments) Decode(v any) error {
 		return fmt.Errorf("decode arguments: want a non-nil pointer, got %T", v)
 	}
 	obj := a.object()
-	c := decodeChecker{fields: map[reflect.Type]map[string]decodeField{}}
+	var c decodeChecker
 	if err := c.check(rv.Type().Elem(), obj, ""); err != nil {
 		return err
 	}
@@ -219,9 +218,7 @@ func (a Arguments) Decode(v any) error {
 }
 
 // decodeChecker checks canonical values against Go types before encoding/json decodes them.
-type decodeChecker struct {
-	fields map[reflect.Type]map[string]decodeField // per struct type, computed once per Decode
-}
+type decodeChecker struct{}
 
 // check checks the canonical value v against Go type t (see Decode).
 func (c decodeChecker) check(t reflect.Type, v string, path string) error {
@@ -261,17 +258,13 @@ func (c decodeChecker) check(t reflect.Type, v string, path string) error {
 		if k != kindObject {
 			return kindError(path, t, k)
 		}
-		fields, ok := c.fields[t]
-		if !ok {
-			fields = decodeFields(t)
-			c.fields[t] = fields
-		}
+		fields := structFieldsOf(t)
 		for key, mv := range members(v) {
-			f, ok := fields[key]
+			f, ok := fields.field(key)
 			if !ok {
 				return unknownField(path, key, fields)
 			}
-			if f.quoted {
+			if f.stringOpt {
 				continue
 			}
 			if err := c.check(f.typ, mv, joinPath(path, key)); err != nil {
@@ -386,10 +379,10 @@ func pathForMessage(path string) string {
 	return quoteForMessage(path)
 }
 
-func unknownField(path, key string, fields map[string]decodeField) error {
-	for name := range fields {
-		if strings.EqualFold(name, key) {
-			return fmt.Errorf("unknown field %s (did you mean %s?)", pathForMessage(joinPath(path, key)), quoteForMessage(name))
+func unknownField(path, key string, fields *structFields) error {
+	for _, f := range fields.fields {
+		if strings.EqualFold(f.name, key) {
+			return fmt.Errorf("unknown field %s (did you mean %s?)", pathForMessage(joinPath(path, key)), quoteForMessage(f.name))
 		}
 	}
 	return fmt.Errorf("unknown field %s", pathForMessage(joinPath(path, key)))
@@ -476,134 +469,4 @@ func clip(lit string) string {
 		return lit[:32] + "..."
 	}
 	return lit
-}
-
-// decodeField is one JSON-visible field of a struct, as encoding/json resolves it.
-type decodeField struct {
-	name   string
-	typ    reflect.Type
-	tagged bool
-	quoted bool
-	depth  int
-}
-
-// decodeFields returns the fields encoding/json decodes into for struct type t, by exact name:
-// exported fields (and those promoted from embedded structs), named by their json tag, "-"
-// skipped, and the encoding/json dominance rule for names promoted at several depths.
-func decodeFields(t reflect.Type) map[string]decodeField {
-	var all []decodeField
-	visited := map[reflect.Type]bool{}
-	next := []reflect.Type{t}
-	for depth := 0; len(next) > 0; depth++ {
-		current := next
-		next = nil
-		for _, st := range current {
-			if visited[st] {
-				continue
-			}
-			visited[st] = true
-			for i := range st.NumField() {
-				sf := st.Field(i)
-				ft := sf.Type
-				if ft.Name() == "" && ft.Kind() == reflect.Pointer {
-					ft = ft.Elem()
-				}
-				if sf.Anonymous {
-					if !sf.IsExported() && ft.Kind() != reflect.Struct {
-						continue
-					}
-				} else if !sf.IsExported() {
-					continue
-				}
-				tag := sf.Tag.Get("json")
-				if tag == "-" {
-					continue
-				}
-				name, opts, _ := strings.Cut(tag, ",")
-				if !validTagName(name) {
-					name = ""
-				}
-				if name == "" && sf.Anonymous && ft.Kind() == reflect.Struct {
-					next = append(next, ft)
-					continue
-				}
-				f := decodeField{name: name, typ: sf.Type, tagged: name != "", depth: depth}
-				if f.name == "" {
-					f.name = sf.Name
-				}
-				if hasOption(opts, "string") {
-					switch ft.Kind() {
-					case reflect.Bool, reflect.String,
-						reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-						reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-						reflect.Float32, reflect.Float64:
-						f.quoted = true
-					}
-				}
-				all = append(all, f)
-			}
-		}
-	}
-	byName := map[string][]decodeField{}
-	for _, f := range all {
-		byName[f.name] = append(byName[f.name], f)
-	}
-	fields := make(map[string]decodeField, len(byName))
-	for name, fs := range byName {
-		if f, ok := dominant(fs); ok {
-			fields[name] = f
-		}
-	}
-	return fields
-}
-
-// dominant picks the field encoding/json uses among fields of one name: the shallowest, or the
-// only tagged one among the shallowest; none if that is ambiguous.
-func dominant(fs []decodeField) (decodeField, bool) {
-	minDepth := fs[0].depth
-	for _, f := range fs {
-		minDepth = min(minDepth, f.depth)
-	}
-	var top, tagged []decodeField
-	for _, f := range fs {
-		if f.depth == minDepth {
-			top = append(top, f)
-			if f.tagged {
-				tagged = append(tagged, f)
-			}
-		}
-	}
-	switch {
-	case len(top) == 1:
-		return top[0], true
-	case len(tagged) == 1:
-		return tagged[0], true
-	default:
-		return decodeField{}, false
-	}
-}
-
-func validTagName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for _, c := range name {
-		switch {
-		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
-		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
-			return false
-		}
-	}
-	return true
-}
-
-func hasOption(opts, want string) bool {
-	for opts != "" {
-		var o string
-		o, opts, _ = strings.Cut(opts, ",")
-		if o == want {
-			return true
-		}
-	}
-	return false
 }

@@ -468,3 +468,37 @@ func TestArgumentsDecodeIntoArguments(t *testing.T) {
 	require.NoError(t, mustArgs(t, `{"o":{"y":1,"x":2}}`).Decode(&dec))
 	assert.Equal(t, []string{"x", "y"}, dec.O.Keys())
 }
+
+// sharedInner is embedded twice, through two different structs, at the same depth.
+type sharedInner struct {
+	X int `json:"x"`
+}
+
+type viaA struct{ sharedInner }
+
+type viaB struct{ sharedInner }
+
+type embedsTwice struct {
+	viaA
+	viaB
+	Y int `json:"y"`
+}
+
+// Decode and Serialize resolve fields alike: a name promoted through two embeddings of the same
+// struct is ambiguous, so encoding/json drops it, Serialize omits it, and Decode refuses it as an
+// unknown field with toolgate's message (not encoding/json's).
+func TestArgumentsDecodeAgreesWithSerializeOnDoublyEmbedded(t *testing.T) {
+	v := embedsTwice{Y: 2}
+	v.viaA.X, v.viaB.X = 1, 1
+	std, err := json.Marshal(v)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"y":2}`, string(std), "encoding/json drops the ambiguous x")
+	got, err := Serialize(v)
+	require.NoError(t, err)
+	assert.Equal(t, `{"y":2}`, got)
+
+	var dec embedsTwice
+	assert.EqualError(t, mustArgs(t, `{"x":1,"y":2}`).Decode(&dec), `unknown field "x"`)
+	require.NoError(t, mustArgs(t, `{"y":2}`).Decode(&dec))
+	assert.Equal(t, 2, dec.Y)
+}

@@ -267,7 +267,7 @@ type serEncoder struct {
 	members []serRawMember // members of the raw JSON objects being emitted, stacked
 
 	structType reflect.Type // the struct type last emitted, and its serStruct
-	structInfo *serStruct
+	structInfo *structFields
 
 	trace bool // keep path
 }
@@ -881,175 +881,10 @@ func serCompareKeys(a, b string) int {
 	return strings.Compare(a, b)
 }
 
-// serStruct is what Serialize needs of a struct type, computed once per type.
-type serStruct struct {
-	opaque bool
-	fields []serField // sorted by name
-}
-
-type serField struct {
-	name      string
-	quoted    string // `"name":`; names never need escapes (identifiers and valid tag names)
-	runes     int    // code points of name
-	index     []int
-	scalar    reflect.Kind // serScalarKind of the field's type
-	omitEmpty bool
-	omitZero  bool
-}
-
-// serStructs caches *serStruct by reflect.Type; the entries are immutable.
-var serStructs sync.Map
-
-func serStructOf(t reflect.Type) *serStruct {
-	if info, ok := serStructs.Load(t); ok {
-		return info.(*serStruct)
-	}
-	info, _ := serStructs.LoadOrStore(t, newSerStruct(t))
-	return info.(*serStruct)
-}
-
-// newSerStruct follows encoding/json's typeFields (breadth-first over untagged embedded
-// structs, Go's shadowing rules with json tags dominating, ambiguous names dropped), except that
-// an unexported field makes the struct opaque instead of being skipped.
-func newSerStruct(t reflect.Type) *serStruct {
-	type field struct {
-		serField
-		tagged bool
-		typ    reflect.Type
-	}
-	var current, next []field
-	next = []field{{typ: t}}
-	var count, nextCount map[reflect.Type]int
-	visited := map[reflect.Type]bool{}
-	var fields []field
-	for len(next) > 0 {
-		current, next = next, current[:0]
-		count, nextCount = nextCount, map[reflect.Type]int{}
-		for _, f := range current {
-			if visited[f.typ] {
-				continue
-			}
-			visited[f.typ] = true
-			for i := range f.typ.NumField() {
-				sf := f.typ.Field(i)
-				if sf.Anonymous {
-					ft := sf.Type
-					if ft.Kind() == reflect.Pointer {
-						ft = ft.Elem()
-					}
-					if !sf.IsExported() && ft.Kind() != reflect.Struct {
-						return &serStruct{opaque: true}
-					}
-				} else if !sf.IsExported() {
-					return &serStruct{opaque: true}
-				}
-				tag := sf.Tag.Get("json")
-				if tag == "-" {
-					continue
-				}
-				name, opts, _ := strings.Cut(tag, ",")
-				if !serValidTag(name) {
-					name = ""
-				}
-				index := append(slices.Clip(f.index), i)
-				ft := sf.Type
-				if ft.Name() == "" && ft.Kind() == reflect.Pointer {
-					ft = ft.Elem()
-				}
-				if name != "" || !sf.Anonymous || ft.Kind() != reflect.Struct {
-					tagged := name != ""
-					if name == "" {
-						name = sf.Name
-					}
-					nf := field{
-						serField: serField{
-							name:      name,
-							index:     index,
-							scalar:    serScalarKind(sf.Type),
-							omitEmpty: serTagOption(opts, "omitempty"),
-							omitZero:  serTagOption(opts, "omitzero"),
-						},
-						tagged: tagged,
-						typ:    ft,
-					}
-					fields = append(fields, nf)
-					if count[f.typ] > 1 {
-						// Several embeddings of f.typ at this depth: a duplicate makes the
-						// name ambiguous below.
-						fields = append(fields, nf)
-					}
-					continue
-				}
-				nextCount[ft]++
-				if nextCount[ft] == 1 {
-					next = append(next, field{serField: serField{name: ft.Name(), index: index}, typ: ft})
-				}
-			}
-		}
-	}
-	slices.SortFunc(fields, func(a, b field) int {
-		if c := strings.Compare(a.name, b.name); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(len(a.index), len(b.index)); c != 0 {
-			return c
-		}
-		if a.tagged != b.tagged {
-			if a.tagged {
-				return -1
-			}
-			return 1
-		}
-		return slices.Compare(a.index, b.index)
-	})
-	info := &serStruct{}
-	for i := 0; i < len(fields); {
-		j := i + 1
-		for j < len(fields) && fields[j].name == fields[i].name {
-			j++
-		}
-		// fields[i] dominates unless the next one is as shallow and as tagged.
-		if j == i+1 || len(fields[i].index) != len(fields[i+1].index) || fields[i].tagged != fields[i+1].tagged {
-			f := fields[i].serField
-			f.quoted = `"` + f.name + `":`
-			f.runes = utf8.RuneCountInString(f.name)
-			info.fields = append(info.fields, f)
-		}
-		i = j
-	}
-	return info
-}
-
-func serTagOption(opts, name string) bool {
-	for opts != "" {
-		var o string
-		o, opts, _ = strings.Cut(opts, ",")
-		if o == name {
-			return true
-		}
-	}
-	return false
-}
-
-// serValidTag is encoding/json's rule for a json tag name.
-func serValidTag(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		switch {
-		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
-		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
-			return false
-		}
-	}
-	return true
-}
-
 // structValue emits a struct whose fields are all exported.
 func (e *serEncoder) structValue(v reflect.Value) {
 	if t := v.Type(); t != e.structType {
-		e.structType, e.structInfo = t, serStructOf(t)
+		e.structType, e.structInfo = t, structFieldsOf(t)
 	}
 	info := e.structInfo
 	if info.opaque {
