@@ -16,7 +16,7 @@ type structFields struct {
 	// opaque: the struct has an unexported field (not an embedded struct), which encoding/json
 	// would skip silently; Serialize refuses such a struct instead of dropping data.
 	opaque bool
-	fields []jsonField     // sorted by name
+	fields []jsonField    // sorted by name
 	byName map[string]int // index into fields
 }
 
