@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/toolgate/toolgate/internal/searchattr"
 	"github.com/toolgate/toolgate/wire"
 )
 
@@ -107,7 +108,7 @@ func (c *Client) searchAttributes(ctx context.Context) bool {
 	}
 	dctx, cancel := context.WithTimeout(ctx, detectTimeout)
 	defer cancel()
-	has, err := hasSearchAttributes(dctx, c.sdk.OperatorService(), c.opts.Namespace, wire.SearchAttributeToolName, wire.SearchAttributeToolCallID)
+	has, err := hasStartAttributes(dctx, c.sdk.OperatorService(), c.opts.Namespace)
 	if err != nil && ctx.Err() != nil {
 		return false
 	}
@@ -124,18 +125,16 @@ func (c *Client) disableSearchAttributes() {
 	c.attrsKnown, c.attrsSet = true, false
 }
 
-// hasSearchAttributes reports whether namespace defines every name as a custom attribute.
-func hasSearchAttributes(ctx context.Context, op operatorservice.OperatorServiceClient, namespace string, names ...string) (bool, error) {
-	resp, err := op.ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+// hasStartAttributes reports whether namespace defines the attributes a start sets (ToolName and
+// ToolCallId, as Keyword).
+func hasStartAttributes(ctx context.Context, op operatorservice.OperatorServiceClient, namespace string) (bool, error) {
+	missing, err := searchattr.MissingIn(ctx, op, namespace)
 	if err != nil {
 		return false, err
 	}
-	for _, name := range names {
-		if _, ok := resp.GetCustomAttributes()[name]; !ok {
-			return false, nil
-		}
-	}
-	return true, nil
+	_, noName := missing[wire.SearchAttributeToolName]
+	_, noID := missing[wire.SearchAttributeToolCallID]
+	return !noName && !noID, nil
 }
 
 // isUndefinedSearchAttribute reports whether a start was refused for an undefined search attribute

@@ -19,22 +19,7 @@ import (
 // missingSearchAttributes returns the toolgate attributes namespace lacks; one registered with
 // another type than Keyword is an error (no workflow could upsert it).
 func missingSearchAttributes(ctx context.Context, c client.Client, namespace string) (map[string]enumspb.IndexedValueType, error) {
-	resp, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
-	if err != nil {
-		return nil, fmt.Errorf("list search attributes: %w", err)
-	}
-	want := searchattr.Definitions()
-	for name, typ := range want {
-		got, ok := resp.GetCustomAttributes()[name]
-		if !ok {
-			continue
-		}
-		if got != typ {
-			return nil, fmt.Errorf("search attribute %q has type %v, want %v", name, got, typ)
-		}
-		delete(want, name)
-	}
-	return want, nil
+	return searchattr.MissingIn(ctx, c.OperatorService(), namespace)
 }
 
 // hasSearchAttributes reports whether namespace has all toolgate attributes.

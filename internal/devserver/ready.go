@@ -67,22 +67,7 @@ const namespaceRefreshWait = 2*time.Second + 250*time.Millisecond
 // workflow task. An attribute that exists with another type is an error.
 func ensureSearchAttributes(ctx context.Context, op operatorservice.OperatorServiceClient, namespace string) error {
 	missing := func(ctx context.Context) (map[string]enumspb.IndexedValueType, error) {
-		resp, err := op.ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
-		if err != nil {
-			return nil, fmt.Errorf("list search attributes: %w", err)
-		}
-		want := searchattr.Definitions()
-		for name, typ := range want {
-			got, ok := resp.GetCustomAttributes()[name]
-			if !ok {
-				continue
-			}
-			if got != typ {
-				return nil, fmt.Errorf("search attribute %q has type %v, want %v", name, got, typ)
-			}
-			delete(want, name)
-		}
-		return want, nil
+		return searchattr.MissingIn(ctx, op, namespace)
 	}
 	add, err := missing(ctx)
 	if err != nil || len(add) == 0 {

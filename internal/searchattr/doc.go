@@ -16,6 +16,9 @@
 //
 // # Registration
 //
+// [Missing] (and [MissingIn], which lists a namespace's attributes first) is the one check of a
+// namespace against the set: the dev server, the worker and the client all use it.
+//
 // [Definitions] is the map an OperatorService AddSearchAttributes request (or the SQLite
 // namespace setup of the dev server) takes. A workflow must never upsert an attribute the
 // namespace lacks: the server fails the workflow task, and the workflow is stuck.

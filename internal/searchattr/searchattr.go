@@ -1,7 +1,11 @@
 package searchattr
 
 import (
+	"context"
+	"fmt"
+
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
 
 	"github.com/toolgate/toolgate/wire"
 )
@@ -20,4 +24,31 @@ func Definitions() map[string]enumspb.IndexedValueType {
 		defs[name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
 	}
 	return defs
+}
+
+// Missing returns the toolgate attributes (with their types) that listed, a namespace's custom
+// search attributes, lacks. An attribute listed with another type than Keyword is an error: no
+// workflow could upsert it.
+func Missing(listed map[string]enumspb.IndexedValueType) (map[string]enumspb.IndexedValueType, error) {
+	missing := Definitions()
+	for _, name := range Names() {
+		got, ok := listed[name]
+		if !ok {
+			continue
+		}
+		if want := missing[name]; got != want {
+			return nil, fmt.Errorf("search attribute %q has type %v, want %v", name, got, want)
+		}
+		delete(missing, name)
+	}
+	return missing, nil
+}
+
+// MissingIn lists namespace's custom search attributes through op and returns [Missing] of them.
+func MissingIn(ctx context.Context, op operatorservice.OperatorServiceClient, namespace string) (map[string]enumspb.IndexedValueType, error) {
+	resp, err := op.ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	if err != nil {
+		return nil, fmt.Errorf("list search attributes: %w", err)
+	}
+	return Missing(resp.GetCustomAttributes())
 }
