@@ -53,9 +53,9 @@
 // # Replay tests
 //
 // testdata/histories holds one recorded history per outcome kind, replayed by the tests of this
-// package; `go run ./workflows/internal/recordhistories` re-records them from the embedded server.
+// package; `go run ./internal/recordhistories` re-records them from the embedded server.
 // The top-level files use only toolbox tools (so `toolgate replay testdata/histories/*.json`
-// passes with the default toolbox); testdata/histories/fixtures need workflows/internal/fixtures.
+// passes with the default toolbox); testdata/histories/fixtures need internal/recordhistories/fixtures.
 //
 // # Panics and the worker's panic policy
 //

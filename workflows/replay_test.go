@@ -12,15 +12,15 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/toolgate/toolgate/internal/recordhistories/fixtures"
 	"github.com/toolgate/toolgate/toolbox"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/workflows"
-	"github.com/toolgate/toolgate/workflows/internal/fixtures"
 )
 
 // The histories were recorded from the embedded server by
 //
-//	go run ./workflows/internal/recordhistories
+//	go run ./internal/recordhistories
 //
 // (from the module root); re-record them after a deliberate change of the workflow's commands,
 // and guard changes that calls in flight could see with workflow.GetVersion instead.

@@ -1,10 +1,10 @@
 // Command recordhistories records one ToolCallWorkflow history per outcome kind from an embedded
 // Temporal server, for the replay tests of package workflows:
 //
-//	go run ./workflows/internal/recordhistories [-out testdata/histories]
+//	go run ./internal/recordhistories [-out testdata/histories]
 //
 // Histories of calls to toolbox tools go to <out>/*.json (replayable with `toolgate replay`,
-// whose registry is the toolbox); those that need the tools of workflows/internal/fixtures go to
+// whose registry is the toolbox); those that need the tools of internal/recordhistories/fixtures go to
 // <out>/fixtures/*.json. It prints one line per history: events and bytes.
 package main
 
@@ -28,11 +28,11 @@ import (
 	"github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/devserver"
 	"github.com/toolgate/toolgate/internal/logging"
+	"github.com/toolgate/toolgate/internal/recordhistories/fixtures"
 	"github.com/toolgate/toolgate/toolbox"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 	"github.com/toolgate/toolgate/worker"
-	"github.com/toolgate/toolgate/workflows/internal/fixtures"
 )
 
 // timeout bounds the whole recording.
