@@ -248,6 +248,19 @@ func TestUI(t *testing.T) {
 
 	index := httpGet(t, srv.UIAddress()+"/")
 	assert.Contains(t, index, "<html")
+	// DNS rebinding: a page served as evil.example whose name now resolves to 127.0.0.1 makes
+	// the browser send Host: evil.example to this port. The UI must not answer it.
+	for _, path := range []string{"/", "/api/v1/namespaces/default/workflows"} {
+		req, err := http.NewRequest(http.MethodGet, srv.UIAddress()+path, nil)
+		require.NoError(t, err)
+		req.Host = "evil.example"
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusMisdirectedRequest, resp.StatusCode, path)
+		assert.NotContains(t, string(body), "<html", path)
+	}
 
 	type listing struct {
 		Executions []struct {

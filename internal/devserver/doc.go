@@ -14,7 +14,9 @@
 // <DataDir>/temporal.db: created with the server's schema when missing, reopened as it is when
 // present (workflows, histories and results survive a restart). The file is in WAL mode with
 // synchronous=normal (temporal.db-wal and -shm sit beside it): a process crash loses nothing, a
-// power loss may lose the last commits.
+// power loss may lose the last commits. A DataDir the server creates (and its missing parents) is
+// 0700, since it holds every call's arguments and results; an existing one keeps its mode (it may
+// be shared on purpose), with a warning when others may enter it.
 //
 // The server's SQLite plugin never closes a database connection: after Stop, an in-memory
 // database stays in memory and a file stays open until the process exits. A later Start on the
@@ -55,5 +57,8 @@
 //
 // With Options.UI the Temporal Web UI (github.com/temporalio/ui-server/v2) serves on a loopback
 // port, pointing at the frontend, with news fetching and version checks off. Its JSON API is
-// under /api/v1, e.g. /api/v1/namespaces/default/workflows lists workflows.
+// under /api/v1, e.g. /api/v1/namespaces/default/workflows lists workflows. It answers only
+// requests whose Host is localhost, 127.0.0.1 or [::1] (any port), others get 421 Misdirected
+// Request: the UI can start and cancel workflows, and a web page that rebinds its DNS name to
+// 127.0.0.1 still sends its own name as Host.
 package devserver

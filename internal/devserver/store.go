@@ -12,6 +12,7 @@ import (
 	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
 	"go.temporal.io/server/common/primitives/timestamp"
 	"go.temporal.io/server/schema/sqlite"
+	"go.uber.org/zap"
 
 	"github.com/toolgate/toolgate/internal/searchattr"
 )
@@ -43,8 +44,8 @@ func openStore(opts Options) (*config.SQL, error) {
 		if err != nil {
 			return nil, fmt.Errorf("resolve data dir %q: %w", opts.DataDir, err)
 		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("create data dir: %w", err)
+		if err := prepareDataDir(dir, opts.Logger); err != nil {
+			return nil, err
 		}
 		cfg.DatabaseName = filepath.Join(dir, dbFileName)
 		cfg.ConnectAttributes["mode"] = "rwc"
@@ -82,6 +83,31 @@ func setupSchemaIfNew(cfg *config.SQL) error {
 	if err := sqlite.SetupSchema(cfg); err != nil {
 		_ = os.Remove(cfg.DatabaseName)
 		return fmt.Errorf("set up schema in %s: %w", cfg.DatabaseName, err)
+	}
+	return nil
+}
+
+// dataDirMode is the mode of a data directory toolgate creates: the database holds every call's
+// arguments and results, which may carry secrets, so only the owner may enter it.
+const dataDirMode fs.FileMode = 0o700
+
+// prepareDataDir creates dir (and missing parents) with dataDirMode. A directory that already
+// exists is left as it is, because it may be one the user shares on purpose (--data-dir .); if
+// others may enter it, a warning says so and how to close it.
+func prepareDataDir(dir string, logger *zap.Logger) error {
+	if err := os.MkdirAll(dir, dataDirMode); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("check data dir: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("check data dir: %s is not a directory", dir)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 && logger != nil {
+		logger.Warn("the data directory is open to other users; it holds every call's arguments and results",
+			zap.String("dir", dir), zap.Stringer("mode", perm), zap.String("fix", "chmod 700 "+dir))
 	}
 	return nil
 }

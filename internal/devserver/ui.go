@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -79,7 +80,7 @@ func startUI(ln net.Listener, frontend, namespace string, logger *zap.Logger) (*
 	}
 	s := &uiServer{
 		http: &http.Server{
-			Handler:           handler,
+			Handler:           loopbackHostsOnly(handler),
 			ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog:          errLog,
 		},
@@ -94,6 +95,40 @@ func startUI(ln net.Listener, frontend, namespace string, logger *zap.Logger) (*
 		}
 	}()
 	return s, nil
+}
+
+// loopbackHostsOnly serves only requests whose Host names the loopback interface: localhost,
+// 127.0.0.1 or [::1], with or without a port. The UI proxies the whole WorkflowService, write
+// actions included, so a web page that rebinds its own DNS name to 127.0.0.1 must not reach it:
+// the browser still sends that name as Host, and gets 421 Misdirected Request.
+func loopbackHostsOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isLoopbackHost(r.Host) {
+			http.Error(w, "this Temporal UI answers only to localhost, 127.0.0.1 and [::1]", http.StatusMisdirectedRequest)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// isLoopbackHost reports whether a Host header value is localhost, 127.0.0.1 or [::1], with an
+// optional port. Other spellings (127.1, 2130706433, localhost., sub.localhost) are refused: none
+// is needed to open the UI, and each is a name some resolver may give another meaning.
+func isLoopbackHost(host string) bool {
+	name := host
+	if h, port, err := net.SplitHostPort(host); err == nil {
+		if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+			return false
+		}
+		name = h
+	} else if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		name = host[1 : len(host)-1]
+	}
+	switch strings.ToLower(name) {
+	case "localhost", "127.0.0.1", "::1":
+		return name != "::1" || strings.HasPrefix(host, "[")
+	}
+	return false
 }
 
 // newUIHandler builds the UI's echo handler and the gRPC connection it uses, mirroring
