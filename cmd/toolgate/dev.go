@@ -93,7 +93,7 @@ func defaultDataDir(lookupEnv func(string) (string, bool)) string {
 }
 
 func runDev(ctx context.Context, a *app, o devOptions) error {
-	reg, err := o.toolbox.registry()
+	reg, err := o.toolbox.registry(a.logger.Named("toolbox"))
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"go.uber.org/zap"
 
 	"github.com/toolgate/toolgate/toolbox"
 	"github.com/toolgate/toolgate/toolcore"
@@ -23,9 +24,10 @@ func addToolboxFlags(cmd *cobra.Command, o *toolboxOptions) {
 	bindEnv(fs, "allow-host", "TOOLGATE_ALLOW_HOSTS")
 }
 
-// registry builds the toolbox registry the options describe.
-func (o toolboxOptions) registry() (*toolcore.Registry, error) {
-	reg, err := toolbox.New(toolbox.Config{Root: o.root, AllowHosts: o.allowHosts})
+// registry builds the toolbox registry the options describe; the tools log what they keep from
+// the model (such as the address a refused host resolved to) to logger, which may be nil.
+func (o toolboxOptions) registry(logger *zap.Logger) (*toolcore.Registry, error) {
+	reg, err := toolbox.New(toolbox.Config{Root: o.root, AllowHosts: o.allowHosts, Logger: logger})
 	if err != nil {
 		return nil, badInput(fmt.Errorf("build toolbox: %w", err))
 	}

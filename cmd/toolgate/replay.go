@@ -50,7 +50,7 @@ Exit codes: 0 every file passed, 1 at least one failed, 2 usage.`,
 }
 
 func runReplay(_ context.Context, a *app, o replayOptions, files []string) error {
-	reg, err := o.toolbox.registry()
+	reg, err := o.toolbox.registry(nil)
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ type toolJSON struct {
 }
 
 func runTools(_ context.Context, a *app, o toolsOptions) error {
-	reg, err := o.toolbox.registry()
+	reg, err := o.toolbox.registry(nil)
 	if err != nil {
 		return err
 	}

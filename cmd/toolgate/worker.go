@@ -54,7 +54,7 @@ or idempotent; an unsafe one ends with an outcome-unknown TOOL_EXECUTION_FAILED.
 }
 
 func runWorker(ctx context.Context, a *app, o workerOptions) error {
-	reg, err := o.toolbox.registry()
+	reg, err := o.toolbox.registry(a.logger.Named("toolbox"))
 	if err != nil {
 		return err
 	}
