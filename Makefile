@@ -27,11 +27,14 @@ setup:
 vet:
 	$(GO) vet $(PKGS)
 
+# The package lists are computed first, so a failing `go list` fails the target instead of
+# testing nothing.
 test-race:
-	$(GO) test -race -timeout 15m $$(scripts/packages race)
+	pkgs=$$(GO=$(GO) scripts/packages race) && $(GO) test -race -timeout 15m $$pkgs
 
 test-norace: bin/toolgate
-	TOOLGATE_BIN=$(CURDIR)/bin/toolgate $(GO) test -timeout 20m $$(scripts/packages norace)
+	pkgs=$$(GO=$(GO) scripts/packages norace) && \
+		TOOLGATE_BIN=$(CURDIR)/bin/toolgate $(GO) test -timeout 20m $$pkgs
 
 # bin/toolgate is always relinked (cheap when nothing changed: the build cache has every package);
 # the FORCE prerequisite keeps make from trusting the file's age.
