@@ -1,0 +1,15 @@
+// Package archtest holds the import rules of toolgate as a test: it lists every package of the
+// module with `go list -deps` and fails on an import arrow that points the wrong way.
+//
+// # Rules
+//
+//   - toolcore (the contract, pure Go) depends on nothing of go.temporal.io, tests included.
+//   - wire imports only the standard library (and, if ever needed, go.temporal.io/sdk).
+//   - workflows, activities, worker, client, toolbox and wire never depend, even transitively,
+//     on go.temporal.io/server or internal/devserver: they never link the server.
+//   - client never depends on activities: the names they share live in package wire.
+//   - Only internal/devserver imports go.temporal.io/server directly; commands and tests that
+//     need a server use internal/devserver (or internal/devserver/devtest).
+//
+// The test needs the go command (it runs `go list`, which compiles nothing).
+package archtest
