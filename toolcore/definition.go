@@ -45,6 +45,7 @@ const (
 	DefaultTimeout          = time.Minute
 	DefaultHeartbeatTimeout = 10 * time.Second
 	DefaultMaxAttempts      = 3
+	DefaultApprovalTimeout  = 24 * time.Hour
 )
 
 // Options are the execution options the durable path uses. They work at their zero value.
@@ -62,6 +63,13 @@ type Options struct {
 	MaxAttempts int
 	// TaskQueue runs the tool's activity on another queue. Optional: default the worker's queue.
 	TaskQueue string
+	// RequireApproval makes every call wait, after validation and before any effect, for a
+	// human decision bound to the exact call (see CallHash). Definition.ApprovalRule can require
+	// it for some calls only. Optional: default false.
+	RequireApproval bool
+	// ApprovalTimeout bounds the wait for a decision; past it the call is TOOL_APPROVAL_EXPIRED.
+	// Optional: default DefaultApprovalTimeout (24 hours).
+	ApprovalTimeout time.Duration
 }
 
 // Definition is what a tool author fills in. A is the validated argument type: it must survive a
@@ -92,6 +100,11 @@ type Definition[A any] struct {
 	// sees arguments the schema accepts. Optional: default false (Validate alone decides); with a
 	// nil Validate the schema is always checked.
 	CheckSchema bool
+	// ApprovalRule requires approval for the calls whose validated value it returns true for
+	// (e.g. an amount above a limit). It is synchronous and pure like Validate: it runs in
+	// workflow code. A panic requires approval. Optional: default nil, only
+	// Options.RequireApproval decides.
+	ApprovalRule func(A) bool
 }
 
 // Tool is an immutable, defined tool. The zero value is invalid (a nil entry in a batch).
@@ -116,6 +129,8 @@ type tool struct {
 	decode func(raw []byte) error
 	// run decodes JSON into a fresh A and runs the author's Execute with it.
 	run func(ctx context.Context, raw []byte) (any, error)
+	// approvalRule decodes JSON into a fresh A and runs the author's ApprovalRule; nil without one.
+	approvalRule func(raw []byte) (bool, error)
 }
 
 // Define copies d once into an immutable Tool, or returns a *ContractError with
@@ -130,6 +145,7 @@ func Define[A any](d Definition[A]) (Tool, error) {
 	// Read every field of d exactly once: d is a copy already, and the funcs are captured by value.
 	name, description, validate, execute, opts := d.Name, d.Description, d.Validate, d.Execute, d.Options
 	inputRaw, outputRaw, checkSchema := bytes.Clone(d.InputSchema), bytes.Clone(d.OutputSchema), d.CheckSchema
+	rule := d.ApprovalRule
 	if err := checkName(name); err != nil {
 		return Tool{}, err
 	}
@@ -151,6 +167,16 @@ func Define[A any](d Definition[A]) (Tool, error) {
 		return Tool{}, contractErrorf(CodeInvalidToolDefinition,
 			"tool %q: argument type %s cannot round-trip through JSON: %s", name, argType, err)
 	}
+	var approvalRule func(raw []byte) (bool, error)
+	if rule != nil {
+		approvalRule = func(raw []byte) (bool, error) {
+			a, err := decodeArgs[A](raw)
+			if err != nil {
+				return true, fmt.Errorf("decode validated arguments: %w", err)
+			}
+			return rule(a), nil
+		}
+	}
 	input, output, err := defineSchemas(argType, inputRaw, outputRaw)
 	if err != nil {
 		return Tool{}, contractErrorf(CodeInvalidToolDefinition, "tool %q: %s", name, err)
@@ -159,13 +185,14 @@ func Define[A any](d Definition[A]) (Tool, error) {
 		validate, checkSchema = decodeValidator[A], true
 	}
 	return Tool{d: &tool{
-		name:        name,
-		description: description,
-		options:     opts,
-		argType:     argType.String(),
-		input:       input,
-		output:      output,
-		hash:        definitionHash(name, input, opts),
+		name:         name,
+		approvalRule: approvalRule,
+		description:  description,
+		options:      opts,
+		argType:      argType.String(),
+		input:        input,
+		output:       output,
+		hash:         definitionHash(name, input, opts),
 		validate: func(args Arguments) (any, string, decisionKind) {
 			if checkSchema {
 				if reason := input.check(args); reason != "" {
@@ -292,6 +319,8 @@ func checkOptions(o Options) (Options, error) {
 		return o, fmt.Errorf("Timeout %s must not be negative", o.Timeout)
 	case o.HeartbeatTimeout < 0:
 		return o, fmt.Errorf("HeartbeatTimeout %s must not be negative", o.HeartbeatTimeout)
+	case o.ApprovalTimeout < 0:
+		return o, fmt.Errorf("ApprovalTimeout %s must not be negative", o.ApprovalTimeout)
 	case o.MaxAttempts < 0:
 		return o, fmt.Errorf("MaxAttempts %d must not be negative", o.MaxAttempts)
 	case o.SideEffect == Unsafe && o.MaxAttempts > 1:
@@ -304,6 +333,9 @@ func checkOptions(o Options) (Options, error) {
 	}
 	if o.HeartbeatTimeout == 0 {
 		o.HeartbeatTimeout = DefaultHeartbeatTimeout
+	}
+	if o.ApprovalTimeout == 0 {
+		o.ApprovalTimeout = DefaultApprovalTimeout
 	}
 	switch {
 	case o.SideEffect == Unsafe:

@@ -179,22 +179,22 @@ func TestToolOptionsDefaults(t *testing.T) {
 		{
 			name: "zero",
 			give: toolcore.Options{},
-			want: toolcore.Options{SideEffect: toolcore.Unsafe, Timeout: time.Minute, HeartbeatTimeout: 10 * time.Second, MaxAttempts: 1},
+			want: toolcore.Options{SideEffect: toolcore.Unsafe, Timeout: time.Minute, HeartbeatTimeout: 10 * time.Second, MaxAttempts: 1, ApprovalTimeout: toolcore.DefaultApprovalTimeout},
 		},
 		{
 			name: "read-only zero",
 			give: toolcore.Options{SideEffect: toolcore.ReadOnly},
-			want: toolcore.Options{SideEffect: toolcore.ReadOnly, Timeout: time.Minute, HeartbeatTimeout: 10 * time.Second, MaxAttempts: 3},
+			want: toolcore.Options{SideEffect: toolcore.ReadOnly, Timeout: time.Minute, HeartbeatTimeout: 10 * time.Second, MaxAttempts: 3, ApprovalTimeout: toolcore.DefaultApprovalTimeout},
 		},
 		{
 			name: "unsafe with one attempt",
 			give: toolcore.Options{MaxAttempts: 1},
-			want: toolcore.Options{SideEffect: toolcore.Unsafe, Timeout: time.Minute, HeartbeatTimeout: 10 * time.Second, MaxAttempts: 1},
+			want: toolcore.Options{SideEffect: toolcore.Unsafe, Timeout: time.Minute, HeartbeatTimeout: 10 * time.Second, MaxAttempts: 1, ApprovalTimeout: toolcore.DefaultApprovalTimeout},
 		},
 		{
 			name: "all set",
 			give: toolcore.Options{SideEffect: toolcore.Idempotent, Timeout: time.Hour, HeartbeatTimeout: time.Second, MaxAttempts: 7, TaskQueue: "gpu"},
-			want: toolcore.Options{SideEffect: toolcore.Idempotent, Timeout: time.Hour, HeartbeatTimeout: time.Second, MaxAttempts: 7, TaskQueue: "gpu"},
+			want: toolcore.Options{SideEffect: toolcore.Idempotent, Timeout: time.Hour, HeartbeatTimeout: time.Second, MaxAttempts: 7, TaskQueue: "gpu", ApprovalTimeout: toolcore.DefaultApprovalTimeout},
 		},
 	}
 	for _, tt := range tests {

@@ -71,6 +71,8 @@ const (
 	CodeToolValidationFailed                    // TOOL_VALIDATION_FAILED
 	CodeToolExecutionFailed                     // TOOL_EXECUTION_FAILED
 	CodeToolOutputSerializationFailed           // TOOL_OUTPUT_SERIALIZATION_FAILED
+	CodeToolApprovalRejected                    // TOOL_APPROVAL_REJECTED: a reviewer rejected the call
+	CodeToolApprovalExpired                     // TOOL_APPROVAL_EXPIRED: no decision within the approval timeout
 )
 
 var errorCodeNames = [...]string{
@@ -79,6 +81,8 @@ var errorCodeNames = [...]string{
 	CodeToolValidationFailed:          "TOOL_VALIDATION_FAILED",
 	CodeToolExecutionFailed:           "TOOL_EXECUTION_FAILED",
 	CodeToolOutputSerializationFailed: "TOOL_OUTPUT_SERIALIZATION_FAILED",
+	CodeToolApprovalRejected:          "TOOL_APPROVAL_REJECTED",
+	CodeToolApprovalExpired:           "TOOL_APPROVAL_EXPIRED",
 }
 
 // String returns the wire name, e.g. "TOOL_NOT_FOUND"; an invalid code is "ErrorCode(<n>)".

@@ -42,8 +42,10 @@ func TestErrorCodeString(t *testing.T) {
 		{give: toolcore.CodeToolValidationFailed, want: "TOOL_VALIDATION_FAILED"},
 		{give: toolcore.CodeToolExecutionFailed, want: "TOOL_EXECUTION_FAILED"},
 		{give: toolcore.CodeToolOutputSerializationFailed, want: "TOOL_OUTPUT_SERIALIZATION_FAILED"},
+		{give: toolcore.CodeToolApprovalRejected, want: "TOOL_APPROVAL_REJECTED"},
+		{give: toolcore.CodeToolApprovalExpired, want: "TOOL_APPROVAL_EXPIRED"},
 		{give: 0, want: "ErrorCode(0)"},
-		{give: 6, want: "ErrorCode(6)"},
+		{give: 99, want: "ErrorCode(99)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {

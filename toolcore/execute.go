@@ -15,6 +15,10 @@ type ExecuteOptions struct {
 	OnProgress func(Progress)
 	// IdempotencyKey. Optional: default "toolcall-" + the call id.
 	IdempotencyKey string
+	// Approve decides calls that need approval (Tool.NeedsApproval), after validation and
+	// before the tool runs. Optional: default nil, such calls are TOOL_APPROVAL_REJECTED
+	// without running (nobody can approve them).
+	Approve Approver
 }
 
 // errGoexit is the error of a tool that ended its goroutine with runtime.Goexit.
@@ -80,6 +84,11 @@ func execute(ctx context.Context, r *Registry, call ToolCall, opts ExecuteOption
 	}
 	if !ok {
 		return rejected, nil
+	}
+	if t.NeedsApproval(accepted) {
+		if res, done, err := approveInProcess(ctx, opts.Approve, t, call); done {
+			return res, err
+		}
 	}
 
 	key := opts.IdempotencyKey

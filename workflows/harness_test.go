@@ -27,6 +27,7 @@ type run struct {
 	err      error           // the workflow error, nil when it completed
 	attempts int             // ExecuteTool attempts started
 	outcome  string          // ToolOutcome upserted, "" if none
+	outcomes []string        // every ToolOutcome upserted, in order ("" for an unset)
 	upserts  int             // UpsertTypedSearchAttributes calls
 	toolName string          // ToolName upserted with the outcome
 	callID   string          // ToolCallId upserted with the outcome
@@ -66,6 +67,7 @@ func runWorkflow(t *testing.T, reg *toolcore.Registry, input any, opts runOption
 		sa := args.Get(0).(temporal.SearchAttributes)
 		r.upserts++
 		r.outcome, _ = sa.GetKeyword(temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolOutcome))
+		r.outcomes = append(r.outcomes, r.outcome)
 		r.toolName, _ = sa.GetKeyword(temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolName))
 		r.callID, _ = sa.GetKeyword(temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolCallID))
 	}).Return(nil).Maybe()

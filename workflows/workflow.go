@@ -67,6 +67,11 @@ func (w *Workflows) ToolCallWorkflow(ctx workflow.Context, input Input) (toolcor
 	if ctx.Err() != nil {
 		return w.canceled(ctx, call)
 	}
+	if tool.NeedsApproval(accepted) {
+		if approved, res, err := w.awaitApproval(ctx, call, tool); !approved {
+			return res, err
+		}
+	}
 
 	opts := tool.Options()
 	workflow.SetCurrentDetails(ctx, runningDetails(call, opts))

@@ -1,0 +1,75 @@
+package wire
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Wire names of approvals: a call whose tool requires approval waits, after validation and
+// before any effect, for one of these Workflow Updates.
+const (
+	// UpdateApprove approves the waiting call; its argument is an ApprovalDecision.
+	UpdateApprove = "approve"
+	// UpdateReject rejects the waiting call (TOOL_APPROVAL_REJECTED with the reason); its
+	// argument is an ApprovalDecision.
+	UpdateReject = "reject"
+	// QueryApproval returns the call's ApprovalState.
+	QueryApproval = "approval"
+	// OutcomeAwaitingApproval is the ToolOutcome search attribute value while a call waits for a
+	// decision; it is unset when the decision arrives.
+	OutcomeAwaitingApproval = "awaiting_approval"
+	// ChangeApproval is the workflow.GetVersion change ID of the approval step: histories
+	// recorded before it replay without waiting.
+	ChangeApproval = "toolgate-approval"
+)
+
+// Decisions of ApprovalRecord.Decision.
+const (
+	DecisionApproved = "approved"
+	DecisionRejected = "rejected"
+)
+
+// ApprovalDecision is the argument of UpdateApprove and UpdateReject. The update validator
+// refuses it unless CallHash is the waiting call's hash (toolcore.CallHash), Reviewer is not
+// blank, and the call still waits.
+type ApprovalDecision struct {
+	// CallHash is "sha256:<hex>" of the exact call being decided.
+	CallHash string `json:"callHash"`
+	// Reviewer names who decided (at most MaxReviewerBytes).
+	Reviewer string `json:"reviewer"`
+	// Reason is shown to the model on rejection. Optional.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Bounds of an ApprovalDecision (bytes); the validator refuses longer values.
+const (
+	MaxReviewerBytes = 256
+	MaxReasonBytes   = 4096
+)
+
+// ApprovalRecord is the result of an accepted decision, recorded in history: who, when
+// (workflow time), what and the hash of the call decided.
+type ApprovalRecord struct {
+	Decision  string    `json:"decision"`
+	Reviewer  string    `json:"reviewer"`
+	Reason    string    `json:"reason,omitempty"`
+	CallHash  string    `json:"callHash"`
+	DecidedAt time.Time `json:"decidedAt"`
+}
+
+// ApprovalState is the result of QueryApproval: the call a reviewer decides and whether it is
+// still waiting.
+type ApprovalState struct {
+	ToolCallID string          `json:"toolCallId"`
+	ToolName   string          `json:"toolName"`
+	Arguments  json.RawMessage `json:"arguments"`
+	// CallHash is what a decision must name; DefinitionHash is the tool's definition hash.
+	CallHash       string `json:"callHash"`
+	DefinitionHash string `json:"definitionHash"`
+	// Deadline is when the call expires without a decision (workflow time).
+	Deadline time.Time `json:"deadline"`
+	// Waiting is true until a decision, expiry or cancellation.
+	Waiting bool `json:"waiting"`
+	// Decision is the accepted decision, if any.
+	Decision *ApprovalRecord `json:"decision,omitempty"`
+}

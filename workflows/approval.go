@@ -1,0 +1,148 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
+)
+
+// approval is the state of one call's wait for a human decision. Update validators read it;
+// only the update handlers and awaitApproval write it.
+type approval struct {
+	state wire.ApprovalState
+}
+
+// awaitApproval holds a call whose tool needs approval until a reviewer decides, the approval
+// timeout passes, or the call is canceled. approved is true when the tool may run; otherwise the
+// call ends with (res, err): TOOL_APPROVAL_REJECTED, TOOL_APPROVAL_EXPIRED or canceled.
+//
+// The wait is durable: the state lives in history (the timer, the accepted update with its
+// decision), so worker and server restarts change nothing. Histories recorded before approvals
+// existed take the DefaultVersion branch and run the tool as they did.
+func (w *Workflows) awaitApproval(ctx workflow.Context, call toolcore.ToolCall, tool toolcore.Tool) (approved bool, res toolcore.Result, err error) {
+	if workflow.GetVersion(ctx, wire.ChangeApproval, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return true, toolcore.Result{}, nil
+	}
+	timeout := tool.Options().ApprovalTimeout
+	a := &approval{state: wire.ApprovalState{
+		ToolCallID:     call.ID(),
+		ToolName:       call.Name(),
+		Arguments:      call.Arguments().Raw(),
+		CallHash:       toolcore.CallHash(tool, call),
+		DefinitionHash: tool.DefinitionHash(),
+		Deadline:       workflow.Now(ctx).Add(timeout),
+		Waiting:        true,
+	}}
+	if err := a.register(ctx); err != nil {
+		// Only a programming error (a duplicate name, a bad handler) fails here.
+		return false, toolcore.Result{}, err
+	}
+	workflow.SetCurrentDetails(ctx, a.waitingDetails(workflow.GetInfo(ctx).WorkflowExecution.ID))
+	w.upsertOutcome(ctx, call, wire.OutcomeAwaitingApproval)
+
+	decided, err := workflow.AwaitWithTimeout(ctx, timeout, func() bool { return a.state.Decision != nil })
+	a.state.Waiting = false
+	switch {
+	case err != nil || ctx.Err() != nil:
+		res, err := w.canceled(ctx, call)
+		return false, res, err
+	case !decided:
+		res, err := w.complete(ctx, call, toolcore.ApprovalExpiredResult(call, timeout))
+		return false, res, err
+	case a.state.Decision.Decision != wire.DecisionApproved:
+		d := a.state.Decision
+		res, err := w.complete(ctx, call, toolcore.ApprovalRejectedResult(call, d.Reviewer, d.Reason))
+		return false, res, err
+	}
+	w.clearOutcome(ctx)
+	return true, toolcore.Result{}, nil
+}
+
+// clearOutcome unsets ToolOutcome once an approved call goes on to run: it no longer waits, and
+// its outcome is upserted when it ends.
+func (w *Workflows) clearOutcome(ctx workflow.Context) {
+	if !w.SearchAttributes {
+		return
+	}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, toolOutcomeKey().ValueUnset()); err != nil {
+		workflow.GetLogger(ctx).Warn("Unset ToolOutcome", "error", err)
+	}
+}
+
+// register installs the query and the two update handlers.
+func (a *approval) register(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(ctx, wire.QueryApproval, func() (wire.ApprovalState, error) {
+		return a.state, nil
+	}); err != nil {
+		return err
+	}
+	for _, u := range []struct{ name, decision string }{
+		{wire.UpdateApprove, wire.DecisionApproved},
+		{wire.UpdateReject, wire.DecisionRejected},
+	} {
+		name, decision := u.name, u.decision
+		err := workflow.SetUpdateHandlerWithOptions(ctx, name,
+			func(ctx workflow.Context, d wire.ApprovalDecision) (wire.ApprovalRecord, error) {
+				return a.decide(ctx, decision, d), nil
+			},
+			workflow.UpdateHandlerOptions{
+				Validator: func(_ workflow.Context, d wire.ApprovalDecision) error { return a.check(d) },
+				Description: "decide the waiting call: " + decision + "; the argument " +
+					`{"callHash":"sha256:...","reviewer":"...","reason":"..."} must name the call's hash (query "approval")`,
+			})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Refusals of the update validator.
+var (
+	errNotWaiting    = errors.New("the call is not waiting for approval")
+	errBlankReviewer = errors.New(`"reviewer" must name who decides`)
+)
+
+// check is the update validator: it refuses a decision for another call (hash), without a
+// reviewer, or once the call no longer waits. It only reads the state.
+func (a *approval) check(d wire.ApprovalDecision) error {
+	switch {
+	case !a.state.Waiting || a.state.Decision != nil:
+		return errNotWaiting
+	case d.CallHash != a.state.CallHash:
+		return fmt.Errorf("the decision names call hash %s, the waiting call's is %s: the call or the tool definition differs from what was reviewed",
+			quote(d.CallHash), a.state.CallHash)
+	case strings.TrimSpace(d.Reviewer) == "":
+		return errBlankReviewer
+	case len(d.Reviewer) > wire.MaxReviewerBytes:
+		return fmt.Errorf(`"reviewer" has %d bytes, limit %d`, len(d.Reviewer), wire.MaxReviewerBytes)
+	case len(d.Reason) > wire.MaxReasonBytes:
+		return fmt.Errorf(`"reason" has %d bytes, limit %d`, len(d.Reason), wire.MaxReasonBytes)
+	}
+	return nil
+}
+
+// decide records an accepted decision; the update's result (in history) is the record.
+func (a *approval) decide(ctx workflow.Context, decision string, d wire.ApprovalDecision) wire.ApprovalRecord {
+	rec := wire.ApprovalRecord{
+		Decision:  decision,
+		Reviewer:  strings.TrimSpace(d.Reviewer),
+		Reason:    strings.TrimSpace(d.Reason),
+		CallHash:  d.CallHash,
+		DecidedAt: workflow.Now(ctx).UTC(),
+	}
+	a.state.Decision = &rec
+	return rec
+}
+
+// waitingDetails is the workflow's current details while it waits (shown in the UI).
+func (a *approval) waitingDetails(workflowID string) string {
+	return "awaiting approval of " + a.state.ToolName + " (call hash " + a.state.CallHash + ", expires " +
+		a.state.Deadline.UTC().Format("2006-01-02T15:04:05Z") + "): toolgate approve " + workflowID +
+		", or the update \"" + wire.UpdateApprove + "\"/\"" + wire.UpdateReject + "\""
+}

@@ -1,0 +1,202 @@
+package workflows_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/workflows"
+	wirenames "github.com/toolgate/toolgate/wire"
+)
+
+// approvalTool is an Unsafe tool that requires approval and counts its runs.
+func approvalTool(runs *atomic.Int64) toolcore.Tool {
+	return running("guarded", toolcore.Options{RequireApproval: true, ApprovalTimeout: time.Hour},
+		func(context.Context) (any, error) {
+			runs.Add(1)
+			return map[string]any{"done": true}, nil
+		})
+}
+
+// decision is one update a test sends while the call waits.
+type decision struct {
+	update   string
+	give     wirenames.ApprovalDecision
+	wrongFor bool // name another call's hash instead of the waiting one's
+}
+
+// updateResult is what the test environment reported for one update.
+type updateResult struct {
+	sent     bool
+	rejected error
+	record   wirenames.ApprovalRecord
+	err      error
+}
+
+// sendDecisions queries the waiting call's hash after a minute and sends the decisions, in
+// order, in one workflow task.
+func sendDecisions(t *testing.T, env *testsuite.TestWorkflowEnvironment, decisions []decision, results *[]updateResult) {
+	if len(decisions) == 0 {
+		return
+	}
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(wirenames.QueryApproval)
+		require.NoError(t, err)
+		var st wirenames.ApprovalState
+		require.NoError(t, v.Get(&st))
+		assert.True(t, st.Waiting)
+		for i, d := range decisions {
+			give := d.give
+			give.CallHash = st.CallHash
+			if d.wrongFor {
+				give.CallHash = "sha256:0000"
+			}
+			res := &(*results)[i]
+			res.sent = true
+			env.UpdateWorkflow(d.update, "", &testsuite.TestUpdateCallback{
+				OnAccept: func() {},
+				OnReject: func(err error) { res.rejected = err },
+				OnComplete: func(v any, err error) {
+					res.err = err
+					if rec, ok := v.(wirenames.ApprovalRecord); ok {
+						res.record = rec
+					}
+				},
+			}, give)
+		}
+	}, time.Minute)
+}
+
+func TestToolCallWorkflowApproval(t *testing.T) {
+	alice := wirenames.ApprovalDecision{Reviewer: "alice", Reason: "too risky"}
+	tests := []struct {
+		name         string
+		decisions    []decision
+		want         func(toolcore.ToolCall) toolcore.Result
+		wantRuns     int64
+		wantRejected []bool // per decision: refused by the validator
+	}{
+		{
+			name:         "approved runs the tool once",
+			decisions:    []decision{{update: wirenames.UpdateApprove, give: alice}},
+			want:         func(c toolcore.ToolCall) toolcore.Result { return toolcore.SuccessResult(c, `{"done":true}`) },
+			wantRuns:     1,
+			wantRejected: []bool{false},
+		},
+		{
+			name:         "rejected carries the reviewer and reason",
+			decisions:    []decision{{update: wirenames.UpdateReject, give: alice}},
+			want:         func(c toolcore.ToolCall) toolcore.Result { return toolcore.ApprovalRejectedResult(c, "alice", "too risky") },
+			wantRejected: []bool{false},
+		},
+		{
+			name:         "a decision for another hash is refused, then the call expires",
+			decisions:    []decision{{update: wirenames.UpdateApprove, give: alice, wrongFor: true}},
+			want:         func(c toolcore.ToolCall) toolcore.Result { return toolcore.ApprovalExpiredResult(c, time.Hour) },
+			wantRejected: []bool{true},
+		},
+		{
+			name:         "a decision without a reviewer is refused",
+			decisions:    []decision{{update: wirenames.UpdateApprove, give: wirenames.ApprovalDecision{Reviewer: "  "}}},
+			want:         func(c toolcore.ToolCall) toolcore.Result { return toolcore.ApprovalExpiredResult(c, time.Hour) },
+			wantRejected: []bool{true},
+		},
+		{
+			name: "only the first decision applies",
+			decisions: []decision{
+				{update: wirenames.UpdateApprove, give: alice},
+				{update: wirenames.UpdateReject, give: wirenames.ApprovalDecision{Reviewer: "bob"}},
+			},
+			want:         func(c toolcore.ToolCall) toolcore.Result { return toolcore.SuccessResult(c, `{"done":true}`) },
+			wantRuns:     1,
+			wantRejected: []bool{false, true},
+		},
+		{
+			name:      "no decision expires",
+			decisions: nil,
+			want:      func(c toolcore.ToolCall) toolcore.Result { return toolcore.ApprovalExpiredResult(c, time.Hour) },
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var runs atomic.Int64
+			raw := call("c1", "guarded", `{}`)
+			results := make([]updateResult, len(tt.decisions))
+			got := runWorkflow(t, newRegistry(t, approvalTool(&runs)), raw, runOptions{
+				workflows: workflows.Workflows{SearchAttributes: true},
+				setup: func(env *testsuite.TestWorkflowEnvironment) {
+					sendDecisions(t, env, tt.decisions, &results)
+				},
+			})
+			require.NoError(t, got.err)
+			assert.Equal(t, wire(t, tt.want(mustCall(t, raw))), wire(t, got.result))
+			assert.Equal(t, tt.wantRuns, runs.Load())
+			require.NotEmpty(t, got.outcomes)
+			assert.Equal(t, wirenames.OutcomeAwaitingApproval, got.outcomes[0])
+			for i, res := range results {
+				require.True(t, res.sent, "decision %d sent", i)
+				assert.Equal(t, tt.wantRejected[i], res.rejected != nil, "decision %d refused: %v", i, res.rejected)
+				if res.rejected == nil {
+					assert.NoError(t, res.err)
+					assert.Equal(t, "alice", res.record.Reviewer)
+					assert.Equal(t, toolcore.CallHash(approvalTool(&runs), mustCall(t, raw)), res.record.CallHash)
+					assert.False(t, res.record.DecidedAt.IsZero())
+				}
+			}
+		})
+	}
+}
+
+func TestToolCallWorkflowApprovalCanceledWhileWaiting(t *testing.T) {
+	var runs atomic.Int64
+	got := runWorkflow(t, newRegistry(t, approvalTool(&runs)), call("c1", "guarded", `{}`), runOptions{
+		workflows: workflows.Workflows{SearchAttributes: true},
+		setup: func(env *testsuite.TestWorkflowEnvironment) {
+			env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
+		},
+	})
+	require.Error(t, got.err)
+	assert.True(t, temporal.IsCanceledError(got.err), "want a canceled workflow, got %v", got.err)
+	assert.Zero(t, runs.Load())
+	assert.Equal(t, []string{wirenames.OutcomeAwaitingApproval, "canceled"}, got.outcomes)
+}
+
+func TestToolCallWorkflowApprovalRule(t *testing.T) {
+	type payment struct {
+		Amount int64 `json:"amount"`
+	}
+	var runs atomic.Int64
+	pay := toolcore.MustDefine(toolcore.Definition[payment]{
+		Name:        "pay",
+		Description: "pays an amount",
+		Validate: func(a toolcore.Arguments) toolcore.Decision[payment] {
+			n, err := a.Int64("amount")
+			if err != nil {
+				return toolcore.Reject[payment](err.Error())
+			}
+			return toolcore.Accept(payment{Amount: n})
+		},
+		Execute: func(context.Context, payment) (any, error) {
+			runs.Add(1)
+			return "paid", nil
+		},
+		Options:      toolcore.Options{ApprovalTimeout: time.Minute},
+		ApprovalRule: func(p payment) bool { return p.Amount > 100 },
+	})
+	small := runWorkflow(t, newRegistry(t, pay), call("c1", "pay", `{"amount":100}`), runOptions{})
+	require.NoError(t, small.err)
+	assert.False(t, small.result.IsError(), "a call the rule lets through runs at once: %s", wire(t, small.result))
+	assert.Equal(t, int64(1), runs.Load())
+
+	big := runWorkflow(t, newRegistry(t, pay), call("c2", "pay", `{"amount":101}`), runOptions{})
+	require.NoError(t, big.err)
+	assert.Equal(t, toolcore.CodeToolApprovalExpired, big.result.ErrorCode())
+	assert.Equal(t, int64(1), runs.Load(), "a call the rule holds does not run without a decision")
+}
