@@ -101,9 +101,11 @@ func TestExecuteApproval(t *testing.T) {
 			want: `{"error":{"code":"TOOL_APPROVAL_REJECTED","message":"approval required and no approver is configured; the tool did not run"}}`,
 		},
 		{
-			name:     "approved",
-			args:     `{"amount":500}`,
-			approve:  func(context.Context, ApprovalRequest) ApprovalDecision { return ApprovalDecision{Approved: true, Reviewer: "alice"} },
+			name: "approved",
+			args: `{"amount":500}`,
+			approve: func(context.Context, ApprovalRequest) ApprovalDecision {
+				return ApprovalDecision{Approved: true, Reviewer: "alice"}
+			},
 			want:     `"paid"`,
 			wantRuns: 1,
 		},

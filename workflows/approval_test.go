@@ -12,8 +12,8 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/toolgate/toolgate/toolcore"
-	"github.com/toolgate/toolgate/workflows"
 	wirenames "github.com/toolgate/toolgate/wire"
+	"github.com/toolgate/toolgate/workflows"
 )
 
 // approvalTool is an Unsafe tool that requires approval and counts its runs.
@@ -91,9 +91,11 @@ func TestToolCallWorkflowApproval(t *testing.T) {
 			wantRejected: []bool{false},
 		},
 		{
-			name:         "rejected carries the reviewer and reason",
-			decisions:    []decision{{update: wirenames.UpdateReject, give: alice}},
-			want:         func(c toolcore.ToolCall) toolcore.Result { return toolcore.ApprovalRejectedResult(c, "alice", "too risky") },
+			name:      "rejected carries the reviewer and reason",
+			decisions: []decision{{update: wirenames.UpdateReject, give: alice}},
+			want: func(c toolcore.ToolCall) toolcore.Result {
+				return toolcore.ApprovalRejectedResult(c, "alice", "too risky")
+			},
 			wantRejected: []bool{false},
 		},
 		{
