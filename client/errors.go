@@ -26,6 +26,12 @@ var (
 	ErrCallClosed = errors.New("tool call already closed")
 	// ErrNotFound: no execution has that workflow ID (never started, or past retention).
 	ErrNotFound = errors.New("tool call not found")
+	// ErrNotAwaitingApproval: the call does not wait for an approval decision (its tool needs
+	// none, or it was decided, expired or ended).
+	ErrNotAwaitingApproval = errors.New("tool call is not awaiting approval")
+	// ErrDecisionRefused: the call refused the decision (another call hash, no reviewer, already
+	// decided); the message says why.
+	ErrDecisionRefused = errors.New("approval decision refused")
 )
 
 // outcomeError maps the error of WorkflowRun.Get (a closed workflow that did not complete, or an

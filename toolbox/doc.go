@@ -1,11 +1,11 @@
 // Package toolbox holds ready tools for toolgate, safe by default: echo, add, sleep, http_get,
-// and, inside an operator-chosen directory only, read_file and list_dir.
+// and, inside an operator-chosen directory only, read_file, list_dir and write_file.
 //
 //	reg, err := toolbox.New(toolbox.Config{Root: "/srv/agent-files"})
 //
 // # Tools
 //
-// All are ReadOnly (the durable path may retry them).
+// All are ReadOnly (the durable path may retry them), except write_file.
 //
 //   - echo {"text":"hi"} gives {"text":"hi"}. It echoes the one string member rather than the
 //     whole arguments object, so its validator is as strict as every other.
@@ -26,6 +26,10 @@
 //     "truncated","nextOffset"}; a model reads a long file by calling again at nextOffset.
 //   - list_dir {"path":"."} gives {"path","entries","truncated"}, entries sorted, directories
 //     ending in "/".
+//   - write_file {"path":"a.txt","content":"..."} creates or replaces a regular file (at most
+//     MaxWriteBytes of UTF-8; the parent directory must exist) and gives {"path","bytes"}. It is
+//     Unsafe and requires approval: every call waits for a human decision bound to its exact
+//     arguments before anything is written (toolgate approve / reject).
 //
 // # Validation
 //
@@ -72,7 +76,7 @@
 //
 // # File safety
 //
-// read_file and list_dir are registered only when Config.Root is set. Every call opens the root
+// read_file, list_dir and write_file are registered only when Config.Root is set. Every call opens the root
 // with os.OpenRoot and resolves the path through it, so ".." above the root, absolute paths,
 // and symbolic links that point outside the root or are absolute are refused by the walk
 // itself at access time; a link swapped after validation gains nothing. The validator refuses

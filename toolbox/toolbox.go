@@ -14,10 +14,12 @@ const (
 	NameHTTPGet  = "http_get"
 	NameReadFile = "read_file"
 	NameListDir  = "list_dir"
+	// NameWriteFile is the one tool with an effect: Unsafe, and every call waits for approval.
+	NameWriteFile = "write_file"
 )
 
 // Tools returns the tools cfg selects, sorted by name: add, echo, sleep always; http_get unless
-// cfg.DisableHTTP; list_dir and read_file when cfg.Root is set.
+// cfg.DisableHTTP; list_dir, read_file and write_file when cfg.Root is set.
 func Tools(cfg Config) ([]toolcore.Tool, error) {
 	s, err := cfg.settings()
 	if err != nil {
@@ -32,6 +34,9 @@ func Tools(cfg Config) ([]toolcore.Tool, error) {
 			func() (toolcore.Tool, error) { return readFileTool(s) })
 	}
 	makers = append(makers, func() (toolcore.Tool, error) { return sleepTool(s) })
+	if s.Root != "" {
+		makers = append(makers, func() (toolcore.Tool, error) { return writeFileTool(s) })
+	}
 	tools := make([]toolcore.Tool, 0, len(makers))
 	for _, m := range makers {
 		t, err := m()

@@ -20,7 +20,7 @@ func TestToolsSelection(t *testing.T) {
 	}{
 		{"zero config", Config{}, []string{"add", "echo", "http_get", "sleep"}},
 		{"no http", Config{DisableHTTP: true}, []string{"add", "echo", "sleep"}},
-		{"with root", Config{Root: root}, []string{"add", "echo", "http_get", "list_dir", "read_file", "sleep"}},
+		{"with root", Config{Root: root}, []string{"add", "echo", "http_get", "list_dir", "read_file", "sleep", "write_file"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -29,7 +29,12 @@ func TestToolsSelection(t *testing.T) {
 			for _, name := range reg.Names() {
 				tool, ok := reg.Get(name)
 				require.True(t, ok)
-				assert.Equal(t, toolcore.ReadOnly, tool.Options().SideEffect, name)
+				if name == NameWriteFile {
+					assert.Equal(t, toolcore.Unsafe, tool.Options().SideEffect, name)
+					assert.True(t, tool.Options().RequireApproval, name)
+				} else {
+					assert.Equal(t, toolcore.ReadOnly, tool.Options().SideEffect, name)
+				}
 				assert.NotEmpty(t, tool.Description(), name)
 			}
 		})

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	tgclient "github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/wire"
+)
+
+type approvalsOptions struct {
+	conn connOptions
+	json bool
+}
+
+func newApprovalsCommand(a *app) *cobra.Command {
+	var o approvalsOptions
+	cmd := &cobra.Command{
+		Use:   "approvals",
+		Short: "List the calls waiting for an approval decision",
+		Long: `List the running calls whose tool requires approval and that wait for a decision
+(search attribute ToolOutcome = "awaiting_approval"), newest first: workflow ID, tool, call ID and
+start time, one per line, or a JSON array with --json. Decide with approve or reject.
+
+Exit codes: 0 listed (also when none wait), 5 failure.`,
+		Example: `  toolgate approvals
+  toolgate approvals --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runApprovals(cmd.Context(), a, o)
+		},
+	}
+	addConnFlags(cmd, &o.conn)
+	cmd.Flags().BoolVar(&o.json, "json", false, "print a JSON array")
+	return cmd
+}
+
+// pendingJSON is one entry of approvals --json.
+type pendingJSON struct {
+	WorkflowID string    `json:"workflowId"`
+	ToolCallID string    `json:"toolCallId"`
+	ToolName   string    `json:"toolName"`
+	StartTime  time.Time `json:"startTime"`
+}
+
+func runApprovals(ctx context.Context, a *app, o approvalsOptions) error {
+	c, err := o.conn.dial(ctx, a.logger)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	pending, err := o.conn.toolgate(c, "", "").PendingApprovals(ctx)
+	if err != nil {
+		return err
+	}
+	out := make([]pendingJSON, 0, len(pending))
+	for _, p := range pending {
+		out = append(out, pendingJSON{WorkflowID: p.WorkflowID, ToolCallID: p.ToolCallID, ToolName: p.ToolName, StartTime: p.StartTime.UTC()})
+	}
+	if o.json {
+		return writeJSON(a.out, out)
+	}
+	for _, p := range out {
+		if _, err := fmt.Fprintf(a.out, "%s\t%s\t%s\t%s\n", p.WorkflowID, p.ToolName, p.ToolCallID, p.StartTime.Format(time.RFC3339)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type decideOptions struct {
+	conn     connOptions
+	target   targetOptions
+	reviewer string
+	reason   string
+	yes      bool
+}
+
+func newApproveCommand(a *app) *cobra.Command {
+	return newDecideCommand(a, true)
+}
+
+func newRejectCommand(a *app) *cobra.Command {
+	return newDecideCommand(a, false)
+}
+
+// newDecideCommand builds approve (approve true) or reject.
+func newDecideCommand(a *app, approve bool) *cobra.Command {
+	var o decideOptions
+	verb, effect := "reject", "the call ends with TOOL_APPROVAL_REJECTED carrying --reason; the tool does not run"
+	if approve {
+		verb, effect = "approve", "the tool runs; the call's result arrives as usual"
+	}
+	cmd := &cobra.Command{
+		Use:   verb + " [WORKFLOW_ID]",
+		Short: strings.ToUpper(verb[:1]) + verb[1:] + " a call waiting for approval",
+		Long: `Show the waiting call (tool, arguments, call hash, deadline) and ` + verb + ` it: ` + effect + `.
+The decision names the call hash shown, so it applies to exactly that call: if the call or the
+tool's definition differ, the call refuses it. Asks for confirmation on the terminal unless --yes.
+The reviewer is --reviewer, default $USER. The decision (who, when, hash) is recorded in the
+call's history.
+
+Exit codes: 0 decided, 2 no such call / not waiting / decision refused / not confirmed, 5 failure.`,
+		Example: `  toolgate approvals
+  toolgate ` + verb + ` toolcall-call-w1` + map[bool]string{true: "", false: ` --reason "not that file"`}[approve] + `
+  toolgate ` + verb + ` --call-id call-w1 --yes`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDecide(cmd.Context(), a, o, approve, args)
+		},
+	}
+	addConnFlags(cmd, &o.conn)
+	addTargetFlags(cmd, &o.target)
+	fs := cmd.Flags()
+	fs.StringVar(&o.reviewer, "reviewer", "", "who decides (default $USER)")
+	fs.BoolVar(&o.yes, "yes", false, "decide without asking for confirmation (for scripts)")
+	if !approve {
+		fs.StringVar(&o.reason, "reason", "", "why, shown to the model in the error result")
+	}
+	return cmd
+}
+
+func runDecide(ctx context.Context, a *app, o decideOptions, approve bool, args []string) error {
+	wid, err := o.target.workflowID(args)
+	if err != nil {
+		return err
+	}
+	reviewer := strings.TrimSpace(o.reviewer)
+	if reviewer == "" {
+		reviewer, _ = a.lookupEnv("USER")
+	}
+	if strings.TrimSpace(reviewer) == "" {
+		return badInput(errors.New("name the reviewer with --reviewer (USER is not set)"))
+	}
+	c, err := o.conn.dial(ctx, a.logger)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	cl := o.conn.toolgate(c, "", o.target.scope)
+	ids := callIDs{WorkflowID: wid}
+	st, err := cl.ApprovalByWorkflowID(ctx, wid)
+	if err != nil {
+		return aboutCall(ids, decideError(notFoundHint(err, wid)))
+	}
+	ids.ToolCallID, ids.ToolName = st.ToolCallID, st.ToolName
+	if err := writeApprovalState(a.out, wid, st); err != nil {
+		return err
+	}
+	if !st.Waiting {
+		return aboutCall(ids, decideError(fmt.Errorf("%s: %w", wid, tgclient.ErrNotAwaitingApproval)))
+	}
+	verb := map[bool]string{true: "approve", false: "reject"}[approve]
+	if !o.yes {
+		ok, err := confirm(a.in, a.err, fmt.Sprintf("%s this call as %s? [y/N] ", verb, reviewer))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return aboutCall(ids, badInput(errors.New("not confirmed; nothing was decided")))
+		}
+	}
+	rec, err := cl.DecideByWorkflowID(ctx, wid, approve, wire.ApprovalDecision{CallHash: st.CallHash, Reviewer: reviewer, Reason: o.reason})
+	if err != nil {
+		return aboutCall(ids, decideError(err))
+	}
+	a.logger.Info("decision recorded", append(ids.fields(), zap.String("decision", rec.Decision),
+		zap.String("reviewer", rec.Reviewer), zap.String("callHash", rec.CallHash), zap.Time("decidedAt", rec.DecidedAt))...)
+	_, err = fmt.Fprintf(a.out, "%-9s %s by %s at %s\n", "decision", rec.Decision, rec.Reviewer, rec.DecidedAt.Format(time.RFC3339))
+	return err
+}
+
+// decideError marks the refusals a reviewer can act on as bad input (exit 2).
+func decideError(err error) error {
+	if errors.Is(err, tgclient.ErrNotAwaitingApproval) || errors.Is(err, tgclient.ErrDecisionRefused) {
+		return badInput(err)
+	}
+	return err
+}
+
+// writeApprovalState prints what the reviewer decides, one "key value" line each.
+func writeApprovalState(w io.Writer, workflowID string, st wire.ApprovalState) error {
+	state := "waiting"
+	if !st.Waiting {
+		state = "not waiting"
+	}
+	if st.Decision != nil {
+		state = st.Decision.Decision + " by " + st.Decision.Reviewer
+	}
+	lines := [][2]string{
+		{"workflow", workflowID},
+		{"call", st.ToolCallID},
+		{"tool", st.ToolName},
+		{"arguments", string(st.Arguments)},
+		{"hash", st.CallHash},
+		{"expires", st.Deadline.UTC().Format(time.RFC3339)},
+		{"state", state},
+	}
+	for _, l := range lines {
+		if _, err := fmt.Fprintf(w, "%-9s %s\n", l[0], l[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// confirm asks prompt on out and reads one line from in: true for y or yes.
+func confirm(in io.Reader, out io.Writer, prompt string) (bool, error) {
+	if _, err := fmt.Fprint(out, prompt); err != nil {
+		return false, err
+	}
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, fmt.Errorf("read confirmation: %w", err)
+	}
+	answer := strings.ToLower(strings.TrimSpace(line))
+	return answer == "y" || answer == "yes", nil
+}

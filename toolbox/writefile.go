@@ -1,0 +1,97 @@
+package toolbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/toolcore"
+)
+
+// MaxWriteBytes bounds the content write_file writes (the validator enforces it).
+const MaxWriteBytes = 64 << 10
+
+// writeFileArgs are write_file's validated arguments.
+type writeFileArgs struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+// writeFileResult is write_file's output.
+type writeFileResult struct {
+	Path  string `json:"path"`
+	Bytes int    `json:"bytes"`
+}
+
+// writeFileTool is write_file: Unsafe (a repeat could overwrite a later change) and approval
+// required, so every write is seen by a human before it happens.
+func writeFileTool(s settings) (toolcore.Tool, error) {
+	f := files{s: s}
+	return toolcore.Define(toolcore.Definition[writeFileArgs]{
+		Name: NameWriteFile,
+		Description: `Write a text file under the served directory, creating or replacing it: ` +
+			`{"path":"notes/a.txt","content":"..."} gives {"path","bytes"}. The parent directory must ` +
+			`exist. Every write waits for a human's approval. Paths are relative; ".." is not allowed.`,
+		Validate: validateWriteFile,
+		Execute:  f.write,
+		Options:  toolcore.Options{SideEffect: toolcore.Unsafe, RequireApproval: true},
+	})
+}
+
+func validateWriteFile(args toolcore.Arguments) toolcore.Decision[writeFileArgs] {
+	f, reason := readFields(args, "path", "content")
+	if reason != "" {
+		return toolcore.Reject[writeFileArgs](reason)
+	}
+	p, present, reason := f.str("path")
+	switch {
+	case reason != "":
+		return toolcore.Reject[writeFileArgs](reason)
+	case !present:
+		return toolcore.Reject[writeFileArgs](fmt.Sprintf("%q is required", "path"))
+	}
+	if reason := checkPath(p); reason != "" {
+		return toolcore.Reject[writeFileArgs](reason)
+	}
+	content, present, reason := f.str("content")
+	switch {
+	case reason != "":
+		return toolcore.Reject[writeFileArgs](reason)
+	case !present:
+		return toolcore.Reject[writeFileArgs](fmt.Sprintf("%q is required", "content"))
+	case len(content) > MaxWriteBytes:
+		return toolcore.Reject[writeFileArgs](fmt.Sprintf("%q must be at most %d bytes", "content", MaxWriteBytes))
+	case !utf8.ValidString(content):
+		return toolcore.Reject[writeFileArgs](fmt.Sprintf("%q must be valid UTF-8", "content"))
+	}
+	return toolcore.Accept(writeFileArgs{Path: p, Content: content})
+}
+
+// write creates or truncates the file through os.Root (no escape at access time) and writes the
+// content. It never creates directories.
+func (f files) write(ctx context.Context, a writeFileArgs) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("write_file: %w", context.Cause(ctx))
+	}
+	root, err := f.openRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	if fi, err := root.Lstat(a.Path); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("write %q: not a regular file", a.Path)
+	}
+	file, err := root.OpenFile(a.Path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fsError("write", a.Path, err)
+	}
+	n, err := file.WriteString(a.Content)
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fsError("write", a.Path, err)
+	}
+	return writeFileResult{Path: a.Path, Bytes: n}, nil
+}
