@@ -18,7 +18,7 @@ type toolboxOptions struct {
 
 func addToolboxFlags(cmd *cobra.Command, o *toolboxOptions) {
 	fs := cmd.Flags()
-	fs.StringVar(&o.root, "root", "", "directory read_file and list_dir serve (default none: both tools are left out)")
+	fs.StringVar(&o.root, "root", "", "directory read_file, list_dir and write_file serve (default none: the three tools are left out)")
 	fs.StringSliceVar(&o.allowHosts, "allow-host", nil, "host http_get may fetch from (repeat or comma-separate; none by default)")
 	bindEnv(fs, "root", "TOOLGATE_ROOT")
 	bindEnv(fs, "allow-host", "TOOLGATE_ALLOW_HOSTS")

@@ -246,9 +246,9 @@ type dev struct {
 
 // startDev starts `toolgate dev` in memory on free ports and waits for its address lines.
 // Cleanup interrupts it (Ctrl-C) and waits for it to exit.
-func startDev(t *testing.T, bin string) dev {
+func startDev(t *testing.T, bin string, extra ...string) dev {
 	t.Helper()
-	cmd := exec.Command(bin, "dev", "--in-memory", "--port", "0", "--ui-port", "0")
+	cmd := exec.Command(bin, append([]string{"dev", "--in-memory", "--port", "0", "--ui-port", "0"}, extra...)...)
 	cmd.Env = childEnv()
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
