@@ -1,7 +1,10 @@
 // Command recordhistories records one ToolCallWorkflow history per outcome kind from an embedded
 // Temporal server, for the replay tests of package workflows:
 //
-//	go run ./internal/recordhistories [-out testdata/histories]
+//	go run ./internal/recordhistories [-out testdata/histories] [-run REGEXP]
+//
+// -run records only the histories whose file name matches (e.g. -run approval), leaving the
+// others as they are.
 //
 // Histories of calls to toolbox tools go to <out>/*.json (replayable with `toolgate replay`,
 // whose registry is the toolbox); those that need the tools of internal/recordhistories/fixtures go to
@@ -16,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -40,9 +44,15 @@ const timeout = 5 * time.Minute
 
 func main() {
 	out := flag.String("out", "testdata/histories", "directory to write the histories to")
+	run := flag.String("run", "", "record only the histories whose file name matches this regular expression")
 	flag.Parse()
+	only, err := regexp.Compile(*run)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "recordhistories: -run:", err)
+		os.Exit(2)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	err := record(ctx, *out)
+	err = record(ctx, *out, only)
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "recordhistories:", err)
@@ -63,7 +73,7 @@ type scenario struct {
 	run  func(ctx context.Context, r *recorder) (workflowID string, err error)
 }
 
-func record(ctx context.Context, out string) error {
+func record(ctx context.Context, out string, only *regexp.Regexp) error {
 	// The server, SDK and worker log every failed attempt, which several scenarios cause on
 	// purpose: keep only errors of the server.
 	logger, err := zap.NewDevelopment(zap.IncreaseLevel(zap.ErrorLevel))
@@ -106,10 +116,15 @@ func record(ctx context.Context, out string) error {
 	if !w.SearchAttributes() {
 		return errors.New("the dev server's namespace lacks the search attributes")
 	}
-	if err := r.write(ctx, "canceled-before-start.json", id); err != nil {
-		return err
+	if only.MatchString("canceled-before-start.json") {
+		if err := r.write(ctx, "canceled-before-start.json", id); err != nil {
+			return err
+		}
 	}
 	for _, s := range scenarios() {
+		if !only.MatchString(s.file) {
+			continue
+		}
 		id, err := s.run(ctx, r)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.file, err)
@@ -147,6 +162,64 @@ func scenarios() []scenario {
 		{"fixtures/outcome-unknown.json", execute(mustCall("call-hang", fixtures.Hang, `{}`))},
 		{"fixtures/retried.json", execute(mustCall("call-flaky", fixtures.Flaky, `{}`))},
 		{"fixtures/fatal.json", execute(mustCall("call-fatal", fixtures.Fatal, `{}`))},
+		{"fixtures/approval-approved.json", decide(mustCall("call-approve", fixtures.Approve, `{}`), true)},
+		{"fixtures/approval-rejected.json", decide(mustCall("call-reject", fixtures.Approve, `{}`), false)},
+		{"fixtures/approval-expired.json", execute(mustCall("call-expire", fixtures.ApproveExpires, `{}`))},
+		{"fixtures/approval-canceled.json", cancelAwaitingApproval(mustCall("call-approval-canceled", fixtures.Approve, `{}`))},
+	}
+}
+
+// decide starts call (its tool requires approval), waits until it waits for a decision, and
+// approves or rejects it naming its hash.
+func decide(call toolcore.ToolCall, approve bool) func(context.Context, *recorder) (string, error) {
+	return func(ctx context.Context, r *recorder) (string, error) {
+		id, err := r.tools.Start(ctx, call)
+		if err != nil {
+			return "", err
+		}
+		st, err := r.awaitingApproval(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		d := wire.ApprovalDecision{CallHash: st.CallHash, Reviewer: "recorder", Reason: "recorded decision"}
+		if _, err := r.tools.DecideByWorkflowID(ctx, id, approve, d); err != nil {
+			return "", err
+		}
+		return id, r.waitClosed(ctx, id)
+	}
+}
+
+// cancelAwaitingApproval starts call, waits until it waits for a decision, and cancels it.
+func cancelAwaitingApproval(call toolcore.ToolCall) func(context.Context, *recorder) (string, error) {
+	return func(ctx context.Context, r *recorder) (string, error) {
+		id, err := r.tools.Start(ctx, call)
+		if err != nil {
+			return "", err
+		}
+		if _, err := r.awaitingApproval(ctx, id); err != nil {
+			return "", err
+		}
+		if err := r.tools.CancelByWorkflowID(ctx, id); err != nil {
+			return "", err
+		}
+		return id, r.waitClosed(ctx, id)
+	}
+}
+
+// awaitingApproval polls the approval query until the call waits for a decision.
+func (r *recorder) awaitingApproval(ctx context.Context, id string) (wire.ApprovalState, error) {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		st, err := r.tools.ApprovalByWorkflowID(ctx, id)
+		if err == nil && st.Waiting {
+			return st, nil
+		}
+		select {
+		case <-ctx.Done():
+			return wire.ApprovalState{}, fmt.Errorf("wait for %s to await approval: %w (last: %v)", id, ctx.Err(), err)
+		case <-tick.C:
+		}
 	}
 }
 
