@@ -16,7 +16,7 @@ import (
 func TestToolboxSchemasDescribeEveryArgument(t *testing.T) {
 	tools, err := Tools(Config{Root: t.TempDir()})
 	require.NoError(t, err)
-	require.Len(t, tools, 6)
+	require.Len(t, tools, 7)
 	for _, tool := range tools {
 		var in struct {
 			Type       string                                  `json:"type"`
@@ -79,6 +79,9 @@ func TestToolboxSchemasAgreeWithValidators(t *testing.T) {
 		{NameListDir, `{}`, true},
 		{NameListDir, `{"path":"."}`, true},
 		{NameListDir, `{"path":""}`, false},
+		{NameWriteFile, `{"path":"a.txt","content":""}`, true},
+		{NameWriteFile, `{"path":"a.txt"}`, false},
+		{NameWriteFile, `{"path":"","content":"x"}`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool+" "+tt.args, func(t *testing.T) {

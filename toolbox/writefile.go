@@ -2,6 +2,7 @@ package toolbox
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"unicode/utf8"
@@ -34,8 +35,13 @@ func writeFileTool(s settings) (toolcore.Tool, error) {
 			`{"path":"notes/a.txt","content":"..."} gives {"path","bytes"}. The parent directory must ` +
 			`exist. Every write waits for a human's approval. Paths are relative; ".." is not allowed.`,
 		Validate: validateWriteFile,
-		Execute:  f.write,
-		Options:  toolcore.Options{SideEffect: toolcore.Unsafe, RequireApproval: true},
+		InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","additionalProperties":false,"required":["path","content"],`+
+			`"properties":{"path":{"type":"string","minLength":1,"description":"File path relative to the served directory (at most %d bytes, no \"..\", not absolute); its directory must exist."},`+
+			`"content":{"type":"string","maxLength":%d,"description":"The whole new text of the file (UTF-8, at most %d bytes)."}}}`, MaxPathBytes, MaxWriteBytes, MaxWriteBytes)),
+		OutputSchema: json.RawMessage(`{"type":"object","required":["path","bytes"],"properties":{` +
+			`"path":{"type":"string"},"bytes":{"type":"integer","description":"Bytes written."}}}`),
+		Execute: f.write,
+		Options: toolcore.Options{SideEffect: toolcore.Unsafe, RequireApproval: true},
 	})
 }
 
