@@ -49,6 +49,8 @@ func TestReplayRecordedHistories(t *testing.T) {
 	want := []string{
 		"arguments-invalid.json", "canceled-before-start.json", "canceled.json", "invalid-call.json",
 		"not-found.json", "success.json",
+		"fixtures/approval-approved.json", "fixtures/approval-canceled.json", "fixtures/approval-expired.json",
+		"fixtures/approval-rejected.json",
 		"fixtures/execution-failed.json", "fixtures/fatal.json", "fixtures/outcome-unknown.json",
 		"fixtures/retried.json", "fixtures/serialization-failed.json", "fixtures/validation-failed.json",
 	}
