@@ -13,7 +13,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/toolgate/toolgate/internal/searchattr"
 	"github.com/toolgate/toolgate/wire"
 )
 
@@ -27,7 +26,7 @@ type PendingApproval struct {
 }
 
 // pendingApprovalsQuery lists running calls whose ToolOutcome says they wait for a decision.
-var pendingApprovalsQuery = fmt.Sprintf("%s = %q AND ExecutionStatus = 'Running'", searchattr.ToolOutcome, wire.OutcomeAwaitingApproval)
+var pendingApprovalsQuery = fmt.Sprintf("%s = %q AND ExecutionStatus = 'Running'", wire.SearchAttributeToolOutcome, wire.OutcomeAwaitingApproval)
 
 // PendingApprovals lists the calls waiting for an approval decision, newest first, through the
 // visibility store (the ToolOutcome search attribute is awaiting_approval). Visibility lags
@@ -52,8 +51,8 @@ func (c *Client) PendingApprovals(ctx context.Context) ([]PendingApproval, error
 				StartTime:  e.GetStartTime().AsTime(),
 			}
 			fields := e.GetSearchAttributes().GetIndexedFields()
-			p.ToolName = c.keyword(fields[searchattr.ToolName])
-			p.ToolCallID = c.keyword(fields[searchattr.ToolCallID])
+			p.ToolName = c.keyword(fields[wire.SearchAttributeToolName])
+			p.ToolCallID = c.keyword(fields[wire.SearchAttributeToolCallID])
 			out = append(out, p)
 		}
 		token = resp.GetNextPageToken()

@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/toolgate/toolgate/toolcore"
-	wirenames "github.com/toolgate/toolgate/wire"
+	"github.com/toolgate/toolgate/wire"
 	"github.com/toolgate/toolgate/workflows"
 )
 
@@ -28,7 +28,7 @@ func approvalTool(runs *atomic.Int64) toolcore.Tool {
 // decision is one update a test sends while the call waits.
 type decision struct {
 	update   string
-	give     wirenames.ApprovalDecision
+	give     wire.ApprovalDecision
 	wrongFor bool // name another call's hash instead of the waiting one's
 }
 
@@ -36,7 +36,7 @@ type decision struct {
 type updateResult struct {
 	sent     bool
 	rejected error
-	record   wirenames.ApprovalRecord
+	record   wire.ApprovalRecord
 	err      error
 }
 
@@ -47,9 +47,9 @@ func sendDecisions(t *testing.T, env *testsuite.TestWorkflowEnvironment, decisio
 		return
 	}
 	env.RegisterDelayedCallback(func() {
-		v, err := env.QueryWorkflow(wirenames.QueryApproval)
+		v, err := env.QueryWorkflow(wire.QueryApproval)
 		require.NoError(t, err)
-		var st wirenames.ApprovalState
+		var st wire.ApprovalState
 		require.NoError(t, v.Get(&st))
 		assert.True(t, st.Waiting)
 		for i, d := range decisions {
@@ -65,7 +65,7 @@ func sendDecisions(t *testing.T, env *testsuite.TestWorkflowEnvironment, decisio
 				OnReject: func(err error) { res.rejected = err },
 				OnComplete: func(v any, err error) {
 					res.err = err
-					if rec, ok := v.(wirenames.ApprovalRecord); ok {
+					if rec, ok := v.(wire.ApprovalRecord); ok {
 						res.record = rec
 					}
 				},
@@ -75,7 +75,7 @@ func sendDecisions(t *testing.T, env *testsuite.TestWorkflowEnvironment, decisio
 }
 
 func TestToolCallWorkflowApproval(t *testing.T) {
-	alice := wirenames.ApprovalDecision{Reviewer: "alice", Reason: "too risky"}
+	alice := wire.ApprovalDecision{Reviewer: "alice", Reason: "too risky"}
 	tests := []struct {
 		name         string
 		decisions    []decision
@@ -85,14 +85,14 @@ func TestToolCallWorkflowApproval(t *testing.T) {
 	}{
 		{
 			name:         "approved runs the tool once",
-			decisions:    []decision{{update: wirenames.UpdateApprove, give: alice}},
+			decisions:    []decision{{update: wire.UpdateApprove, give: alice}},
 			want:         func(c toolcore.ToolCall) toolcore.Result { return toolcore.SuccessResult(c, `{"done":true}`) },
 			wantRuns:     1,
 			wantRejected: []bool{false},
 		},
 		{
 			name:      "rejected carries the reviewer and reason",
-			decisions: []decision{{update: wirenames.UpdateReject, give: alice}},
+			decisions: []decision{{update: wire.UpdateReject, give: alice}},
 			want: func(c toolcore.ToolCall) toolcore.Result {
 				return toolcore.ApprovalRejectedResult(c, "alice", "too risky")
 			},
@@ -100,21 +100,21 @@ func TestToolCallWorkflowApproval(t *testing.T) {
 		},
 		{
 			name:         "a decision for another hash is refused, then the call expires",
-			decisions:    []decision{{update: wirenames.UpdateApprove, give: alice, wrongFor: true}},
+			decisions:    []decision{{update: wire.UpdateApprove, give: alice, wrongFor: true}},
 			want:         func(c toolcore.ToolCall) toolcore.Result { return toolcore.ApprovalExpiredResult(c, time.Hour) },
 			wantRejected: []bool{true},
 		},
 		{
 			name:         "a decision without a reviewer is refused",
-			decisions:    []decision{{update: wirenames.UpdateApprove, give: wirenames.ApprovalDecision{Reviewer: "  "}}},
+			decisions:    []decision{{update: wire.UpdateApprove, give: wire.ApprovalDecision{Reviewer: "  "}}},
 			want:         func(c toolcore.ToolCall) toolcore.Result { return toolcore.ApprovalExpiredResult(c, time.Hour) },
 			wantRejected: []bool{true},
 		},
 		{
 			name: "only the first decision applies",
 			decisions: []decision{
-				{update: wirenames.UpdateApprove, give: alice},
-				{update: wirenames.UpdateReject, give: wirenames.ApprovalDecision{Reviewer: "bob"}},
+				{update: wire.UpdateApprove, give: alice},
+				{update: wire.UpdateReject, give: wire.ApprovalDecision{Reviewer: "bob"}},
 			},
 			want:         func(c toolcore.ToolCall) toolcore.Result { return toolcore.SuccessResult(c, `{"done":true}`) },
 			wantRuns:     1,
@@ -138,10 +138,10 @@ func TestToolCallWorkflowApproval(t *testing.T) {
 				},
 			})
 			require.NoError(t, got.err)
-			assert.Equal(t, wire(t, tt.want(mustCall(t, raw))), wire(t, got.result))
+			assert.Equal(t, resultJSON(t, tt.want(mustCall(t, raw))), resultJSON(t, got.result))
 			assert.Equal(t, tt.wantRuns, runs.Load())
 			require.NotEmpty(t, got.outcomes)
-			assert.Equal(t, wirenames.OutcomeAwaitingApproval, got.outcomes[0])
+			assert.Equal(t, wire.OutcomeAwaitingApproval, got.outcomes[0])
 			for i, res := range results {
 				require.True(t, res.sent, "decision %d sent", i)
 				assert.Equal(t, tt.wantRejected[i], res.rejected != nil, "decision %d refused: %v", i, res.rejected)
@@ -167,7 +167,7 @@ func TestToolCallWorkflowApprovalCanceledWhileWaiting(t *testing.T) {
 	require.Error(t, got.err)
 	assert.True(t, temporal.IsCanceledError(got.err), "want a canceled workflow, got %v", got.err)
 	assert.Zero(t, runs.Load())
-	assert.Equal(t, []string{wirenames.OutcomeAwaitingApproval, "canceled"}, got.outcomes)
+	assert.Equal(t, []string{wire.OutcomeAwaitingApproval, "canceled"}, got.outcomes)
 }
 
 func TestToolCallWorkflowApprovalRule(t *testing.T) {
@@ -194,7 +194,7 @@ func TestToolCallWorkflowApprovalRule(t *testing.T) {
 	})
 	small := runWorkflow(t, newRegistry(t, pay), call("c1", "pay", `{"amount":100}`), runOptions{})
 	require.NoError(t, small.err)
-	assert.False(t, small.result.IsError(), "a call the rule lets through runs at once: %s", wire(t, small.result))
+	assert.False(t, small.result.IsError(), "a call the rule lets through runs at once: %s", resultJSON(t, small.result))
 	assert.Equal(t, int64(1), runs.Load())
 
 	big := runWorkflow(t, newRegistry(t, pay), call("c2", "pay", `{"amount":101}`), runOptions{})
