@@ -32,9 +32,11 @@ vet:
 test-race:
 	pkgs=$$(GO=$(GO) scripts/packages race) && $(GO) test -race -timeout 15m $$pkgs
 
+# -ldflags=-w: no DWARF in these test binaries (stack traces keep working); it cuts each server
+# link by about 40% of its CPU time and 15% of its memory.
 test-norace: bin/toolgate
 	pkgs=$$(GO=$(GO) scripts/packages norace) && \
-		TOOLGATE_BIN=$(CURDIR)/bin/toolgate $(GO) test -timeout 20m $$pkgs
+		TOOLGATE_BIN=$(CURDIR)/bin/toolgate $(GO) test -ldflags=-w -timeout 20m $$pkgs
 
 # bin/toolgate is always relinked (cheap when nothing changed: the build cache has every package);
 # the FORCE prerequisite keeps make from trusting the file's age.
