@@ -49,12 +49,20 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 
 	info := activity.GetInfo(ctx)
 	hb := startHeartbeats(ctx, info.HeartbeatTimeout)
+	// The previous attempt's checkpoint goes on with this attempt's heartbeats until the tool
+	// records a newer one: a second loss must not erase it.
+	last := lastCheckpoint(ctx)
+	if last != nil {
+		hb.saveCheckpoint(last)
+	}
 	output, toolErr := invoke(toolcore.WithExecution(ctx, toolcore.Execution{
 		ToolCallID:     in.ToolCallID,
 		ToolName:       in.ToolName,
 		Attempt:        int(info.Attempt),
 		IdempotencyKey: in.IdempotencyKey,
 		OnProgress:     hb.report,
+		OnCheckpoint:   hb.saveCheckpoint,
+		LastCheckpoint: last,
 	}), tool, in.Accepted)
 	hb.stop()
 	// A type assertion, not errors.As: Invoke returns the *PanicError itself, and walking a

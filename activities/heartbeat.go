@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,8 +38,9 @@ type heartbeats struct {
 	stopped chan struct{}
 	once    sync.Once
 
-	mu       sync.Mutex
-	progress *wire.ProgressDetails // latest report, nil until the first
+	mu         sync.Mutex
+	progress   *wire.ProgressDetails // latest report, nil until the first
+	checkpoint json.RawMessage       // latest checkpoint (see checkpoint.go), nil until the first
 }
 
 // startHeartbeats starts the loop; stop must be called before the activity returns.
@@ -89,13 +91,16 @@ func (h *heartbeats) loop(interval time.Duration) {
 // report would erase the progress the server shows, so the latest report is repeated.
 func (h *heartbeats) beat() {
 	h.mu.Lock()
-	p := h.progress
+	p, cp := h.progress, h.checkpoint
 	h.mu.Unlock()
-	if p == nil {
+	switch {
+	case cp != nil:
+		h.record(p, cp) // wire.CheckpointDetails: progress (or null) first, checkpoint second
+	case p == nil:
 		h.record()
-		return
+	default:
+		h.record(*p)
 	}
-	h.record(*p)
 }
 
 // report is the tool's progress reporter: it stores the report and wakes the loop without ever

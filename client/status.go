@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -59,6 +60,9 @@ type Status struct {
 	Attempt int
 	// Progress is the latest progress the running tool reported, or nil.
 	Progress *toolcore.Progress
+	// Checkpoint is the latest checkpoint (toolcore.Checkpoint) the running tool's heartbeats
+	// carry, the tool's own JSON, or nil.
+	Checkpoint json.RawMessage
 	// Result is the linked result of a Completed call, or nil.
 	Result *toolcore.Result
 	// Err is the outcome error of a Failed, Canceled, Terminated or TimedOut call, as Execute
@@ -95,6 +99,9 @@ func (c *Client) StatusByWorkflowID(ctx context.Context, workflowID string) (Sta
 			st.Attempt = int(act.GetAttempt())
 			if p, ok, err := c.decodeProgress(act.GetHeartbeatDetails()); err == nil && ok {
 				st.Progress = &p
+			}
+			if cp, err := c.decodeCheckpoint(act.GetHeartbeatDetails()); err == nil {
+				st.Checkpoint = cp
 			}
 		}
 		return st, nil

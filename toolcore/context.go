@@ -1,6 +1,9 @@
 package toolcore
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+)
 
 // Progress is what a running tool reports. The durable path turns the latest report into the
 // activity's heartbeat details.
@@ -22,6 +25,13 @@ type Execution struct {
 	// promptly (store the latest report, signal without blocking). A panic in it is recovered and
 	// the report dropped. Optional: default discards them.
 	OnProgress func(Progress)
+	// OnCheckpoint receives each checkpoint the tool records (JSON, at most MaxCheckpointBytes),
+	// synchronously on the tool's goroutine; like OnProgress it must return promptly. Optional:
+	// default none, Checkpoint does nothing.
+	OnCheckpoint func(json.RawMessage)
+	// LastCheckpoint is the last checkpoint an earlier attempt recorded (LastCheckpoint returns
+	// it). Optional: default none.
+	LastCheckpoint json.RawMessage
 }
 
 // executionKey is the context key of the *Execution of a running tool.

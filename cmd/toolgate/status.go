@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -24,7 +25,8 @@ func newStatusCommand(a *app) *cobra.Command {
 		Use:   "status [WORKFLOW_ID]",
 		Short: "Show a call's state, attempt and latest progress",
 		Long: `Show where a call is, without waiting: its state (running, completed, failed, canceled,
-terminated, timedOut), the attempt of its tool, the latest progress the tool reported and, once
+terminated, timedOut), the attempt of its tool, the latest progress and checkpoint the tool
+reported and, once
 completed, its result message. One "key value" line each, or a JSON object with --json:
 
   {"workflowId":"toolcall-x","runId":"...","toolCallId":"x","toolName":"sleep","state":"running","attempt":1,"progress":{"completed":3,"total":600,"message":"..."}}
@@ -52,6 +54,7 @@ type statusJSON struct {
 	State      string             `json:"state"`
 	Attempt    int                `json:"attempt"`
 	Progress   *toolcore.Progress `json:"progress,omitempty"`
+	Checkpoint json.RawMessage    `json:"checkpoint,omitempty"`
 	Result     *toolcore.Result   `json:"result,omitempty"`
 }
 
@@ -73,6 +76,7 @@ func writeStatus(w io.Writer, st tgclient.Status, asJSON bool) error {
 		State:      st.State.String(),
 		Attempt:    st.Attempt,
 		Progress:   st.Progress,
+		Checkpoint: st.Checkpoint,
 		Result:     st.Result,
 	}
 	if asJSON {
@@ -88,6 +92,9 @@ func writeStatus(w io.Writer, st tgclient.Status, asJSON bool) error {
 	}
 	if out.Progress != nil {
 		lines = append(lines, [2]string{"progress", renderProgress(*out.Progress)})
+	}
+	if out.Checkpoint != nil {
+		lines = append(lines, [2]string{"checkpoint", string(out.Checkpoint)})
 	}
 	if out.Result != nil {
 		data, err := out.Result.MarshalJSON()
