@@ -46,6 +46,13 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 			"tool "+quote(in.ToolName)+" is not registered on the worker of this task queue; it did not run",
 			ErrTypeToolNotRegistered, nil)
 	}
+	if in.DefinitionHash != "" && in.DefinitionHash != tool.DefinitionHash() {
+		// Workflow and activity workers run different builds of the tool: run it (the workflow
+		// accepted the value), but say so where operators look.
+		activity.GetLogger(ctx).Warn("Tool definition differs from the one the call was validated with",
+			"toolCallId", in.ToolCallID, "toolName", in.ToolName,
+			"validatedDefinition", in.DefinitionHash, "workerDefinition", tool.DefinitionHash())
+	}
 
 	info := activity.GetInfo(ctx)
 	hb := startHeartbeats(ctx, info.HeartbeatTimeout)

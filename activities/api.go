@@ -45,6 +45,10 @@ type ExecuteToolInput struct {
 	// its last attempt (a transient error there is the final result). Optional: default the
 	// retry policy in the activity info; without either, every attempt is the last.
 	MaxAttempts int `json:"maxAttempts,omitempty"`
+	// DefinitionHash is the toolcore.Tool.DefinitionHash of the tool the workflow validated with,
+	// recorded so an operator sees in history which definition ran (and toolgate drift can
+	// compare it with a build). Optional: absent in histories recorded before it existed.
+	DefinitionHash string `json:"definitionHash,omitempty"`
 }
 
 // ExecuteToolOutput is the activity's result: the bounded content of the tool-result message

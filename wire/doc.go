@@ -12,6 +12,7 @@
 //     activity returns.
 //   - searchattr.go: the custom search attribute names and the values of ToolOutcome.
 //   - progress.go: [ProgressDetails], the heartbeat details a running tool's progress travels in.
+//   - catalog.go: the tool catalog workflow [ToolCatalogWorkflowName] and its ID prefix.
 //
 // Features that add wire names (updates, queries, error codes) add them in a file of their own
 // here, each name documented where it is declared and in docs/contract.md.

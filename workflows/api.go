@@ -3,6 +3,7 @@ package workflows
 import (
 	"go.temporal.io/sdk/converter"
 
+	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
 
@@ -23,6 +24,24 @@ const (
 	// type the activity returns too.
 	ErrTypeNonRecoverable = wire.ErrTypeNonRecoverable
 )
+
+// Names of the tool catalog (see ToolCatalogWorkflow).
+const (
+	// ToolCatalogWorkflowName is the workflow type that returns the worker's tool set:
+	// wire.ToolCatalogWorkflowName.
+	ToolCatalogWorkflowName = wire.ToolCatalogWorkflowName
+	// ToolCatalogWorkflowIDPrefix prefixes the catalog workflow's ID, "toolcatalog-<task queue>":
+	// wire.ToolCatalogWorkflowIDPrefix.
+	ToolCatalogWorkflowIDPrefix = wire.ToolCatalogWorkflowIDPrefix
+)
+
+// Catalog is ToolCatalogWorkflow's result: the tool set of the worker that ran it, in name order.
+type Catalog struct {
+	// TaskQueue is the task queue the catalog workflow ran on.
+	TaskQueue string `json:"taskQueue"`
+	// Tools are the worker's tools, name order, with schemas and definition hashes.
+	Tools []toolcore.ToolInfo `json:"tools"`
+}
 
 // Input is the workflow's single argument: one payload holding the tool-call wire JSON
 // {"type":"toolCall","id":"...","name":"...","arguments":{...}}. It is a converter.RawValue so

@@ -59,10 +59,10 @@ func retryPolicy(opts toolcore.Options) *temporal.RetryPolicy {
 }
 
 // runningDetails is the workflow's current details while the tool runs (shown in the UI).
-func runningDetails(call toolcore.ToolCall, opts toolcore.Options) string {
+func runningDetails(call toolcore.ToolCall, opts toolcore.Options, definitionHash string) string {
 	attempts := "1 attempt"
 	if opts.SideEffect != toolcore.Unsafe && opts.MaxAttempts > 1 {
 		attempts = "up to " + strconv.Itoa(opts.MaxAttempts) + " attempts"
 	}
-	return "running " + call.Name() + " (" + opts.SideEffect.String() + ", " + attempts + ", timeout " + opts.Timeout.String() + ")"
+	return "running " + call.Name() + " (" + opts.SideEffect.String() + ", " + attempts + ", timeout " + opts.Timeout.String() + ", definition " + definitionHash + ")"
 }

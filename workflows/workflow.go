@@ -42,6 +42,7 @@ const (
 // Register registers ToolCallWorkflow under ToolCallWorkflowName.
 func (w *Workflows) Register(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(w.ToolCallWorkflow, workflow.RegisterOptions{Name: ToolCallWorkflowName})
+	r.RegisterWorkflowWithOptions(w.ToolCatalogWorkflow, workflow.RegisterOptions{Name: ToolCatalogWorkflowName})
 }
 
 // ToolCallWorkflow turns one untrusted tool call into one outcome: a linked result (its return
@@ -74,7 +75,7 @@ func (w *Workflows) ToolCallWorkflow(ctx workflow.Context, input Input) (toolcor
 	}
 
 	opts := tool.Options()
-	workflow.SetCurrentDetails(ctx, runningDetails(call, opts))
+	workflow.SetCurrentDetails(ctx, runningDetails(call, opts, tool.DefinitionHash()))
 	ao := w.activityOptions(call, opts)
 	actx := workflow.WithActivityOptions(ctx, ao)
 	in := activities.ExecuteToolInput{
@@ -83,6 +84,7 @@ func (w *Workflows) ToolCallWorkflow(ctx workflow.Context, input Input) (toolcor
 		Accepted:       accepted,
 		IdempotencyKey: workflow.GetInfo(ctx).WorkflowExecution.ID,
 		MaxAttempts:    int(ao.RetryPolicy.MaximumAttempts),
+		DefinitionHash: tool.DefinitionHash(),
 	}
 	var out activities.ExecuteToolOutput
 	err = workflow.ExecuteActivity(actx, wire.ExecuteToolName, in).Get(actx, &out)

@@ -450,6 +450,9 @@ func TestToolCallWorkflowSchedulesActivity(t *testing.T) {
 				},
 			})
 			require.NoError(t, got.err)
+			tool, ok := reg.Get(tt.wantInput.ToolName)
+			require.True(t, ok)
+			tt.wantInput.DefinitionHash = tool.DefinitionHash() // recorded in history with the input
 			assert.Equal(t, tt.wantInput, gotInput)
 			assert.Equal(t, tt.wantQueue, gotInfo.TaskQueue)
 			assert.Equal(t, tt.wantTimeout, gotInfo.StartToCloseTimeout)

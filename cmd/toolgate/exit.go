@@ -14,7 +14,7 @@ import (
 // Exit codes, documented in the root --help. Scripts and agents branch on them.
 const (
 	ExitOK          = 0 // success; for call and result: the result has isError false
-	ExitErrorResult = 1 // an error result (isError true); replay: a history failed
+	ExitErrorResult = 1 // an error result (isError true); replay: a history failed; drift: a call drifted
 	ExitUsage       = 2 // bad input: flags, arguments, a malformed call, an unknown or conflicting ID
 	ExitFatal       = 3 // the tool failed with a NonRecoverableToolError
 	ExitCanceled    = 4 // the call was canceled

@@ -28,6 +28,7 @@ func commands() []func(*app) *cobra.Command {
 		newHistoryCommand,
 		newReplayCommand,
 		newToolsCommand,
+		newDriftCommand,
 		newBenchCommand,
 	}
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/toolcore"
 )
 
 // runIn runs toolgate in process with env (KEY=VALUE) and stdin.
@@ -84,9 +86,9 @@ func TestHelp(t *testing.T) {
 func TestTools(t *testing.T) {
 	code, stdout, stderr := runIn([]string{"tools", "--json"}, nil, "")
 	require.Equal(t, ExitOK, code, stderr)
-	var tools []toolJSON
+	var tools []toolcore.ToolInfo
 	require.NoError(t, json.Unmarshal([]byte(stdout), &tools), stdout)
-	byName := map[string]toolJSON{}
+	byName := map[string]toolcore.ToolInfo{}
 	for _, tool := range tools {
 		byName[tool.Name] = tool
 	}
@@ -94,6 +96,8 @@ func TestTools(t *testing.T) {
 	assert.Equal(t, "readOnly", byName["add"].SideEffect)
 	assert.NotEmpty(t, byName["add"].Description)
 	assert.NotContains(t, byName, "read_file", "no --root, no file tools")
+	assert.Contains(t, string(byName["add"].InputSchema), `"required":["left","right"]`)
+	assert.Regexp(t, `^sha256:[0-9a-f]{64}$`, byName["add"].DefinitionHash)
 
 	code, stdout, stderr = runIn([]string{"tools", "--root", t.TempDir()}, nil, "")
 	require.Equal(t, ExitOK, code, stderr)
@@ -133,6 +137,62 @@ func TestErrorLineFormats(t *testing.T) {
 			code, _, stderr := runIn(tt.args, nil, "")
 			assert.Equal(t, ExitUsage, code)
 			assert.Contains(t, stderr, tt.want)
+		})
+	}
+}
+
+// TestToolsFormatOpenAI is the model-ready list: every toolbox tool as an OpenAI function tool
+// with its parameters schema.
+func TestToolsFormatOpenAI(t *testing.T) {
+	code, stdout, stderr := runIn([]string{"tools", "--format", "openai", "--root", t.TempDir()}, nil, "")
+	require.Equal(t, ExitOK, code, stderr)
+	var tools []struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name        string `json:"name"`
+			Description string `json:"description"`
+			Parameters  struct {
+				Type       string                     `json:"type"`
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"parameters"`
+			Strict *bool `json:"strict"`
+		} `json:"function"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &tools), stdout)
+	names := []string{}
+	for _, tool := range tools {
+		names = append(names, tool.Function.Name)
+		assert.Equal(t, "function", tool.Type)
+		assert.NotEmpty(t, tool.Function.Description)
+		assert.Equal(t, "object", tool.Function.Parameters.Type)
+		assert.NotEmpty(t, tool.Function.Parameters.Properties, tool.Function.Name)
+		assert.Nil(t, tool.Function.Strict, "non-strict by default")
+	}
+	assert.Equal(t, []string{"add", "echo", "http_get", "list_dir", "read_file", "sleep"}, names)
+	assert.NotContains(t, stdout, "$schema")
+}
+
+func TestToolsFormats(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStdout string
+		wantStderr string
+	}{
+		{name: "mcp", args: []string{"tools", "--format", "mcp"}, wantStdout: `"annotations":{"readOnlyHint":true`},
+		{name: "anthropic", args: []string{"tools", "--format", "anthropic"}, wantStdout: `"input_schema":{`},
+		{name: "unknown format", args: []string{"tools", "--format", "gemini"}, wantCode: ExitUsage, wantStderr: `unknown format "gemini"`},
+		{name: "strict without openai", args: []string{"tools", "--strict"}, wantCode: ExitUsage, wantStderr: "--strict needs --format openai"},
+		{name: "strict refuses optional arguments", args: []string{"tools", "--format", "openai", "--strict", "--root", "."}, wantCode: ExitUsage, wantStderr: "cannot use OpenAI strict mode"},
+		{name: "json and format", args: []string{"tools", "--json", "--format", "mcp"}, wantCode: ExitUsage, wantStderr: "exclude each other"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runIn(tt.args, nil, "")
+			assert.Equal(t, tt.wantCode, code, stderr)
+			assert.Contains(t, stdout, tt.wantStdout)
+			assert.Contains(t, stderr, tt.wantStderr)
 		})
 	}
 }
