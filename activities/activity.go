@@ -102,32 +102,13 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	return ExecuteToolOutput{Content: result.Content(), IsError: result.IsError()}, nil
 }
 
-// errGoexit is the error of a tool that ended its goroutine with runtime.Goexit. Its text is
-// toolcore's (unexported there), so both paths give the same result.
-var errGoexit = errors.New("tool exited without returning (runtime.Goexit)")
-
-// invoke runs Tool.Invoke on its own goroutine so that a tool calling runtime.Goexit ends as an
-// error instead of silently ending the SDK's task goroutine (no response: a timeout). It waits for
-// the tool even after cancellation: with WaitForCancellation, "canceled" means the tool stopped.
+// invoke runs the tool with toolcore's Tool.Start, so that a tool calling runtime.Goexit ends as
+// an error (the same as in process) instead of silently ending the SDK's task goroutine (no
+// response: a timeout). It waits for the tool even after cancellation: with WaitForCancellation,
+// "canceled" means the tool stopped.
 func invoke(ctx context.Context, tool toolcore.Tool, accepted []byte) (output any, err error) {
-	type outcome struct {
-		output any
-		err    error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		returned := false
-		defer func() {
-			if !returned {
-				done <- outcome{err: errGoexit}
-			}
-		}()
-		output, err := tool.Invoke(ctx, accepted)
-		returned = true
-		done <- outcome{output: output, err: err}
-	}()
-	o := <-done
-	return o.output, o.err
+	o := <-tool.Start(ctx, accepted)
+	return o.Output, o.Err
 }
 
 // stopped returns the error that ends an attempt whose context is done, or nil to go on.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -86,6 +87,7 @@ func TestExecuteToolResults(t *testing.T) {
 		}),
 		tool("fails", toolcore.Options{}, returning(nil, errors.New("upstream said no"))),
 		tool("panics", toolcore.Options{}, func(context.Context) (any, error) { panic("exploded") }),
+		tool("goexit", toolcore.Options{}, func(context.Context) (any, error) { runtime.Goexit(); return nil, nil }),
 		tool("lookalike", toolcore.Options{}, returning(nil, lookalike)),
 		tool("literal", toolcore.Options{}, returning(nil, &toolcore.NonRecoverableToolError{})),
 		tool("transient_unsafe", toolcore.Options{}, returning(nil, toolcore.Transient(errors.New("later")))),
@@ -103,6 +105,7 @@ func TestExecuteToolResults(t *testing.T) {
 		{name: "execution values", give: input("values"), want: activities.ExecuteToolOutput{Content: `["call-1",1,"toolcall-call-1"]`}},
 		{name: "tool error", give: input("fails"), want: activities.ExecuteToolOutput{Content: errContent("TOOL_EXECUTION_FAILED", "upstream said no"), IsError: true}},
 		{name: "tool panic", give: input("panics"), want: activities.ExecuteToolOutput{Content: errContent("TOOL_EXECUTION_FAILED", "exploded"), IsError: true}},
+		{name: "tool calling runtime.Goexit", give: input("goexit"), want: activities.ExecuteToolOutput{Content: errContent("TOOL_EXECUTION_FAILED", "tool exited without returning (runtime.Goexit)"), IsError: true}},
 		{name: "look-alike ApplicationError", give: input("lookalike"), want: activities.ExecuteToolOutput{Content: errContent("TOOL_EXECUTION_FAILED", toolcore.ErrorText(lookalike)), IsError: true}},
 		{name: "struct literal of the fatal type", give: input("literal"), want: activities.ExecuteToolOutput{Content: errContent("TOOL_EXECUTION_FAILED", toolcore.ErrorText(&toolcore.NonRecoverableToolError{})), IsError: true}},
 		{name: "transient error of an unsafe tool is final", give: input("transient_unsafe"), want: activities.ExecuteToolOutput{Content: errContent("TOOL_EXECUTION_FAILED", "later"), IsError: true}},

@@ -2,7 +2,6 @@ package toolcore
 
 import (
 	"context"
-	"errors"
 	"sync"
 )
 
@@ -20,9 +19,6 @@ type ExecuteOptions struct {
 	// without running (nobody can approve them).
 	Approve Approver
 }
-
-// errGoexit is the error of a tool that ended its goroutine with runtime.Goexit.
-var errGoexit = errors.New("tool exited without returning (runtime.Goexit)")
 
 // Execute runs call in process: snapshot check, look up, validate, run, serialize, link, with
 // cancellation checked between every step and while the tool runs. When cancellation wins it
@@ -52,12 +48,6 @@ const (
 	checkAfterExecution
 	checkAfterSerialization
 )
-
-// outcome is what the tool's goroutine hands back.
-type outcome struct {
-	output any
-	err    error
-}
 
 // execute is ExecuteWith; hook, when not nil, runs just before each cancellation check (tests
 // cancel there to prove each check).
@@ -109,19 +99,8 @@ func execute(ctx context.Context, r *Registry, call ToolCall, opts ExecuteOption
 	if canceled(checkBeforeExecution) {
 		return Result{}, context.Cause(ctx)
 	}
-	done := make(chan outcome, 1) // buffered: a discarded tool never blocks on sending
-	go func() {
-		returned := false
-		defer func() {
-			if !returned {
-				done <- outcome{err: errGoexit}
-			}
-		}()
-		output, err := t.Invoke(runCtx, accepted)
-		returned = true
-		done <- outcome{output: output, err: err}
-	}()
-	var o outcome
+	done := t.Start(runCtx, accepted) // a discarded tool never blocks on sending
+	var o Invocation
 	select {
 	case <-ctx.Done():
 		return Result{}, context.Cause(ctx)
@@ -130,7 +109,7 @@ func execute(ctx context.Context, r *Registry, call ToolCall, opts ExecuteOption
 	if canceled(checkAfterExecution) {
 		return Result{}, context.Cause(ctx)
 	}
-	res, err := Complete(call, o.output, o.err)
+	res, err := Complete(call, o.Output, o.Err)
 	if canceled(checkAfterSerialization) {
 		return Result{}, context.Cause(ctx)
 	}

@@ -115,6 +115,36 @@ func (t Tool) Invoke(ctx context.Context, accepted json.RawMessage) (output any,
 	return t.d.run(ctx, accepted)
 }
 
+// Invocation is what Invoke returned, handed back by Start.
+type Invocation struct {
+	Output any
+	Err    error
+}
+
+// errGoexit is the error of a tool that ended its goroutine with runtime.Goexit.
+var errGoexit = errors.New("tool exited without returning (runtime.Goexit)")
+
+// Start runs Invoke on a goroutine of its own and returns a channel that receives exactly one
+// Invocation when the tool is done; it never blocks the tool (the channel is buffered), so a caller
+// may stop waiting. A tool that calls runtime.Goexit ends that goroutine only: the Invocation then
+// carries an error instead of never arriving. Both executors (Execute in process, the durable
+// activity) run tools through Start, so they treat panics and Goexit alike.
+func (t Tool) Start(ctx context.Context, accepted json.RawMessage) <-chan Invocation {
+	done := make(chan Invocation, 1)
+	go func() {
+		returned := false
+		defer func() {
+			if !returned {
+				done <- Invocation{Err: errGoexit}
+			}
+		}()
+		output, err := t.Invoke(ctx, accepted)
+		returned = true
+		done <- Invocation{Output: output, Err: err}
+	}()
+	return done
+}
+
 // Complete maps what Invoke returned to a linked result: output is serialized (success, or
 // TOOL_OUTPUT_SERIALIZATION_FAILED); an error is TOOL_EXECUTION_FAILED, except a genuine
 // NonRecoverableToolError, returned as the error with a zero Result. Cancellation is the caller's
