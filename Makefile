@@ -1,10 +1,12 @@
 # toolgate: the two commands a newcomer needs are `make dev` and `make test`.
 GO            ?= go
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# workflowcheck v0.6.0 is the release of sdk-go's contrib tools that matches go.temporal.io/sdk v1.50.0.
+WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 BENCHSTAT     := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 PKGS          := ./...
 
-.PHONY: dev test setup vet test-race test-norace fmt lint bench build
+.PHONY: dev test setup vet check workflowcheck test-race test-norace fmt lint bench build
 
 ## dev: run toolgate on its embedded default (Temporal server, Web UI, worker with the toolbox).
 dev:
@@ -17,7 +19,7 @@ dev:
 ##                the ~1,800 server packages are compiled once (not again with race
 ##                instrumentation) and shared with bin/toolgate, linked once here and handed to
 ##                every process-level suite through TOOLGATE_BIN.
-test: setup vet test-race test-norace
+test: setup vet check test-race test-norace
 
 ## setup: install what the tests need when it is missing (Chromium, interop/'s npm packages, ...).
 ## Tests never install anything; when something is missing they fail naming `make setup`.
@@ -49,9 +51,17 @@ FORCE:
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
-## lint: staticcheck at a pinned version.
+## check: the static checks, staticcheck and workflowcheck.
+check: lint workflowcheck
+
+## lint: staticcheck at a pinned version. Deliberate exceptions carry //lint:ignore with a reason.
 lint:
 	$(GO) run $(STATICCHECK) $(PKGS)
+
+## workflowcheck: sdk-go's determinism check of workflow code. Deliberate exceptions carry
+## //workflowcheck:ignore with a reason; workflowcheck.config.yaml lists the false positives.
+workflowcheck:
+	$(GO) run $(WORKFLOWCHECK) -config workflowcheck.config.yaml ./workflows/...
 
 ## bench: the Go benchmarks of toolcore (see BENCHMARKS.md for how figures are taken).
 bench:

@@ -316,17 +316,17 @@ func checkOptions(o Options) (Options, error) {
 	case o.SideEffect > ReadOnly:
 		return o, fmt.Errorf("unknown SideEffect %d", uint8(o.SideEffect))
 	case o.Timeout < 0:
-		return o, fmt.Errorf("Timeout %s must not be negative", o.Timeout)
+		return o, fmt.Errorf("option Timeout %s must not be negative", o.Timeout)
 	case o.HeartbeatTimeout < 0:
-		return o, fmt.Errorf("HeartbeatTimeout %s must not be negative", o.HeartbeatTimeout)
+		return o, fmt.Errorf("option HeartbeatTimeout %s must not be negative", o.HeartbeatTimeout)
 	case o.ApprovalTimeout < 0:
-		return o, fmt.Errorf("ApprovalTimeout %s must not be negative", o.ApprovalTimeout)
+		return o, fmt.Errorf("option ApprovalTimeout %s must not be negative", o.ApprovalTimeout)
 	case o.MaxAttempts < 0:
-		return o, fmt.Errorf("MaxAttempts %d must not be negative", o.MaxAttempts)
+		return o, fmt.Errorf("option MaxAttempts %d must not be negative", o.MaxAttempts)
 	case o.SideEffect == Unsafe && o.MaxAttempts > 1:
-		return o, fmt.Errorf("MaxAttempts %d on an unsafe tool: unsafe tools run at most once", o.MaxAttempts)
+		return o, fmt.Errorf("option MaxAttempts %d on an unsafe tool: unsafe tools run at most once", o.MaxAttempts)
 	case o.TaskQueue != strings.TrimSpace(o.TaskQueue) || !utf8.ValidString(o.TaskQueue):
-		return o, fmt.Errorf("TaskQueue %s must be valid UTF-8 without surrounding space", quoteShort(o.TaskQueue))
+		return o, fmt.Errorf("option TaskQueue %s must be valid UTF-8 without surrounding space", quoteShort(o.TaskQueue))
 	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout

@@ -210,7 +210,7 @@ func walkChain(err error, visit func(error) bool) bool {
 			if visit(e) {
 				return true
 			}
-			single, many := safeUnwrap(e)
+			many, single := safeUnwrap(e)
 			for _, m := range many {
 				if walk(m) {
 					return true
@@ -224,17 +224,17 @@ func walkChain(err error, visit func(error) bool) bool {
 }
 
 // safeUnwrap calls e's Unwrap method (either form), recovering a panic as "wraps nothing".
-func safeUnwrap(e error) (single error, many []error) {
+func safeUnwrap(e error) (many []error, single error) {
 	defer func() {
 		if recover() != nil {
-			single, many = nil, nil
+			many, single = nil, nil
 		}
 	}()
 	switch u := e.(type) {
 	case interface{ Unwrap() error }:
-		return u.Unwrap(), nil
-	case interface{ Unwrap() []error }:
 		return nil, u.Unwrap()
+	case interface{ Unwrap() []error }:
+		return u.Unwrap(), nil
 	}
 	return nil, nil
 }

@@ -275,13 +275,3 @@ func (h *harness) bareSubject(name, queue, workflowType string, eager bool) subj
 		},
 	}
 }
-
-// subjectNamed returns the subject called name.
-func (h *harness) subjectNamed(name string) (subject, bool) {
-	for _, s := range h.subjects {
-		if s.name == name {
-			return s, true
-		}
-	}
-	return subject{}, false
-}
