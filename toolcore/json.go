@@ -675,9 +675,9 @@ func members(obj string) iter.Seq2[string, string] {
 			return
 		}
 		for {
-			kEnd := skipCanonical(obj, i)
+			kEnd := skipValue(obj, i)
 			key := unquoteCanonical(obj[i:kEnd])
-			vEnd := skipCanonical(obj, kEnd+1) // past ':'
+			vEnd := skipValue(obj, kEnd+1) // past ':'
 			if !yield(key, obj[kEnd+1:vEnd]) {
 				return
 			}
@@ -697,7 +697,7 @@ func elements(arr string) iter.Seq[string] {
 			return
 		}
 		for {
-			end := skipCanonical(arr, i)
+			end := skipValue(arr, i)
 			if !yield(arr[i:end]) {
 				return
 			}
@@ -709,8 +709,10 @@ func elements(arr string) iter.Seq[string] {
 	}
 }
 
-// skipCanonical returns the offset just past the canonical value starting at c[i].
-func skipCanonical(c string, i int) int {
+// skipValue returns the offset just past the JSON value starting at c[i] (or len(c)). c must be
+// valid JSON from i on (canonical JSON, or a json.RawMessage that json.Valid accepted); a scalar
+// ends at a delimiter or whitespace.
+func skipValue[S ~string | ~[]byte](c S, i int) int {
 	switch c[i] {
 	case '"':
 		return skipString(c, i)
@@ -733,7 +735,11 @@ func skipCanonical(c string, i int) int {
 		}
 		return i
 	default:
-		for i < len(c) && c[i] != ',' && c[i] != '}' && c[i] != ']' {
+		for i < len(c) {
+			switch c[i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return i
+			}
 			i++
 		}
 		return i

@@ -988,11 +988,11 @@ func (e *serEncoder) rawValue(data []byte, i int) int {
 	case '[':
 		return e.rawArray(data, i)
 	case '"':
-		end := serSkipString(data, i)
+		end := skipString(data, i)
 		e.writeString(serUnquote(data[i:end]), "")
 		return end
 	}
-	end := serSkipValue(data, i)
+	end := skipValue(data, i)
 	e.buf = append(e.buf, data[i:end]...)
 	e.checkCap()
 	return end
@@ -1007,11 +1007,11 @@ func (e *serEncoder) rawObject(data []byte, i int) int {
 		if len(e.members)-mark == e.entries {
 			e.stop(budgetEntries)
 		}
-		end := serSkipString(data, i)
+		end := skipString(data, i)
 		key := serUnquote(data[i:end])
 		i = serSkipSpace(data, serSkipSpace(data, end)+1) // past ':'
 		e.members = append(e.members, serRawMember{key: key, start: i})
-		i = serSkipSpace(data, serSkipValue(data, i))
+		i = serSkipSpace(data, skipValue(data, i))
 		if data[i] == ',' {
 			i = serSkipSpace(data, i+1)
 		}
@@ -1063,51 +1063,10 @@ func (e *serEncoder) rawArray(data []byte, i int) int {
 	return i + 1
 }
 
-// The serSkip functions read JSON that json.Valid accepted.
+// serSkipSpace, skipString and skipValue (json.go) read JSON that json.Valid accepted.
 
 func serSkipSpace(data []byte, i int) int {
 	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// serSkipString returns the index after the string literal at data[i].
-func serSkipString(data []byte, i int) int {
-	for i++; ; i++ {
-		switch data[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-}
-
-// serSkipValue returns the index after the value at data[i].
-func serSkipValue(data []byte, i int) int {
-	switch data[i] {
-	case '"':
-		return serSkipString(data, i)
-	case '{', '[':
-		depth := 0
-		for {
-			switch data[i] {
-			case '"':
-				i = serSkipString(data, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-	}
-	for i < len(data) && !strings.ContainsRune(",]} \t\n\r", rune(data[i])) {
 		i++
 	}
 	return i
