@@ -1,9 +1,7 @@
 package toolcore
 
 import (
-	"bytes"
 	"fmt"
-	"slices"
 	"unicode"
 	"unicode/utf8"
 )
@@ -110,84 +108,53 @@ type envelope struct {
 // envelope scans the top-level object at s.pos, keeping the known members and checking the rest.
 func (s *scanner) envelope() (envelope, error) {
 	var env envelope
-	s.pos++ // '{'
 	keys := make([]member, 0, 8)
 	var discard []byte
-	s.skipWS()
-	if s.pos < len(s.data) && s.data[s.pos] == '}' {
-		s.pos++
-	} else {
-		for {
-			if s.pos >= len(s.data) || s.data[s.pos] != '"' {
-				return env, s.syntaxError(s.pos, "unexpected %s, want a string key", s.found(s.pos))
-			}
-			key, escaped, err := s.str()
-			if err != nil {
-				return env, err
-			}
-			if escaped {
-				key = append([]byte(nil), key...)
-			}
-			keys = append(keys, member{key: key})
-			s.skipWS()
-			if s.pos >= len(s.data) || s.data[s.pos] != ':' {
-				return env, s.syntaxError(s.pos, "unexpected %s after object key, want ':'", s.found(s.pos))
-			}
-			s.pos++
-			s.skipWS()
-			if s.pos >= len(s.data) {
-				return env, s.syntaxError(s.pos, "unexpected end of input, want a value")
-			}
-			s.path = append(s.path[:0], pathSeg{key: key})
-			var field *envelopeField
-			switch string(key) {
-			case "type":
-				field = &env.typ
-			case "id":
-				field = &env.id
-			case "name":
-				field = &env.name
-			case "arguments":
-				field = &env.args
-			}
-			kind := kindOf(s.data[s.pos])
-			switch {
-			case field != nil && kind == kindString:
-				text, _, err := s.str()
-				if err != nil {
-					return env, err
-				}
-				str := wireTypeValue // the expected type costs no allocation
-				if field != &env.typ || string(text) != wireTypeValue {
-					str = string(text)
-				}
-				*field = envelopeField{kind: kind, text: str}
-			case field == &env.args && kind == kindObject:
-				out, err := s.value(make([]byte, 0, len(s.data)-s.pos))
-				if err != nil {
-					return env, err
-				}
-				*field = envelopeField{kind: kind, text: string(out)}
-			default:
-				if discard, err = s.value(discard[:0]); err != nil {
-					return env, err
-				}
-				if field != nil {
-					*field = envelopeField{kind: kind}
-				}
-			}
-			s.skipWS()
-			if s.pos < len(s.data) && s.data[s.pos] == ',' {
-				s.pos++
-				s.skipWS()
-				continue
-			}
-			if s.pos < len(s.data) && s.data[s.pos] == '}' {
-				s.pos++
-				break
-			}
-			return env, s.syntaxError(s.pos, "unexpected %s after object member, want ',' or '}'", s.found(s.pos))
+	err := s.eachMember(func(key []byte) error {
+		keys = append(keys, member{key: key})
+		s.path = append(s.path[:0], pathSeg{key: key})
+		var field *envelopeField
+		switch string(key) {
+		case "type":
+			field = &env.typ
+		case "id":
+			field = &env.id
+		case "name":
+			field = &env.name
+		case "arguments":
+			field = &env.args
 		}
+		kind := kindOf(s.data[s.pos])
+		switch {
+		case field != nil && kind == kindString:
+			text, _, err := s.str()
+			if err != nil {
+				return err
+			}
+			str := wireTypeValue // the expected type costs no allocation
+			if field != &env.typ || string(text) != wireTypeValue {
+				str = string(text)
+			}
+			*field = envelopeField{kind: kind, text: str}
+		case field == &env.args && kind == kindObject:
+			out, err := s.value(make([]byte, 0, len(s.data)-s.pos))
+			if err != nil {
+				return err
+			}
+			*field = envelopeField{kind: kind, text: string(out)}
+		default:
+			var err error
+			if discard, err = s.value(discard[:0]); err != nil {
+				return err
+			}
+			if field != nil {
+				*field = envelopeField{kind: kind}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return env, err
 	}
 	s.skipWS()
 	if s.pos < len(s.data) {
@@ -195,11 +162,8 @@ func (s *scanner) envelope() (envelope, error) {
 	}
 	s.path = s.path[:0]
 	if !membersSorted(keys) {
-		slices.SortFunc(keys, func(a, b member) int { return bytes.Compare(a.key, b.key) })
-		for i := 1; i < len(keys); i++ {
-			if bytes.Equal(keys[i-1].key, keys[i].key) {
-				return env, &jsonError{msg: "duplicate key " + quoteForMessage(keys[i].key), wellFormed: true}
-			}
+		if dup := sortMembers(keys); dup != nil {
+			return env, &jsonError{msg: "duplicate key " + quoteForMessage(dup), wellFormed: true}
 		}
 	}
 	return env, nil

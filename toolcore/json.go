@@ -404,48 +404,40 @@ func hex4[S ~string | ~[]byte](d S, i int) (rune, bool) {
 	return r, true
 }
 
-// object appends the canonical form of the object at s.pos: members sorted by unescaped key,
-// duplicates rejected.
-func (s *scanner) object(dst []byte) ([]byte, error) {
-	open := len(dst)
-	dst = append(dst, '{')
-	s.pos++
-	base := len(s.members)
+// eachMember scans the object at s.pos (its '{'), calling member once per member with the
+// unescaped key (owned by the caller) and s.pos at the member's value, which member must consume.
+// It stops after the closing '}' or at the first error. It is the one member loop of the scanner:
+// object and the tool call's envelope both use it.
+func (s *scanner) eachMember(member func(key []byte) error) error {
+	s.pos++ // '{'
 	s.skipWS()
 	if s.pos < len(s.data) && s.data[s.pos] == '}' {
 		s.pos++
-		return append(dst, '}'), nil
+		return nil
 	}
 	for {
 		if s.pos >= len(s.data) || s.data[s.pos] != '"' {
-			return dst, s.syntaxError(s.pos, "unexpected %s, want a string key", s.found(s.pos))
+			return s.syntaxError(s.pos, "unexpected %s, want a string key", s.found(s.pos))
 		}
 		key, escaped, err := s.str()
 		if err != nil {
-			return dst, err
+			return err
 		}
 		if escaped {
 			key = bytes.Clone(key)
 		}
 		s.skipWS()
 		if s.pos >= len(s.data) || s.data[s.pos] != ':' {
-			return dst, s.syntaxError(s.pos, "unexpected %s after object key, want ':'", s.found(s.pos))
+			return s.syntaxError(s.pos, "unexpected %s after object key, want ':'", s.found(s.pos))
 		}
 		s.pos++
 		s.skipWS()
-		if len(s.members) > base {
-			dst = append(dst, ',')
+		if s.pos >= len(s.data) {
+			return s.syntaxError(s.pos, "unexpected end of input, want a value")
 		}
-		start := len(dst)
-		dst = appendQuoted(dst, key)
-		dst = append(dst, ':')
-		s.path = append(s.path, pathSeg{key: key})
-		dst, err = s.value(dst)
-		if err != nil {
-			return dst, err
+		if err := member(key); err != nil {
+			return err
 		}
-		s.path = s.path[:len(s.path)-1]
-		s.members = append(s.members, member{key: key, start: start, end: len(dst)})
 		s.skipWS()
 		if s.pos < len(s.data) && s.data[s.pos] == ',' {
 			s.pos++
@@ -454,18 +446,42 @@ func (s *scanner) object(dst []byte) ([]byte, error) {
 		}
 		if s.pos < len(s.data) && s.data[s.pos] == '}' {
 			s.pos++
-			break
+			return nil
 		}
-		return dst, s.syntaxError(s.pos, "unexpected %s after object member, want ',' or '}'", s.found(s.pos))
+		return s.syntaxError(s.pos, "unexpected %s after object member, want ',' or '}'", s.found(s.pos))
+	}
+}
+
+// object appends the canonical form of the object at s.pos: members sorted by unescaped key,
+// duplicates rejected.
+func (s *scanner) object(dst []byte) ([]byte, error) {
+	open := len(dst)
+	dst = append(dst, '{')
+	base := len(s.members)
+	err := s.eachMember(func(key []byte) error {
+		if len(s.members) > base {
+			dst = append(dst, ',')
+		}
+		start := len(dst)
+		dst = appendQuoted(dst, key)
+		dst = append(dst, ':')
+		s.path = append(s.path, pathSeg{key: key})
+		var err error
+		if dst, err = s.value(dst); err != nil {
+			return err
+		}
+		s.path = s.path[:len(s.path)-1]
+		s.members = append(s.members, member{key: key, start: start, end: len(dst)})
+		return nil
+	})
+	if err != nil {
+		return dst, err
 	}
 	ms := s.members[base:]
 	if !membersSorted(ms) {
-		slices.SortFunc(ms, func(a, b member) int { return bytes.Compare(a.key, b.key) })
-		for i := 1; i < len(ms); i++ {
-			if bytes.Equal(ms[i-1].key, ms[i].key) {
-				return dst, &jsonError{msg: fmt.Sprintf("duplicate key %s in %s", quoteForMessage(ms[i].key), s.where()),
-					wellFormed: true}
-			}
+		if dup := sortMembers(ms); dup != nil {
+			return dst, &jsonError{msg: fmt.Sprintf("duplicate key %s in %s", quoteForMessage(dup), s.where()),
+				wellFormed: true}
 		}
 		body := bytes.Clone(dst[open+1:])
 		dst = dst[:open+1]
@@ -488,6 +504,17 @@ func membersSorted(ms []member) bool {
 		}
 	}
 	return true
+}
+
+// sortMembers sorts ms by key and returns a key that occurs twice, or nil.
+func sortMembers(ms []member) (duplicate []byte) {
+	slices.SortFunc(ms, func(a, b member) int { return bytes.Compare(a.key, b.key) })
+	for i := 1; i < len(ms); i++ {
+		if bytes.Equal(ms[i-1].key, ms[i].key) {
+			return ms[i].key
+		}
+	}
+	return nil
 }
 
 func (s *scanner) array(dst []byte) ([]byte, error) {
