@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // Activities runs validated tool calls. The zero value is not usable: Registry is required.
@@ -21,6 +22,7 @@ type Activities struct {
 // Register registers ExecuteTool under ExecuteToolName.
 func (a *Activities) Register(r worker.ActivityRegistry) {
 	r.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: ExecuteToolName})
+	r.RegisterActivityWithOptions(a.ReconcileTool, activity.RegisterOptions{Name: wire.ReconcileToolName})
 }
 
 // ExecuteTool runs one attempt of a validated call and returns its bounded result content.

@@ -70,6 +70,10 @@ type Options struct {
 	// ApprovalTimeout bounds the wait for a decision; past it the call is TOOL_APPROVAL_EXPIRED.
 	// Optional: default DefaultApprovalTimeout (24 hours).
 	ApprovalTimeout time.Duration
+	// RerunWhenNotReconciled declares that, when Definition.Reconcile says the lost attempt's
+	// effect did not happen, running the tool once more is safe. Requires Reconcile. Optional:
+	// default false (a negative reconcile ends the call outcome-unknown).
+	RerunWhenNotReconciled bool
 }
 
 // Definition is what a tool author fills in. A is the validated argument type: it must survive a
@@ -105,6 +109,14 @@ type Definition[A any] struct {
 	// workflow code. A panic requires approval. Optional: default nil, only
 	// Options.RequireApproval decides.
 	ApprovalRule func(A) bool
+	// Reconcile asks the downstream system whether this call's effect already happened, by its
+	// idempotency key (e.g. look up a payment). The durable path calls it for an Unsafe tool
+	// whose only attempt ended without a verdict (a lost worker, a timeout): found, output
+	// becomes the result (serialized like Execute's output) and the tool does not run again;
+	// not found, the call ends outcome-unknown, or runs once more with
+	// Options.RerunWhenNotReconciled. An error is retried with backoff, a bounded number of
+	// times. Only Unsafe tools may declare it. Optional: default nil (outcome unknown, as without).
+	Reconcile func(ctx context.Context, idempotencyKey string) (output any, found bool, err error)
 }
 
 // Tool is an immutable, defined tool. The zero value is invalid (a nil entry in a batch).
@@ -131,6 +143,8 @@ type tool struct {
 	run func(ctx context.Context, raw []byte) (any, error)
 	// approvalRule decodes JSON into a fresh A and runs the author's ApprovalRule; nil without one.
 	approvalRule func(raw []byte) (bool, error)
+	// reconcile is the author's Reconcile; nil without one.
+	reconcile func(ctx context.Context, idempotencyKey string) (any, bool, error)
 }
 
 // Define copies d once into an immutable Tool, or returns a *ContractError with
@@ -145,7 +159,7 @@ func Define[A any](d Definition[A]) (Tool, error) {
 	// Read every field of d exactly once: d is a copy already, and the funcs are captured by value.
 	name, description, validate, execute, opts := d.Name, d.Description, d.Validate, d.Execute, d.Options
 	inputRaw, outputRaw, checkSchema := bytes.Clone(d.InputSchema), bytes.Clone(d.OutputSchema), d.CheckSchema
-	rule := d.ApprovalRule
+	rule, reconcile := d.ApprovalRule, d.Reconcile
 	if err := checkName(name); err != nil {
 		return Tool{}, err
 	}
@@ -161,6 +175,12 @@ func Define[A any](d Definition[A]) (Tool, error) {
 	opts, err := checkOptions(opts)
 	if err != nil {
 		return Tool{}, contractErrorf(CodeInvalidToolDefinition, "tool %q: %s", name, err)
+	}
+	switch {
+	case reconcile != nil && opts.SideEffect != Unsafe:
+		return Tool{}, contractErrorf(CodeInvalidToolDefinition, "tool %q: Reconcile is for Unsafe tools; %s tools are retried instead", name, opts.SideEffect)
+	case reconcile == nil && opts.RerunWhenNotReconciled:
+		return Tool{}, contractErrorf(CodeInvalidToolDefinition, "tool %q: RerunWhenNotReconciled needs a Reconcile", name)
 	}
 	argType := reflect.TypeFor[A]()
 	if err := checkJSONType(argType); err != nil {
@@ -187,6 +207,7 @@ func Define[A any](d Definition[A]) (Tool, error) {
 	return Tool{d: &tool{
 		name:         name,
 		approvalRule: approvalRule,
+		reconcile:    reconcile,
 		description:  description,
 		options:      opts,
 		argType:      argType.String(),

@@ -94,6 +94,9 @@ func (w *Workflows) ToolCallWorkflow(ctx workflow.Context, input Input) (toolcor
 		return w.canceled(ctx, call)
 	}
 	if err != nil {
+		if handled, res, err := w.reconcileLost(ctx, call, tool, in, ao, err); handled {
+			return res, err
+		}
 		return w.activityFailed(ctx, call, opts, err)
 	}
 	return w.complete(ctx, call, toolcore.LinkContent(call, out.Content, out.IsError))
