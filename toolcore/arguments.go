@@ -133,7 +133,7 @@ func (a Arguments) String(key string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return unquoteCanonical(v), nil
+	return unquote(v), nil
 }
 
 // Number returns a number member exactly as sent.

@@ -703,7 +703,7 @@ func members(obj string) iter.Seq2[string, string] {
 		}
 		for {
 			kEnd := skipValue(obj, i)
-			key := unquoteCanonical(obj[i:kEnd])
+			key := unquote(obj[i:kEnd])
 			vEnd := skipValue(obj, kEnd+1) // past ':'
 			if !yield(key, obj[kEnd+1:vEnd]) {
 				return
@@ -786,21 +786,31 @@ func skipString[S ~string | ~[]byte](c S, i int) int {
 	return i
 }
 
-// unquoteCanonical returns the contents of the canonical JSON string q.
-func unquoteCanonical(q string) string {
-	body := q[1 : len(q)-1]
+// unquote returns the contents of the valid JSON string literal q (quotes included): canonical
+// JSON, or a string of a json.RawMessage that json.Valid accepted. Invalid UTF-8 and \u escapes of
+// lone surrogates become U+FFFD, as encoding/json decodes them (canonical strings have neither).
+// It is the one lenient escape decoder; the scanner's strict one (str) rejects what it replaces.
+func unquote[S ~string | ~[]byte](q S) string {
+	body := string(q[1 : len(q)-1])
 	if strings.IndexByte(body, '\\') < 0 {
-		return body
+		return serValidUTF8(body)
 	}
 	buf := make([]byte, 0, len(body))
-	for i := 0; i < len(body); i++ {
+	for i := 0; i < len(body); {
 		c := body[i]
-		if c != '\\' || i+1 >= len(body) {
-			buf = append(buf, c)
+		if c != '\\' {
+			r, size := utf8.DecodeRuneInString(body[i:])
+			if r == utf8.RuneError && size == 1 {
+				buf = utf8.AppendRune(buf, utf8.RuneError)
+			} else {
+				buf = append(buf, body[i:i+size]...)
+			}
+			i += size
 			continue
 		}
-		i++
-		switch body[i] {
+		e := body[i+1]
+		i += 2
+		switch e {
 		case 'b':
 			buf = append(buf, '\b')
 		case 'f':
@@ -812,11 +822,23 @@ func unquoteCanonical(q string) string {
 		case 't':
 			buf = append(buf, '\t')
 		case 'u':
-			r, _ := hex4(body, i+1)
-			buf = utf8.AppendRune(buf, r)
+			r, _ := hex4(body, i)
 			i += 4
-		default: // '"', '\\'
-			buf = append(buf, body[i])
+			if r >= 0xD800 && r <= 0xDFFF {
+				lo := rune(-1)
+				if r <= 0xDBFF && i+6 <= len(body) && body[i] == '\\' && body[i+1] == 'u' {
+					lo, _ = hex4(body, i+2)
+				}
+				if lo >= 0xDC00 && lo <= 0xDFFF {
+					r = utf16Pair(r, lo)
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			buf = utf8.AppendRune(buf, r)
+		default: // '"', '\\', '/'
+			buf = append(buf, e)
 		}
 	}
 	return string(buf)

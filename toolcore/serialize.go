@@ -989,7 +989,7 @@ func (e *serEncoder) rawValue(data []byte, i int) int {
 		return e.rawArray(data, i)
 	case '"':
 		end := skipString(data, i)
-		e.writeString(serUnquote(data[i:end]), "")
+		e.writeString(unquote(data[i:end]), "")
 		return end
 	}
 	end := skipValue(data, i)
@@ -1008,7 +1008,7 @@ func (e *serEncoder) rawObject(data []byte, i int) int {
 			e.stop(budgetEntries)
 		}
 		end := skipString(data, i)
-		key := serUnquote(data[i:end])
+		key := unquote(data[i:end])
 		i = serSkipSpace(data, serSkipSpace(data, end)+1) // past ':'
 		e.members = append(e.members, serRawMember{key: key, start: i})
 		i = serSkipSpace(data, skipValue(data, i))
@@ -1070,19 +1070,6 @@ func serSkipSpace(data []byte, i int) int {
 		i++
 	}
 	return i
-}
-
-// serUnquote decodes a valid JSON string literal; invalid UTF-8 and lone surrogates become
-// U+FFFD, as encoding/json decodes them.
-func serUnquote(lit []byte) string {
-	if bytes.IndexByte(lit, '\\') < 0 {
-		return serValidUTF8(string(lit[1 : len(lit)-1]))
-	}
-	var s string
-	if err := json.Unmarshal(lit, &s); err != nil {
-		panic(err) // unreachable: the literal was validated
-	}
-	return s
 }
 
 // serFormatPath renders a path as $.key, $["odd key"] and $[3], keys cut at 64 code points.
