@@ -298,20 +298,10 @@ func (s *scanner) strEscaped(start, i int) ([]byte, bool, error) {
 			if i+1 >= len(d) {
 				return nil, false, s.syntaxError(i+1, "unexpected end of input in string")
 			}
-			switch e := d[i+1]; e {
-			case '"', '\\', '/':
-				buf = append(buf, e)
-			case 'b':
-				buf = append(buf, '\b')
-			case 'f':
-				buf = append(buf, '\f')
-			case 'n':
-				buf = append(buf, '\n')
-			case 'r':
-				buf = append(buf, '\r')
-			case 't':
-				buf = append(buf, '\t')
-			case 'u':
+			switch e := d[i+1]; {
+			case simpleEscape(e) != 0:
+				buf = append(buf, simpleEscape(e))
+			case e == 'u':
 				r, n, err := s.unicodeEscape(i)
 				if err != nil {
 					return nil, false, err
@@ -811,16 +801,6 @@ func unquote[S ~string | ~[]byte](q S) string {
 		e := body[i+1]
 		i += 2
 		switch e {
-		case 'b':
-			buf = append(buf, '\b')
-		case 'f':
-			buf = append(buf, '\f')
-		case 'n':
-			buf = append(buf, '\n')
-		case 'r':
-			buf = append(buf, '\r')
-		case 't':
-			buf = append(buf, '\t')
 		case 'u':
 			r, _ := hex4(body, i)
 			i += 4
@@ -837,9 +817,29 @@ func unquote[S ~string | ~[]byte](q S) string {
 				}
 			}
 			buf = utf8.AppendRune(buf, r)
-		default: // '"', '\\', '/'
-			buf = append(buf, e)
+		default:
+			buf = append(buf, simpleEscape(e))
 		}
 	}
 	return string(buf)
+}
+
+// simpleEscape returns the byte that the one-character escape \e stands for, or 0 if e does not
+// start one (\u is not a one-character escape).
+func simpleEscape(e byte) byte {
+	switch e {
+	case '"', '\\', '/':
+		return e
+	case 'b':
+		return '\b'
+	case 'f':
+		return '\f'
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	}
+	return 0
 }
