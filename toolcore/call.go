@@ -47,7 +47,8 @@ type ToolCall struct {
 // MaxCallBytes bytes with:
 //   - "type": exactly the string "toolCall";
 //   - "id": a string of 1 to MaxIDBytes bytes, not blank, without control or invisible characters
-//     (see below);
+//     (see below); any other Unicode is allowed (a durable call escapes the ID into an ASCII
+//     workflow ID, see the client package);
 //   - "name": the same rules with MaxNameBytes; it need not be registered (an unknown name is a
 //     TOOL_NOT_FOUND result later, not a contract error);
 //   - "arguments": a JSON object nesting at most MaxArgumentsDepth levels (the object is level 1).
@@ -63,7 +64,9 @@ type ToolCall struct {
 // UI: C0 and C1 controls and DEL; U+2028 and U+2029 (line breaks to JavaScript and many log
 // viewers); and invisible format characters that hide or reorder text (soft hyphen, U+061C,
 // U+180E, U+200B-U+200F, U+202A-U+202E, U+2060-U+206F, U+FEFF, U+FFF9-U+FFFB, and the tag
-// characters U+E0000-U+E007F). The list is fixed, not taken from Go's Unicode tables, so a
+// characters U+E0000-U+E007F). Blank means made only of white space and characters that draw
+// nothing by themselves: combining marks, variation selectors, the Hangul fillers (U+115F,
+// U+1160, U+3164, U+FFA0), U+2800 BRAILLE PATTERN BLANK and a few more (blankLooking). The lists are fixed, not taken from Go's Unicode tables, so a
 // recorded call never becomes invalid on replay under a newer Go.
 //
 // The snapshot keeps id and name as sent and the arguments in canonical form (see [Arguments]);
@@ -212,7 +215,7 @@ func checkLabel(field string, f envelopeField, maxBytes int) error {
 			return invalidCall("%q is not valid UTF-8 (at byte %d)", field, i)
 		case forbiddenInLabel(r):
 			return invalidCall("%q contains control or invisible character %U at byte %d", field, r, i)
-		case !unicode.IsSpace(r):
+		case !unicode.IsSpace(r) && !blankLooking(r):
 			blank = false
 		}
 	}
@@ -226,6 +229,36 @@ func checkLabel(field string, f envelopeField, maxBytes int) error {
 func validRuneAt(s string, i int) bool {
 	_, size := utf8.DecodeRuneInString(s[i:])
 	return size == 3
+}
+
+// blankLooking is the fixed list of code points that draw nothing by themselves: a label made only
+// of them (and white space) is blank. They are allowed beside visible characters ("e" + U+0301 is
+// "é"). Like forbiddenInLabel, the list is fixed rather than read from Go's Unicode tables, so a
+// recorded call's verdict never changes under a newer Go. (Adding this rule changed no recorded
+// verdict: every code point here is non-ASCII, and before call IDs were escaped into workflow IDs
+// no Go worker could complete a workflow task for a workflow ID holding one.)
+func blankLooking(r rune) bool {
+	switch {
+	case r >= 0x0300 && r <= 0x036F: // combining diacritical marks (U+034F combining grapheme joiner included)
+		return true
+	case r >= 0x1AB0 && r <= 0x1AFF, r >= 0x1DC0 && r <= 0x1DFF: // combining marks, extended and supplement
+		return true
+	case r >= 0x20D0 && r <= 0x20FF, r >= 0xFE20 && r <= 0xFE2F: // combining marks for symbols, half marks
+		return true
+	case r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0100 && r <= 0xE01EF: // variation selectors
+		return true
+	case r >= 0x180B && r <= 0x180F: // Mongolian free variation selectors
+		return true
+	case r == 0x115F, r == 0x1160, r == 0x3164, r == 0xFFA0: // Hangul fillers
+		return true
+	case r == 0x17B4, r == 0x17B5: // Khmer inherent vowels (invisible)
+		return true
+	case r == 0x2800: // Braille pattern blank
+		return true
+	case r >= 0x1D173 && r <= 0x1D17A: // musical symbol format characters
+		return true
+	}
+	return false
 }
 
 // forbiddenInLabel is the fixed list of code points an id or name must not hold.

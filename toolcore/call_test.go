@@ -136,6 +136,13 @@ func TestParseToolCallAccepts(t *testing.T) {
 			wantArgs: `{}`,
 		},
 		{
+			name:     "blank-looking characters beside visible ones",
+			give:     `{"type":"toolCall","id":"e\u0301\u3164x\u2800","name":"n","arguments":{}}`,
+			wantID:   "e\u0301\u3164x\u2800",
+			wantName: "n",
+			wantArgs: `{}`,
+		},
+		{
 			name:     "name at the byte limit, not a valid registered name",
 			give:     `{"type":"toolCall","id":"c","name":"` + strings.Repeat("é", MaxNameBytes/2) + `","arguments":{}}`,
 			wantID:   "c",
@@ -256,6 +263,12 @@ func TestParseToolCallRejects(t *testing.T) {
 		{"id number", `{"type":"toolCall","id":7,"name":"n","arguments":{}}`, `tool call: "id" must be a string, got number`},
 		{"id empty", `{"type":"toolCall","id":"","name":"n","arguments":{}}`, `tool call: "id" must not be blank`},
 		{"id blank", `{"type":"toolCall","id":" \u00a0\u3000 ","name":"n","arguments":{}}`, `tool call: "id" must not be blank`},
+		{"id Hangul filler", `{"type":"toolCall","id":"\u3164","name":"n","arguments":{}}`, `tool call: "id" must not be blank`},
+		{"id Hangul fillers and space", `{"type":"toolCall","id":"\u115f \u1160\uffa0","name":"n","arguments":{}}`, `tool call: "id" must not be blank`},
+		{"id Braille blank", `{"type":"toolCall","id":"\u2800\u2800","name":"n","arguments":{}}`, `tool call: "id" must not be blank`},
+		{"id combining marks only", `{"type":"toolCall","id":"\u0301\u0308\u20dd","name":"n","arguments":{}}`, `tool call: "id" must not be blank`},
+		{"id variation selectors only", `{"type":"toolCall","id":"\ufe0f\udb40\udd00","name":"n","arguments":{}}`, `tool call: "id" must not be blank`},
+		{"name Hangul filler", `{"type":"toolCall","id":"c","name":"\u3164","arguments":{}}`, `tool call: "name" must not be blank`},
 		{"id too long", `{"type":"toolCall","id":"` + strings.Repeat("x", MaxIDBytes+1) + `","name":"n","arguments":{}}`, `tool call: "id" is 257 bytes, limit 256`},
 		{"id with newline", `{"type":"toolCall","id":"a\nb","name":"n","arguments":{}}`, `tool call: "id" contains control or invisible character U+000A at byte 1`},
 		{"id with tab", `{"type":"toolCall","id":"\ta","name":"n","arguments":{}}`, `tool call: "id" contains control or invisible character U+0009 at byte 0`},
@@ -311,6 +324,7 @@ func TestNewToolCallRejects(t *testing.T) {
 		want   string
 	}{
 		{"blank id", " ", "add", `{}`, `tool call: "id" must not be blank`},
+		{"blank-looking id", "\u3164\u2800\u0301", "add", `{}`, `tool call: "id" must not be blank`},
 		{"empty name", "c", "", `{}`, `tool call: "name" must not be blank`},
 		{"invalid UTF-8 id", "a\xff", "add", `{}`, `tool call: "id" is not valid UTF-8 (at byte 1)`},
 		{"surrogate bytes in name", "c", "\xed\xa0\x80", `{}`, `tool call: "name" is not valid UTF-8 (at byte 0)`},
