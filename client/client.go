@@ -86,15 +86,6 @@ func New(c client.Client, opts Options) *Client {
 	return cl
 }
 
-// WorkflowID returns the workflow ID of a call: "toolcall-<callID>", or with a non-empty scope
-// "<scope>/toolcall-<callID>".
-func WorkflowID(scope, callID string) string {
-	if scope == "" {
-		return "toolcall-" + callID
-	}
-	return scope + "/toolcall-" + callID
-}
-
 // WorkflowID returns the workflow ID of callID under the client's scope.
 func (c *Client) WorkflowID(callID string) string { return WorkflowID(c.opts.Scope, callID) }
 

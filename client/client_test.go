@@ -24,6 +24,10 @@ func TestWorkflowID(t *testing.T) {
 	}{
 		{name: "no scope", callID: "call-add-1", want: "toolcall-call-add-1"},
 		{name: "scope", scope: "run-7", callID: "call-add-1", want: "run-7/toolcall-call-add-1"},
+		{name: "provider IDs stay readable", callID: "toolu_01A:b/c~!", want: "toolcall-toolu_01A:b/c~!"},
+		{name: "non-ASCII call ID", callID: "ts-é-1", want: "toolcall-ts-%C3%A9-1"},
+		{name: "space and percent", callID: "a b%", want: "toolcall-a%20b%25"},
+		{name: "non-ASCII scope", scope: "agent ü", callID: "c", want: "agent%20%C3%BC/toolcall-c"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,7 +5,11 @@
 //
 // A call runs as workflow `toolcall-<callId>`, or `<scope>/toolcall-<callId>` when
 // [Options.Scope] is set (use a scope per agent run or tenant when call IDs are not globally
-// unique). [WorkflowID] computes it; the *ByWorkflowID methods take one directly, for operators
+// unique), with call ID and scope escaped by [EscapeID] into printable ASCII: bytes '!'..'~'
+// except '%' stay, every other byte of the UTF-8 (space, '%', non-ASCII) becomes %XX with upper-case
+// hex ("ts-é-1" is `toolcall-ts-%C3%A9-1`). Temporal SDKs send the workflow ID in a gRPC header,
+// which must be printable ASCII; the worker fails a workflow whose ID is not with
+// INVALID_TOOL_CALL. [WorkflowID] computes it; the *ByWorkflowID methods take one directly, for operators
 // and the CLI. The ID reuse policy is reject-duplicate: a call ID names one execution for as long
 // as the namespace retains it (its retention period after the call closes). After that the ID is
 // free again and a resubmission runs the tool anew.

@@ -91,6 +91,10 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 		attrs = has
 	}
 
+	ctx, cancel := context.WithTimeout(context.Background(), detectTimeout)
+	headersOK := escapesHeaders(ctx, c)
+	cancel()
+
 	w := &Worker{
 		namespace: namespace,
 		queues:    taskQueues(snapshot, opts.TaskQueue),
@@ -107,6 +111,9 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 		}
 		acts.Register(sw)
 		w.workers = append(w.workers, sw)
+	}
+	if !headersOK {
+		w.logger.Warn("this Temporal client cannot answer a call whose workflow ID is not printable ASCII (started by a client that ignored the ID escaping): such a call would stay running; build the client with worker.DialOption() in ConnectionOptions.DialOptions")
 	}
 	if !attrs {
 		w.logger.Warn("namespace lacks the toolgate search attributes; workflows will not upsert them (run `toolgate worker --setup`)")

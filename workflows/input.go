@@ -35,6 +35,23 @@ func decodeCall(input Input) (toolcore.ToolCall, error) {
 	return call, nil
 }
 
+// checkWorkflowID refuses a workflow ID that is not printable ASCII (0x20-0x7E). Temporal SDKs send
+// the workflow ID in a gRPC header, and gRPC refuses such header values: a worker without the
+// worker package's header escaping could never complete the workflow, and another client's
+// resubmission under the escaped ID would not find this run. Failing fast tells a foreign client
+// the rule. (Replay-safe: before this check no Go worker could complete a workflow task of such an
+// ID, so no history with one records anything but this failure.)
+func checkWorkflowID(id string) error {
+	for i := 0; i < len(id); i++ {
+		if id[i] < ' ' || id[i] > '~' {
+			return invalidCall("workflow ID " + quote(id) + " is not printable ASCII: derive it from the call ID as " +
+				`"toolcall-" + the call ID with every UTF-8 byte outside '!'..'~', and '%', written as %XX ` +
+				`(upper-case hex), e.g. toolcall-ts-%C3%A9-1 for call ID "ts-é-1"; see docs/contract.md`)
+		}
+	}
+	return nil
+}
+
 func invalidCall(message string) error {
 	return temporal.NewNonRetryableApplicationError(message, ErrTypeInvalidToolCall, nil)
 }

@@ -50,6 +50,9 @@ func (w *Workflows) Register(r worker.WorkflowRegistry) {
 // NonRecoverableToolError). See the package documentation for the steps.
 func (w *Workflows) ToolCallWorkflow(ctx workflow.Context, input Input) (toolcore.Result, error) {
 	call, err := decodeCall(input)
+	if err == nil {
+		err = checkWorkflowID(workflow.GetInfo(ctx).WorkflowExecution.ID)
+	}
 	if err != nil {
 		w.upsertOutcome(ctx, toolcore.ToolCall{}, OutcomeInvalidToolCall)
 		return toolcore.Result{}, err

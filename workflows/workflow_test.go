@@ -239,6 +239,32 @@ func TestToolCallWorkflowInvalidInput(t *testing.T) {
 	}
 }
 
+func TestToolCallWorkflowAcceptsPrintableWorkflowIDs(t *testing.T) {
+	reg := newRegistry(t, addTool())
+	for _, id := range []string{"toolcall-ts-%C3%A9-1", "my scope/toolcall-ts-1"} {
+		t.Run(id, func(t *testing.T) {
+			got := runWorkflow(t, reg, call("ts-é-1", "add", `{"left":1,"right":2}`), runOptions{workflowID: id})
+			require.NoError(t, got.err)
+			assert.Equal(t, 1, got.attempts)
+		})
+	}
+}
+
+func TestToolCallWorkflowRefusesUnprintableWorkflowIDs(t *testing.T) {
+	reg := newRegistry(t, addTool())
+	for _, id := range []string{"toolcall-ts-é-1", "toolcall-a\tb", "toolcall-\x7f"} {
+		t.Run(id, func(t *testing.T) {
+			got := runWorkflow(t, reg, call("ts-é-1", "add", `{"left":1,"right":2}`), runOptions{workflowID: id})
+			var appErr *temporal.ApplicationError
+			require.ErrorAs(t, got.err, &appErr)
+			assert.Equal(t, workflows.ErrTypeInvalidToolCall, appErr.Type())
+			assert.Contains(t, appErr.Message(), "is not printable ASCII")
+			assert.Contains(t, appErr.Message(), "toolcall-ts-%C3%A9-1")
+			assert.Zero(t, got.attempts)
+		})
+	}
+}
+
 func TestToolCallWorkflowAcceptsEquivalentPayloads(t *testing.T) {
 	reg := newRegistry(t, addTool())
 	raw := call("call-add-1", "add", `{"right":22,"left":20}`)

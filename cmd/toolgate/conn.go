@@ -10,10 +10,12 @@ import (
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/logging"
 	"github.com/toolgate/toolgate/wire"
+	"github.com/toolgate/toolgate/worker"
 )
 
 // connOptions are the Temporal connection flags, named as in the Temporal CLI, with its
@@ -118,6 +120,8 @@ func (o connOptions) clientOptions(logger *zap.Logger) (client.Options, error) {
 		ConnectionOptions: client.ConnectionOptions{
 			TLS:         cfg,
 			TLSDisabled: disabled,
+			// Lets a worker answer a call another client started with a non-ASCII workflow ID.
+			DialOptions: []grpc.DialOption{worker.DialOption()},
 		},
 	}
 	if o.apiKey != "" {

@@ -267,6 +267,17 @@ func TestEndToEnd(t *testing.T) {
 				wantCode: ExitUsage,
 			},
 			{
+				name:       "non-ASCII call ID runs under its escaped workflow ID",
+				args:       []string{"call", "--id", "é1", "echo", `{"text":"hi"}`},
+				wantCode:   ExitOK,
+				wantStdout: `{"id":"tool-result-é1","role":"toolResult","toolCallId":"é1","toolName":"echo","content":"{\"text\":\"hi\"}","isError":false}` + "\n",
+			},
+			{
+				name:     "blank-looking call ID is bad input",
+				args:     []string{"call", "--id", "\u3164", "echo", `{"text":"hi"}`},
+				wantCode: ExitUsage,
+			},
+			{
 				name:     "malformed arguments start nothing",
 				args:     []string{"call", "add", `[20,22]`},
 				wantCode: ExitUsage,

@@ -13,8 +13,10 @@ import (
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	"github.com/toolgate/toolgate/internal/devserver"
+	"github.com/toolgate/toolgate/worker"
 )
 
 // startTimeout bounds the server start in Main.
@@ -64,6 +66,7 @@ func Server(t testing.TB) *devserver.Server {
 }
 
 // Client returns a new SDK client for the shared server's namespace, closed when the test ends.
+// It carries worker.DialOption, as a worker's client should.
 func Client(t testing.TB) client.Client {
 	t.Helper()
 	srv := Server(t)
@@ -71,6 +74,9 @@ func Client(t testing.TB) client.Client {
 		HostPort:  srv.FrontendAddress(),
 		Namespace: srv.Namespace(),
 		Logger:    sdkLogger(),
+		ConnectionOptions: client.ConnectionOptions{
+			DialOptions: []grpc.DialOption{worker.DialOption()},
+		},
 	})
 	if err != nil {
 		t.Fatalf("devtest: dial %s: %v", srv.FrontendAddress(), err)
