@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -11,6 +12,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
@@ -25,9 +28,12 @@ var (
 // to the execution that already has its ID (after checking it is the same call), and returns the
 // recorded result. See the package documentation for the errors.
 //
-// When ctx ends first, Execute requests cancellation of the workflow, waits until it is closed
-// (at most Options.CancelWaitTimeout) and returns context.Cause(ctx), joined with any error that
-// kept it from confirming the close.
+// When ctx ends first, Execute requests cancellation of the workflow (from a fresh context), waits
+// until it is closed (at most Options.CancelWaitTimeout) and returns context.Cause(ctx), so
+// errors.Is(err, context.DeadlineExceeded) holds after a deadline, joined with any error that kept
+// it from confirming the close. When no worker polls the task queue, it does not wait and joins an
+// ErrNoWorker error naming the queue; the recorded cancel request ends the call, unrun, once a
+// worker polls.
 func (c *Client) Execute(ctx context.Context, call toolcore.ToolCall) (toolcore.Result, error) {
 	canonical, err := snapshot(call)
 	if err != nil {
@@ -141,20 +147,51 @@ func (c *Client) start(ctx context.Context, call toolcore.ToolCall, canonical []
 	return run, nil
 }
 
-// wait returns the outcome of run.
+// deadlineSlack: a deadline error of the result long poll this close to ctx's own deadline is
+// ctx's deadline arriving (the server ends a long poll a moment before the caller's deadline,
+// so ctx.Err() is still nil when the error arrives), not a transport failure.
+const deadlineSlack = 3 * time.Second
+
+// wait returns the outcome of run. When ctx ends (or its deadline is about to end the wait
+// anyway), it returns context.Cause(ctx).
 func (c *Client) wait(ctx context.Context, run client.WorkflowRun) (toolcore.Result, error) {
 	var result toolcore.Result
-	if err := run.Get(ctx, &result); err != nil {
-		if ctx.Err() != nil {
-			return toolcore.Result{}, context.Cause(ctx)
-		}
-		return toolcore.Result{}, outcomeError(run.GetID(), err)
+	err := run.Get(ctx, &result)
+	if err == nil {
+		return result, nil
 	}
-	return result, nil
+	if ctx.Err() == nil && isDeadlineError(err) {
+		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < deadlineSlack {
+			<-ctx.Done()
+		}
+	}
+	if ctx.Err() != nil {
+		return toolcore.Result{}, context.Cause(ctx)
+	}
+	return toolcore.Result{}, outcomeError(run.GetID(), err)
+}
+
+// isDeadlineError reports whether err is a timeout or cancellation of the RPC itself, in any of
+// the shapes the SDK returns: a context error, a gRPC status, or a serviceerror.
+func isDeadlineError(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return true
+	}
+	var deadline *serviceerror.DeadlineExceeded
+	var canceled *serviceerror.Canceled
+	if errors.As(err, &deadline) || errors.As(err, &canceled) {
+		return true
+	}
+	switch status.Code(err) {
+	case codes.DeadlineExceeded, codes.Canceled:
+		return true
+	}
+	return false
 }
 
 // cancelAndWait cancels the run, waits until it is closed and returns context.Cause(ctx), joined
-// with what kept it from confirming the close. ctx has ended; the wait uses a detached context
+// with what kept it from confirming the close: an ErrNoWorker error when no worker polls the task
+// queue (then it does not wait). ctx has ended; the wait uses a detached context
 // bounded by CancelWaitTimeout.
 func (c *Client) cancelAndWait(ctx context.Context, workflowID, runID string) error {
 	cause := context.Cause(ctx)
@@ -162,6 +199,11 @@ func (c *Client) cancelAndWait(ctx context.Context, workflowID, runID string) er
 	defer cancel()
 	if err := c.sdk.CancelWorkflow(wctx, workflowID, runID); err != nil && !isNotFound(err) {
 		return errors.Join(cause, fmt.Errorf("cancel %s: %w", workflowID, err))
+	}
+	if err := c.checkPollers(wctx); err != nil {
+		// Nothing can close the workflow now. The cancel request is recorded: the worker that
+		// finally polls sees it before anything else and ends the call canceled, running nothing.
+		return errors.Join(cause, fmt.Errorf("%s: %w", workflowID, err))
 	}
 	err := c.sdk.GetWorkflow(wctx, workflowID, runID).Get(wctx, nil)
 	var closed *temporal.WorkflowExecutionError

@@ -1,0 +1,113 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	sdkclient "go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/devserver/devtest"
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/worker"
+	"github.com/toolgate/toolgate/workflows"
+)
+
+// A call ID outside printable ASCII runs under its escaped workflow ID and keeps its ID in the
+// result.
+func TestNonASCIICallID(t *testing.T) {
+	var runs atomic.Int32
+	e := newEnv(t, addTool(t, &runs))
+	ctx := e.ctx()
+
+	result, err := e.client.Execute(ctx, call(t, "ts-é 1", "add", `{"left":1,"right":2}`))
+	require.NoError(t, err)
+	assert.Equal(t,
+		`{"id":"tool-result-ts-é 1","role":"toolResult","toolCallId":"ts-é 1","toolName":"add","content":"{\"sum\":3}","isError":false}`,
+		wireJSON(t, result))
+	assert.Equal(t, e.queue+"/toolcall-ts-%C3%A9%201", e.client.WorkflowID("ts-é 1"))
+	st, err := e.client.Status(ctx, "ts-é 1")
+	require.NoError(t, err)
+	assert.Equal(t, e.client.WorkflowID("ts-é 1"), st.WorkflowID)
+	assert.Equal(t, "ts-é 1", st.ToolCallID)
+}
+
+// A foreign client that starts ToolCallWorkflow under a raw non-ASCII workflow ID gets a failed
+// workflow that names the escaping rule, not a call that stays running.
+func TestRawNonASCIIWorkflowIDFailsFast(t *testing.T) {
+	var runs atomic.Int32
+	e := newEnv(t, addTool(t, &runs))
+	ctx := e.ctx()
+	run, err := e.sdk.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{
+		ID:                    e.queue + "/toolcall-ts-é-1",
+		TaskQueue:             e.queue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+	}, workflows.ToolCallWorkflowName, json.RawMessage(`{"type":"toolCall","id":"ts-é-1","name":"add","arguments":{"left":1,"right":2}}`))
+	require.NoError(t, err)
+
+	_, err = e.client.ResultByWorkflowID(ctx, run.GetID())
+	var ce *toolcore.ContractError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, toolcore.CodeInvalidToolCall, ce.Code)
+	assert.Contains(t, ce.Message, "toolcall-ts-%C3%A9-1")
+	assert.Equal(t, int32(0), runs.Load())
+}
+
+// New warns when the worker's Temporal client lacks worker.DialOption, and only then.
+func TestWorkerWarnsWithoutHeaderEscaping(t *testing.T) {
+	srv := devtest.Server(t)
+	plain, err := sdkclient.Dial(sdkclient.Options{HostPort: srv.FrontendAddress(), Namespace: srv.Namespace()})
+	require.NoError(t, err)
+	t.Cleanup(plain.Close)
+	tests := []struct {
+		name     string
+		client   sdkclient.Client
+		wantWarn int
+	}{
+		{name: "plain client", client: plain, wantWarn: 1},
+		{name: "with DialOption", client: devtest.Client(t), wantWarn: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			core, logs := observer.New(zap.WarnLevel)
+			reg, err := toolcore.NewRegistry()
+			require.NoError(t, err)
+			_, err = worker.New(tt.client, srv.Namespace(), reg, worker.Options{TaskQueue: devtest.TaskQueue(t), Logger: zap.New(core)})
+			require.NoError(t, err)
+			assert.Len(t, logs.FilterMessageSnippet("not printable ASCII").All(), tt.wantWarn)
+		})
+	}
+}
+
+// With no worker on the queue, a deadline on Execute returns the deadline error, says that no
+// worker polls the queue, and leaves a cancel request that ends the call unrun once a worker
+// polls.
+func TestExecuteDeadlineWithoutWorker(t *testing.T) {
+	queue := devtest.TaskQueue(t)
+	sdk := devtest.Client(t)
+	cl := client.New(sdk, client.Options{TaskQueue: queue, Scope: queue, Namespace: devtest.Server(t).Namespace()})
+
+	// Longer than the server's long-poll margin, which is what hid the deadline before.
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	_, err := cl.Execute(ctx, call(t, "late-1", "add", `{"left":1,"right":2}`))
+	require.Error(t, err)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.ErrorIs(t, err, client.ErrNoWorker)
+	assert.ErrorContains(t, err, queue)
+
+	var runs atomic.Int32
+	e := &env{t: t, queue: queue, sdk: sdk, client: cl}
+	e.worker = e.startWorker(sdk, 5*time.Second, addTool(t, &runs))
+	_, err = cl.Result(e.ctx(), "late-1")
+	assert.ErrorIs(t, err, client.ErrCallCanceled)
+	assert.Equal(t, int32(0), runs.Load(), "the tool never runs after the caller gave up")
+}
