@@ -22,6 +22,27 @@
 // (`toolgate worker --setup`); it is idempotent. Restart workers after adding attributes: the
 // detection runs only in New.
 //
+// # One tool set per task queue
+//
+// Whichever worker takes a call's workflow task decides the call: a worker that lacks the tool
+// records TOOL_NOT_FOUND for good. So every worker's identity carries its tool set's
+// [ToolSetFingerprint] ("<pid>@<host> toolset:<fingerprint>"), and [Worker.Start] asks the server
+// (DescribeTaskQueue) who polls its queues: a toolgate worker of another tool set seen in the
+// last 75 s makes Start fail with [ErrToolSetConflict]. Workers with the same tool names share a
+// queue (scale-out); give every other tool set its own [Options.TaskQueue], and start its calls
+// there. Two workers started at the same instant can both pass the check; pollers that are not
+// toolgate workers (or older ones, without a fingerprint) are not judged.
+//
+// # Workflow IDs that are not ASCII
+//
+// The Go SDK sends the workflow ID in a gRPC header, and gRPC refuses a header value that is not
+// printable ASCII before the request leaves the process: a worker could never answer a call
+// started (by a client that ignored toolgate's ID escaping) under such an ID, and the call would
+// stay running. Build the worker's Temporal client with [DialOption] in
+// ConnectionOptions.DialOptions: the header is then escaped and the workflow fails at once with
+// INVALID_TOOL_CALL naming the escaping rule. New checks the client with one request and logs a
+// warning when the option is missing.
+//
 // # Decisions
 //
 //   - Panic policy: BlockWorkflow, the SDK default, unless [Options.FailWorkflowOnPanic]. The

@@ -52,12 +52,14 @@ type Options struct {
 
 // Worker serves one registry snapshot on one main task queue and the tools' own queues.
 type Worker struct {
-	namespace string
-	queues    []string // main queue first
-	workers   []sdkworker.Worker
-	attrs     bool
-	logger    *zap.Logger
-	fatal     chan error
+	client      client.Client
+	fingerprint string // ToolSetFingerprint of the snapshot
+	namespace   string
+	queues      []string // main queue first
+	workers     []sdkworker.Worker
+	attrs       bool
+	logger      *zap.Logger
+	fatal       chan error
 
 	stopOnce sync.Once
 }
@@ -96,11 +98,13 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 	cancel()
 
 	w := &Worker{
-		namespace: namespace,
-		queues:    taskQueues(snapshot, opts.TaskQueue),
-		attrs:     attrs,
-		logger:    opts.Logger.With(zap.String("namespace", namespace)),
-		fatal:     make(chan error, 1),
+		client:      c,
+		fingerprint: ToolSetFingerprint(snapshot),
+		namespace:   namespace,
+		queues:      taskQueues(snapshot, opts.TaskQueue),
+		attrs:       attrs,
+		logger:      opts.Logger.With(zap.String("namespace", namespace)),
+		fatal:       make(chan error, 1),
 	}
 	acts := &activities.Activities{Registry: snapshot}
 	for i, queue := range w.queues {
@@ -118,7 +122,8 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 	if !attrs {
 		w.logger.Warn("namespace lacks the toolgate search attributes; workflows will not upsert them (run `toolgate worker --setup`)")
 	}
-	w.logger.Info("worker built", zap.Strings("taskQueues", w.queues), zap.Strings("tools", snapshot.Names()), zap.Bool("searchAttributes", attrs))
+	w.logger.Info("worker built", zap.Strings("taskQueues", w.queues), zap.Strings("tools", snapshot.Names()),
+		zap.String("toolSet", w.fingerprint), zap.Bool("searchAttributes", attrs))
 	return w, nil
 }
 
@@ -148,6 +153,7 @@ func (w *Worker) sdkOptions(opts Options, activitiesOnly bool) sdkworker.Options
 		WorkerStopTimeout:                  opts.StopTimeout,
 		WorkflowPanicPolicy:                policy,
 		DisableWorkflowWorker:              activitiesOnly,
+		Identity:                           workerIdentity(w.fingerprint),
 		OnFatalError: func(err error) {
 			select {
 			case w.fatal <- err:
@@ -173,8 +179,18 @@ func taskQueues(reg *toolcore.Registry, main string) []string {
 	return append([]string{main}, extra...)
 }
 
-// Start starts every worker; on an error it stops those already started.
+// Start starts every worker; on an error it stops those already started. It refuses with an
+// ErrToolSetConflict error when a toolgate worker with another tool set polls one of the task
+// queues (see the package documentation).
 func (w *Worker) Start() error {
+	ctx, cancel := context.WithTimeout(context.Background(), detectTimeout)
+	err := checkToolSets(ctx, w.client, w.queues, w.fingerprint, time.Now(), func(err error) {
+		w.logger.Warn("cannot check the task queue for workers of another tool set", zap.Error(err))
+	})
+	cancel()
+	if err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
 	for i, sw := range w.workers {
 		if err := sw.Start(); err != nil {
 			for _, started := range w.workers[:i] {

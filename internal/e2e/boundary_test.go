@@ -111,3 +111,34 @@ func TestExecuteDeadlineWithoutWorker(t *testing.T) {
 	assert.ErrorIs(t, err, client.ErrCallCanceled)
 	assert.Equal(t, int32(0), runs.Load(), "the tool never runs after the caller gave up")
 }
+
+// A worker refuses to join a task queue polled by a worker of another tool set, whose calls it
+// would answer with TOOL_NOT_FOUND; a worker of the same tool set joins (scale-out).
+func TestOneToolSetPerTaskQueue(t *testing.T) {
+	var runs atomic.Int32
+	e := newEnv(t, addTool(t, &runs))
+	fingerprint, err := toolcore.NewRegistry(addTool(t, &runs))
+	require.NoError(t, err)
+	ours := worker.ToolSetFingerprint(fingerprint)
+	// Wait until the server lists the first worker's poller (it registers on its first poll).
+	require.Eventually(t, func() bool {
+		resp, err := e.sdk.DescribeTaskQueue(e.ctx(), e.queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+		return err == nil && len(resp.GetPollers()) > 0
+	}, testTimeout, 20*time.Millisecond)
+
+	start := func(tools ...toolcore.Tool) error {
+		reg, err := toolcore.NewRegistry(tools...)
+		require.NoError(t, err)
+		w, err := worker.New(e.sdk, devtest.Server(t).Namespace(), reg, worker.Options{TaskQueue: e.queue, StopTimeout: time.Second})
+		require.NoError(t, err)
+		t.Cleanup(w.Stop)
+		return w.Start()
+	}
+	assert.NoError(t, start(addTool(t, &runs)), "same tool set joins")
+
+	weather := define(t, "weather", toolcore.Options{}, func(context.Context, args) (any, error) { return "sunny", nil })
+	err = start(addTool(t, &runs), weather)
+	require.ErrorIs(t, err, worker.ErrToolSetConflict)
+	assert.ErrorContains(t, err, ours)
+	assert.ErrorContains(t, err, e.queue)
+}

@@ -1,0 +1,90 @@
+package worker
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/toolgate/toolgate/toolcore"
+)
+
+// ErrToolSetConflict: a worker serving another tool set polls one of this worker's task queues.
+// Whichever worker takes a call's task decides it, so the other worker's calls to tools it lacks
+// would be recorded as TOOL_NOT_FOUND (and this worker's likewise). Start refuses to join.
+var ErrToolSetConflict = errors.New("another tool set is served on this task queue")
+
+// toolSetMarker separates a toolgate worker's identity ("<pid>@<host>") from its tool set's
+// fingerprint: "<pid>@<host> toolset:<fingerprint>". The identity shows in the Web UI's pollers.
+const toolSetMarker = " toolset:"
+
+// pollerFreshness: a poller the server last saw longer ago than this has stopped (a live poller
+// renews its long poll at least every minute); the server keeps such entries for minutes.
+const pollerFreshness = 75 * time.Second
+
+// ToolSetFingerprint identifies the tool set of reg: the first 12 hex digits of the SHA-256 of
+// its sorted tool names, one per line. Workers with the same names share task queues safely (that
+// is how a queue scales out); any other difference in names must not.
+func ToolSetFingerprint(reg *toolcore.Registry) string {
+	h := sha256.New()
+	for _, name := range reg.Names() {
+		h.Write([]byte(name + "\n"))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// workerIdentity is the SDK worker identity carrying the fingerprint.
+func workerIdentity(fingerprint string) string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	return fmt.Sprintf("%d@%s%s%s", os.Getpid(), host, toolSetMarker, fingerprint)
+}
+
+// fingerprintOf returns the fingerprint in a toolgate worker's identity; ok is false for other
+// pollers (not toolgate, or older toolgate workers).
+func fingerprintOf(identity string) (fingerprint string, ok bool) {
+	i := strings.LastIndex(identity, toolSetMarker)
+	if i < 0 {
+		return "", false
+	}
+	return identity[i+len(toolSetMarker):], true
+}
+
+// checkToolSets returns an ErrToolSetConflict error when a live poller of another tool set polls
+// one of queues (main queue first: its workflow pollers and every queue's activity pollers). A
+// failed DescribeTaskQueue is not a conflict: it is reported by warn and the check passes.
+func checkToolSets(ctx context.Context, c client.Client, queues []string, fingerprint string, now time.Time, warn func(error)) error {
+	for i, queue := range queues {
+		types := []enumspb.TaskQueueType{enumspb.TASK_QUEUE_TYPE_ACTIVITY}
+		if i == 0 {
+			types = append(types, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+		}
+		for _, typ := range types {
+			resp, err := c.DescribeTaskQueue(ctx, queue, typ)
+			if err != nil {
+				warn(fmt.Errorf("describe task queue %q: %w", queue, err))
+				continue
+			}
+			for _, p := range resp.GetPollers() {
+				theirs, ok := fingerprintOf(p.GetIdentity())
+				if !ok || theirs == fingerprint || now.Sub(p.GetLastAccessTime().AsTime()) > pollerFreshness {
+					continue
+				}
+				return fmt.Errorf("%w: worker %q (tool set %s) polls task queue %q, this worker serves tool set %s; "+
+					"give each tool set its own task queue (worker.Options.TaskQueue, and the same queue in the clients); "+
+					"if that worker has just stopped, its entry expires within %s",
+					ErrToolSetConflict, p.GetIdentity(), theirs, queue, fingerprint, pollerFreshness)
+			}
+		}
+	}
+	return nil
+}
