@@ -86,6 +86,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	// Cancellation first: a tool that returns an error because its context was canceled must be
 	// recorded as canceled (or interrupted), never as a failure of the tool.
 	if err := stopped(ctx, toolErr == nil); err != nil {
+		activity.GetLogger(ctx).Info("Tool stopped", "toolCallId", in.ToolCallID, "toolName", in.ToolName, "reason", err.Error())
 		return ExecuteToolOutput{}, err
 	}
 	if _, fatal := toolcore.AsNonRecoverable(toolErr); !fatal && toolcore.IsTransient(toolErr) &&
@@ -96,7 +97,11 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	if err != nil {
 		// Complete lets only a genuine NonRecoverableToolError escape. Returned unwrapped: the
 		// failure converter reads only the top-level error's retryability.
-		return ExecuteToolOutput{}, temporal.NewNonRetryableApplicationError(toolcore.ErrorText(err), ErrTypeNonRecoverable, nil)
+		// Benign: a tool's fatal verdict is an outcome, not a worker problem, so the SDK logs it
+		// at Debug instead of ERROR with a stack; this line says it once, with the call.
+		activity.GetLogger(ctx).Info("Tool raised a NonRecoverableToolError", "toolCallId", in.ToolCallID, "toolName", in.ToolName, "error", toolcore.ErrorText(err))
+		return ExecuteToolOutput{}, temporal.NewApplicationErrorWithOptions(toolcore.ErrorText(err), ErrTypeNonRecoverable,
+			temporal.ApplicationErrorOptions{NonRetryable: true, Category: temporal.ApplicationErrorCategoryBenign})
 	}
 	if err := stopped(ctx, true); err != nil {
 		return ExecuteToolOutput{}, err

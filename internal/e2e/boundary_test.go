@@ -13,9 +13,11 @@ import (
 	sdkclient "go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
+	"google.golang.org/grpc"
 
 	"github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/devserver/devtest"
+	"github.com/toolgate/toolgate/internal/logging"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/worker"
 	"github.com/toolgate/toolgate/workflows"
@@ -141,4 +143,57 @@ func TestOneToolSetPerTaskQueue(t *testing.T) {
 	require.ErrorIs(t, err, worker.ErrToolSetConflict)
 	assert.ErrorContains(t, err, ours)
 	assert.ErrorContains(t, err, e.queue)
+}
+
+// A fatal tool error and a canceled call are outcomes, not worker problems: with the worker's
+// Temporal client logging through internal/logging, neither produces a warning or an error, and
+// the SDK's lines about them name the call.
+func TestExpectedOutcomesAreNotLoggedAsErrors(t *testing.T) {
+	core, logs := observer.New(zap.DebugLevel)
+	srv := devtest.Server(t)
+	sdk, err := sdkclient.Dial(sdkclient.Options{
+		HostPort:          srv.FrontendAddress(),
+		Namespace:         srv.Namespace(),
+		Logger:            logging.Temporal(zap.New(core)),
+		ConnectionOptions: sdkclient.ConnectionOptions{DialOptions: []grpc.DialOption{worker.DialOption()}},
+	})
+	require.NoError(t, err)
+	t.Cleanup(sdk.Close)
+
+	g := newGate()
+	fatal := define(t, "ledger", toolcore.Options{}, func(context.Context, args) (any, error) {
+		return nil, toolcore.NewNonRecoverableToolError("ledger invariant broken")
+	})
+	e := &env{t: t, queue: devtest.TaskQueue(t), sdk: sdk}
+	e.client = client.New(sdk, client.Options{TaskQueue: e.queue, Scope: e.queue, Namespace: srv.Namespace()})
+	e.worker = e.startWorker(sdk, 5*time.Second, fatal, g.tool(t, "slow", toolcore.Options{HeartbeatTimeout: time.Second}, false))
+	ctx := e.ctx()
+
+	_, err = e.client.Execute(ctx, call(t, "fatal-1", "ledger", `{}`))
+	_, ok := toolcore.AsNonRecoverable(err)
+	require.True(t, ok, "want the fatal error, got %v", err)
+
+	done := goExecute(ctx, e.client, call(t, "cancel-é", "slow", `{}`))
+	g.waitStarted(t)
+	require.NoError(t, e.client.Cancel(ctx, "cancel-é"))
+	require.ErrorIs(t, await(t, done).err, client.ErrCallCanceled)
+
+	ours := map[string]bool{e.client.WorkflowID("fatal-1"): true, e.client.WorkflowID("cancel-é"): true}
+	for _, entry := range logs.FilterLevelExact(zap.WarnLevel).All() {
+		assert.False(t, ours[workflowIDOf(entry)], "warning about an expected outcome: %s %v", entry.Message, entry.ContextMap())
+	}
+	for _, entry := range logs.FilterLevelExact(zap.ErrorLevel).All() {
+		assert.False(t, ours[workflowIDOf(entry)], "error about an expected outcome: %s %v", entry.Message, entry.ContextMap())
+	}
+	canceled := logs.FilterMessage("Activity error.").FilterField(zap.String("toolCallId", "cancel-é")).All()
+	require.Len(t, canceled, 1, "the SDK's line about the canceled attempt, with the call ID")
+	assert.Equal(t, zap.DebugLevel, canceled[0].Level)
+	assert.Len(t, logs.FilterMessage("Tool stopped").FilterField(zap.String("toolCallId", "cancel-é")).All(), 1)
+	assert.Len(t, logs.FilterMessage("Tool raised a NonRecoverableToolError").FilterField(zap.String("toolCallId", "fatal-1")).All(), 1)
+}
+
+// workflowIDOf returns the WorkflowID field of an SDK log entry, "" without one.
+func workflowIDOf(entry observer.LoggedEntry) string {
+	id, _ := entry.ContextMap()["WorkflowID"].(string)
+	return id
 }
