@@ -1,0 +1,13 @@
+package interop
+
+import (
+	"os"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/devserver"
+	"github.com/toolgate/toolgate/internal/devserver/devtest"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(devtest.Main(m, devserver.Options{}))
+}
