@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -89,7 +90,7 @@ func queryString(s string) string {
 
 // TestHostileIDs sends calls whose IDs and names try to break workflow IDs, search attributes
 // and log lines through the CLI (`toolgate call --log-format json`) and the Go client. Each
-// accepted ID is kept byte for byte in the workflow ID, the ToolCallId search attribute (and a
+// accepted ID is kept byte for byte (in the workflow ID: escaped, client.WorkflowID), the ToolCallId search attribute (and a
 // visibility query on it finds exactly that call), the result message and every log line, each
 // of which stays one JSON object. IDs with control or invisible characters are refused before
 // anything starts. A workflow ID that two scopes could both produce is never answered with the
@@ -118,9 +119,7 @@ func TestHostileIDs(t *testing.T) {
 		" leading and trailing ",
 		strings.Repeat("x", toolcore.MaxIDBytes),
 	}
-	// Valid call IDs that cannot become workflow IDs: the Go SDK sends the workflow ID in the
-	// gRPC header temporal-resource-id, which must be printable ASCII, so the start fails in the
-	// client (reported to the client owner). They must fail cleanly: nothing starts or runs.
+	// Valid call IDs outside printable ASCII: they run under their escaped workflow IDs.
 	nonASCII := []string{"🔥 emoji and שלום and 漢字", strings.Repeat("é", toolcore.MaxIDBytes/2)}
 	common := []string{"--address", f.dev.frontend, "--task-queue", f.queue, "--log-format", "json"}
 	for _, id := range ids {
@@ -135,23 +134,23 @@ func TestHostileIDs(t *testing.T) {
 			}
 			out, ok := effectOutput(res)
 			assert.True(t, ok, res.Content())
-			assert.Equal(t, "toolcall-"+id, out.Key, "idempotency key")
+			assert.Equal(t, tgclient.WorkflowID("", id), out.Key, "idempotency key")
 
 			named := 0
 			for _, line := range jsonLines(t, "toolgate call", got.stderr) {
 				if v, ok := line["toolCallId"]; ok {
 					named++
 					assert.Equal(t, id, v, "toolCallId field of %v", line)
-					assert.Equal(t, "toolcall-"+id, line["workflowId"], "workflowId field of %v", line)
+					assert.Equal(t, tgclient.WorkflowID("", id), line["workflowId"], "workflowId field of %v", line)
 				}
 			}
 			assert.Positive(t, named, "log lines name the call")
 
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			desc, err := sdk.DescribeWorkflowExecution(ctx, "toolcall-"+id, "")
+			desc, err := sdk.DescribeWorkflowExecution(ctx, tgclient.WorkflowID("", id), "")
 			require.NoError(t, err)
-			assert.Equal(t, "toolcall-"+id, desc.GetWorkflowExecutionInfo().GetExecution().GetWorkflowId())
+			assert.Equal(t, tgclient.WorkflowID("", id), desc.GetWorkflowExecutionInfo().GetExecution().GetWorkflowId())
 			var attr string
 			fields := desc.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()
 			require.NoError(t, converter.GetDefaultDataConverter().FromPayload(fields["ToolCallId"], &attr))
@@ -168,7 +167,7 @@ func TestHostileIDs(t *testing.T) {
 					return len(found) > 0
 				}, visibilityTimeout, 100*time.Millisecond, "visibility finds %s", query)
 				assert.Len(t, found, 1, "exactly this call")
-				assert.Contains(t, found, "toolcall-"+id)
+				assert.Contains(t, found, tgclient.WorkflowID("", id))
 				fig.Detail["queriedByValue"]++
 			}
 			fig.Detail["accepted"]++
@@ -205,22 +204,18 @@ func TestHostileIDs(t *testing.T) {
 		assert.Error(t, err, "NUL")
 	})
 
-	t.Run("non-ASCII IDs fail cleanly", func(t *testing.T) {
+	t.Run("non-ASCII IDs run under escaped workflow IDs", func(t *testing.T) {
 		for _, id := range nonASCII {
 			fig.Calls++
 			got := runCLI(t, append([]string{"call", "--id=" + id, faults.ToolReadOnly, "{}"}, common...)...)
-			assert.Equal(t, 5, got.code, "%q: other failure exits 5: %s", id, got.stderr)
-			assert.Empty(t, got.stdout)
-			failed := false
-			for _, line := range jsonLines(t, "toolgate call", got.stderr) {
-				if line["level"] == "error" {
-					failed = true
-					assert.Equal(t, id, line["toolCallId"], "the failure names the call")
-					assert.Contains(t, line["error"], "temporal-resource-id")
-				}
-			}
-			assert.True(t, failed, "the failure is logged")
-			fig.Detail["nonASCIIRefusedBySDK"]++
+			require.Equal(t, 0, got.code, "%q: %s", id, got.stderr)
+			var res toolcore.Result
+			require.NoError(t, json.Unmarshal([]byte(got.stdout), &res), got.stdout)
+			assert.Equal(t, id, res.ToolCallID())
+			out, ok := effectOutput(res)
+			assert.True(t, ok, res.Content())
+			assert.Equal(t, tgclient.WorkflowID("", id), out.Key, "idempotency key: the escaped workflow ID")
+			fig.Detail["nonASCIIEscaped"]++
 		}
 	})
 
@@ -246,8 +241,8 @@ func TestHostileIDs(t *testing.T) {
 
 	t.Run("visibility keeps every ID intact", func(t *testing.T) {
 		want := map[string]string{}
-		for _, id := range ids {
-			want["toolcall-"+id] = id
+		for _, id := range append(slices.Clone(ids), nonASCII...) {
+			want[tgclient.WorkflowID("", id)] = id
 		}
 		var got map[string]string
 		require.Eventually(t, func() bool {
@@ -271,7 +266,7 @@ func TestHostileIDs(t *testing.T) {
 		}
 		tally := faults.Count(f.watch.snapshot(t))
 		for id := range tally {
-			if want["toolcall-"+id] == "" && id != "x/toolcall-y" {
+			if want[tgclient.WorkflowID("", id)] == "" && id != "x/toolcall-y" {
 				t.Errorf("a tool ran for %q", id)
 			}
 		}
