@@ -3,6 +3,8 @@ package client
 import (
 	"fmt"
 	"strings"
+
+	"github.com/toolgate/toolgate/wire"
 )
 
 // escapeByte is the one ASCII byte besides the unprintable ones that EscapeID escapes: the escape
@@ -18,9 +20,9 @@ const escapeByte = '%'
 // "ts-é-1" is "toolcall-ts-%C3%A9-1".
 func WorkflowID(scope, callID string) string {
 	if scope == "" {
-		return "toolcall-" + EscapeID(callID)
+		return wire.WorkflowIDPrefix + EscapeID(callID)
 	}
-	return EscapeID(scope) + "/toolcall-" + EscapeID(callID)
+	return EscapeID(scope) + "/" + wire.WorkflowIDPrefix + EscapeID(callID)
 }
 
 // EscapeID maps s to printable ASCII, reversibly: every byte of s's UTF-8 encoding from '!' (0x21)

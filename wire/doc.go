@@ -13,6 +13,8 @@
 //   - searchattr.go: the custom search attribute names and the values of ToolOutcome.
 //   - progress.go: [ProgressDetails], the heartbeat details a running tool's progress travels in.
 //   - catalog.go: the tool catalog workflow [ToolCatalogWorkflowName] and its ID prefix.
+//   - workflowid.go: [WorkflowIDPrefix] of a call's workflow ID and [ToolSetIdentityMarker] of a
+//     worker's identity.
 //
 // Features that add wire names (updates, queries, error codes) add them in a file of their own
 // here, each name documented where it is declared and in docs/contract.md.

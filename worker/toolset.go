@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // ErrToolSetConflict: a worker serving another tool set polls one of this worker's task queues.
@@ -22,8 +23,8 @@ import (
 var ErrToolSetConflict = errors.New("another tool set is served on this task queue")
 
 // toolSetMarker separates a toolgate worker's identity ("<pid>@<host>") from its tool set's
-// fingerprint: "<pid>@<host> toolset:<fingerprint>". The identity shows in the Web UI's pollers.
-const toolSetMarker = " toolset:"
+// fingerprint. The identity shows in the Web UI's pollers.
+const toolSetMarker = wire.ToolSetIdentityMarker
 
 // pollerFreshness: a poller the server last saw longer ago than this has stopped (a live poller
 // renews its long poll at least every minute); the server keeps such entries for minutes.

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // SDK log messages and attribute keys the filter knows (go.temporal.io/sdk internal tags).
@@ -18,7 +19,7 @@ const (
 	sdkKeyError         = "Error"
 	sdkKeyWorkflowID    = "WorkflowID"
 	toolCallIDKey       = "toolCallId"
-	workflowIDCallMark  = "toolcall-"
+	workflowIDCallMark  = wire.WorkflowIDPrefix
 	scopedCallIDPrefix  = "/" + workflowIDCallMark
 	expectedOutcomeNote = "expected outcome"
 )
