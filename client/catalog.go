@@ -18,7 +18,8 @@ import (
 // answers, and the run ends by itself after it.
 const CatalogTimeout = time.Minute
 
-// ErrNoWorker is returned by ListTools when no worker answered on the task queue in time.
+// ErrNoWorker is returned by ListTools when no worker answered on the task queue in time, and
+// joined to the context's error by Execute when its ctx ends while no worker polls the queue.
 var ErrNoWorker = errors.New("no toolgate worker answered on the task queue")
 
 // ListTools returns the tool set of the workers polling the client's task queue: names,

@@ -32,10 +32,6 @@ var (
 	// ErrDecisionRefused: the call refused the decision (another call hash, no reviewer, already
 	// decided); the message says why.
 	ErrDecisionRefused = errors.New("approval decision refused")
-	// ErrNoWorker: no worker polls the client's task queue (worker down, or a wrong
-	// Options.TaskQueue), so a started call cannot run. Execute joins it to the context's error
-	// when its ctx ends for that reason.
-	ErrNoWorker = errors.New("no worker polls the task queue")
 )
 
 // outcomeError maps the error of WorkflowRun.Get (a closed workflow that did not complete, or an

@@ -15,5 +15,5 @@ func (c *Client) checkPollers(ctx context.Context) error {
 	if err != nil || len(resp.GetPollers()) > 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: no worker polls task queue %q (is the worker running, on this queue and namespace?)", ErrNoWorker, c.opts.TaskQueue)
+	return fmt.Errorf("no worker polls task queue %q (is the worker running, on this queue and namespace?): %w", c.opts.TaskQueue, ErrNoWorker)
 }
