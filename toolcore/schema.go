@@ -144,14 +144,11 @@ func (refuseLoader) Load(url string) (any, error) {
 // several errors the reason names the first by instance location (JSON Pointer tokens compared in
 // order, a parent before its children), then schema keyword location, then text.
 func (s *compiledSchema) check(args Arguments) string {
-	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(args.object()))
-	if err != nil { // canonical arguments always decode
-		return "arguments must be a JSON object"
-	}
-	if reason := checkExponents(inst, nil); reason != "" {
+	inst, reason := instance(args.object(), nil)
+	if reason != "" {
 		return reason
 	}
-	err = s.schema.Validate(inst)
+	err := s.schema.Validate(inst)
 	if err == nil {
 		return ""
 	}
@@ -165,38 +162,47 @@ func (s *compiledSchema) check(args Arguments) string {
 	return schemaReason(first)
 }
 
-// checkExponents rejects number literals whose decimal exponent is beyond MaxSchemaExponent.
-func checkExponents(v any, path []string) string {
-	switch x := v.(type) {
-	case json.Number:
-		i := strings.IndexAny(string(x), "eE")
-		if i < 0 {
-			return ""
+// instance turns canonical JSON (trusted: produced by the call boundary) into the generic value
+// the schema library validates, numbers as json.Number, and refuses number literals whose
+// exponent is beyond MaxSchemaExponent. path locates v for the reason.
+func instance(v string, path []string) (any, string) {
+	switch v[0] {
+	case '{':
+		obj := map[string]any{}
+		for k, m := range members(v) {
+			x, reason := instance(m, append(path, k))
+			if reason != "" {
+				return nil, reason
+			}
+			obj[k] = x
 		}
-		exp := strings.TrimLeft(string(x)[i+1:], "+-")
-		exp = strings.TrimLeft(exp, "0")
+		return obj, ""
+	case '[':
+		arr := []any{}
+		for e := range elements(v) {
+			x, reason := instance(e, append(path, strconv.Itoa(len(arr))))
+			if reason != "" {
+				return nil, reason
+			}
+			arr = append(arr, x)
+		}
+		return arr, ""
+	case '"':
+		return unquoteCanonical(v), ""
+	case 't':
+		return true, ""
+	case 'f':
+		return false, ""
+	case 'n':
+		return nil, ""
+	}
+	if i := strings.IndexAny(v, "eE"); i >= 0 {
+		exp := strings.TrimLeft(strings.TrimLeft(v[i+1:], "+-"), "0")
 		if n, err := strconv.Atoi(exp); len(exp) > 6 || err == nil && n > MaxSchemaExponent {
-			return fmt.Sprintf("%s: the exponent of %s is beyond ±%d", pointerText(path), shortLiteral(string(x)), MaxSchemaExponent)
-		}
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			if r := checkExponents(x[k], append(path, k)); r != "" {
-				return r
-			}
-		}
-	case []any:
-		for i, e := range x {
-			if r := checkExponents(e, append(path, strconv.Itoa(i))); r != "" {
-				return r
-			}
+			return nil, fmt.Sprintf("%s: the exponent of %s is beyond ±%d", pointerText(path), shortLiteral(v), MaxSchemaExponent)
 		}
 	}
-	return ""
+	return json.Number(v), ""
 }
 
 func shortLiteral(s string) string {
