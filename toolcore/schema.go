@@ -168,7 +168,11 @@ func (s *compiledSchema) check(args Arguments) string {
 func instance(v string, path []string) (any, string) {
 	switch v[0] {
 	case '{':
-		obj := map[string]any{}
+		n := 0
+		for range members(v) {
+			n++
+		}
+		obj := make(map[string]any, n)
 		for k, m := range members(v) {
 			x, reason := instance(m, append(path, k))
 			if reason != "" {

@@ -398,3 +398,33 @@ func TestEndToEnd(t *testing.T) {
 		assert.Equal(t, ExitOK, again.interrupt(t), again.stderrText())
 	})
 }
+
+// TestEndToEndSchemas: the worker's tools listed remotely, and drift against the same build.
+func TestEndToEndSchemas(t *testing.T) {
+	dev := startDev(t, "--in-memory")
+	env := dev.env()
+
+	local := toolgate(t, env, "", "tools", "--format", "mcp")
+	require.Equal(t, ExitOK, local.code, local.stderr)
+	remote := toolgate(t, env, "", "tools", "--format", "mcp", "--remote")
+	require.Equal(t, ExitOK, remote.code, remote.stderr)
+	assert.JSONEq(t, local.stdout, remote.stdout, "the dev worker serves this build's toolbox")
+
+	started := toolgate(t, env, "", "call", "sleep", `{"seconds":600}`, "--id", "e2e-drift", "--detach")
+	require.Equal(t, ExitOK, started.code, started.stderr)
+	t.Cleanup(func() { toolgate(t, env, "", "cancel", "toolcall-e2e-drift") })
+	var report struct {
+		Running   int               `json:"running"`
+		Scheduled int               `json:"scheduled"`
+		Drifted   []json.RawMessage `json:"drifted"`
+	}
+	require.Eventually(t, func() bool { // visibility is eventually consistent
+		got := toolgate(t, env, "", "drift", "--json")
+		if got.code != ExitOK || json.Unmarshal([]byte(got.stdout), &report) != nil {
+			return false
+		}
+		return report.Scheduled == 1
+	}, time.Minute, 100*time.Millisecond)
+	assert.Equal(t, 1, report.Running)
+	assert.Empty(t, report.Drifted, "same build, same definitions")
+}
