@@ -192,7 +192,7 @@ func instance(v string, path []string) (any, string) {
 		}
 		return arr, ""
 	case '"':
-		return unquoteCanonical(v), ""
+		return unquote(v), ""
 	case 't':
 		return true, ""
 	case 'f':
