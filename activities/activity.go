@@ -17,6 +17,8 @@ type Activities struct {
 	// Registry is where ExecuteTool finds the tool by name. It must hold every tool the workflows
 	// on this activity's task queue accept (normally the same registry). Required.
 	Registry *toolcore.Registry
+
+	inFlight inFlight
 }
 
 // Register registers ExecuteTool under ExecuteToolName.
@@ -57,6 +59,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	}
 
 	info := activity.GetInfo(ctx)
+	endAttempt := a.inFlight.start(ctx, in.ToolName)
 	hb := startHeartbeats(ctx, info.HeartbeatTimeout)
 	// The previous attempt's checkpoint goes on with this attempt's heartbeats until the tool
 	// records a newer one: a second loss must not erase it.
@@ -74,6 +77,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		LastCheckpoint: last,
 	}), tool, in.Accepted)
 	hb.stop()
+	endAttempt()
 	// A type assertion, not errors.As: Invoke returns the *PanicError itself, and walking a
 	// tool's error chain with errors.As would run its Unwrap and As methods unguarded (a cyclic
 	// chain spins forever, a panicking method crashes the attempt).

@@ -31,11 +31,13 @@ func toolOutcomeKey() temporal.SearchAttributeKeyKeyword {
 	return temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolOutcome)
 }
 
-// upsertOutcome records how the call ended, once, just before the workflow closes. ToolName and
+// upsertOutcome records how the call ended, once, just before the workflow closes: in the metrics
+// (always, see MetricToolCalls) and in the search attributes. ToolName and
 // ToolCallId are upserted too (the same values a toolgate client sets at start), so calls started
 // by other SDKs or the Temporal CLI are searchable as well. Nothing is upserted unless the worker
 // says the namespace has the attributes: an unknown attribute would fail the workflow task.
 func (w *Workflows) upsertOutcome(ctx workflow.Context, call toolcore.ToolCall, outcome string) {
+	w.countOutcome(ctx, call, outcome)
 	if !w.SearchAttributes {
 		return
 	}

@@ -66,6 +66,7 @@ func (w *Workflows) ToolCallWorkflow(ctx workflow.Context, input Input) (toolcor
 	}
 	accepted, rejected, ok := validate(tool, call, w.validateTimeout())
 	if !ok {
+		w.countRejection(ctx, call, rejected)
 		return w.complete(ctx, call, rejected)
 	}
 	if ctx.Err() != nil {
@@ -133,6 +134,7 @@ func (w *Workflows) activityFailed(ctx workflow.Context, call toolcore.ToolCall,
 		w.upsertOutcome(ctx, call, OutcomeFatal)
 		return toolcore.Result{}, temporal.NewNonRetryableApplicationError(appErr.Message(), ErrTypeNonRecoverable, nil)
 	}
+	w.countActivityFailure(ctx, call, err)
 	message := failureMessage(opts, err)
 	workflow.GetLogger(ctx).Warn("ExecuteTool failed", "toolCallId", call.ID(), "toolName", call.Name(), "error", err)
 	return w.complete(ctx, call, toolcore.ErrorResult(call, toolcore.CodeToolExecutionFailed, message))

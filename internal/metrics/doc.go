@@ -1,0 +1,16 @@
+// Package metrics serves Prometheus metrics for a toolgate process: the Temporal SDK's own
+// (through go.temporal.io/sdk/contrib/tally and tally's Prometheus reporter) and toolgate's
+// (workflows.Metric*, activities.Metric*), which the workflows and activities emit through the
+// same SDK MetricsHandler.
+//
+// # Use
+//
+// Start a Server, put its Handler in the client.Options of every client a worker (or any other
+// SDK user) dials, and scrape http://<Addr>/metrics. Close stops the listener.
+//
+// # Naming
+//
+// Counters end in _total and durations are histograms in seconds (_seconds), as Prometheus
+// conventions ask (the SDK's metric names get the suffixes through the contrib package's naming
+// scope). Label values are kept verbatim (tool names may contain '-').
+package metrics

@@ -1,0 +1,111 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/uber-go/tally/v4"
+	tallyprom "github.com/uber-go/tally/v4/prometheus"
+	"go.temporal.io/sdk/client"
+	sdktally "go.temporal.io/sdk/contrib/tally"
+	"go.uber.org/zap"
+)
+
+// Path is where the metrics are served.
+const Path = "/metrics"
+
+// reportInterval is how often tally flushes into the Prometheus registry; a scrape sees values at
+// most this old.
+const reportInterval = time.Second
+
+// durationBuckets are the histogram buckets of every duration, in seconds: tool calls take from
+// milliseconds (validation rejections) to minutes (held calls).
+var durationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300}
+
+// Options configure Start. They work at their zero value.
+type Options struct {
+	// Logger receives errors of the reporter and the listener. Optional: default zap.NewNop().
+	Logger *zap.Logger
+}
+
+// Server serves one Prometheus registry over HTTP.
+type Server struct {
+	handler client.MetricsHandler
+	scope   io.Closer
+	srv     *http.Server
+	addr    string
+	done    chan struct{}
+}
+
+// Start listens on listen (host:port; port 0 picks a free one) and serves Path.
+func Start(listen string, opts Options) (*Server, error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reporter := tallyprom.NewReporter(tallyprom.Options{
+		Registerer:              registry,
+		DefaultTimerType:        tallyprom.HistogramTimerType,
+		DefaultHistogramBuckets: durationBuckets,
+		OnRegisterError: func(err error) {
+			logger.Warn("register metric", zap.Error(err))
+		},
+	})
+	sanitize := tallyprom.DefaultSanitizerOpts
+	sanitize.ValueCharacters = tally.ValidCharacters{Ranges: []tally.SanitizeRange{{' ', '~'}}}
+	scope, closer := tally.NewRootScope(tally.ScopeOptions{
+		CachedReporter:  reporter,
+		Separator:       tallyprom.DefaultSeparator,
+		SanitizeOptions: &sanitize,
+	}, reportInterval)
+
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		_ = closer.Close()
+		return nil, fmt.Errorf("listen for metrics on %s: %w", listen, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(Path, promhttp.HandlerFor(registry, promhttp.HandlerOpts{ErrorLog: zap.NewStdLog(logger)}))
+	s := &Server{
+		handler: sdktally.NewMetricsHandler(sdktally.NewPrometheusNamingScope(scope)),
+		scope:   closer,
+		srv:     &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
+		addr:    ln.Addr().String(),
+		done:    make(chan struct{}),
+	}
+	go func() {
+		defer close(s.done)
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("serve metrics", zap.Error(err))
+		}
+	}()
+	return s, nil
+}
+
+// Handler is the SDK MetricsHandler to put in client.Options.MetricsHandler.
+func (s *Server) Handler() client.MetricsHandler { return s.handler }
+
+// Addr is the host:port the metrics are served on.
+func (s *Server) Addr() string { return s.addr }
+
+// URL is the address to scrape.
+func (s *Server) URL() string { return "http://" + s.addr + Path }
+
+// Close stops the listener (waiting up to 5 s for scrapes in progress) and the reporter.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := s.srv.Shutdown(ctx)
+	<-s.done
+	return errors.Join(err, s.scope.Close())
+}
