@@ -33,6 +33,11 @@ type connOptions struct {
 	// tlsSet records that --tls (or $TEMPORAL_TLS) was given, so --tls=false can turn off the
 	// TLS an API key would otherwise imply.
 	tlsSet func() bool
+	// metrics receives the SDK's and toolgate's metrics (not a flag: set from --metrics-listen by
+	// the commands that run a worker). Optional: default nil, no metrics.
+	metrics client.MetricsHandler
+	// codecKey is --codec-key: the payload encryption keys, "" for none.
+	codecKey string
 }
 
 func addConnFlags(cmd *cobra.Command, o *connOptions) {
@@ -60,6 +65,7 @@ func addConnFlags(cmd *cobra.Command, o *connOptions) {
 		bindEnv(fs, flag, env)
 	}
 	o.tlsSet = func() bool { return fs.Changed("tls") }
+	addCodecKeyFlag(cmd, &o.codecKey)
 }
 
 // tlsConfig returns the TLS configuration the options ask for, nil for plaintext, and whether TLS
@@ -113,10 +119,16 @@ func (o connOptions) clientOptions(logger *zap.Logger) (client.Options, error) {
 	if err != nil {
 		return client.Options{}, badInput(err)
 	}
+	keys, err := loadKeyring(o.codecKey)
+	if err != nil {
+		return client.Options{}, err
+	}
 	opts := client.Options{
-		HostPort:  o.address,
-		Namespace: o.namespace,
-		Logger:    logging.Temporal(logger),
+		DataConverter:  dataConverter(keys),
+		HostPort:       o.address,
+		Namespace:      o.namespace,
+		Logger:         logging.Temporal(logger),
+		MetricsHandler: o.metrics,
 		ConnectionOptions: client.ConnectionOptions{
 			TLS:         cfg,
 			TLSDisabled: disabled,
@@ -151,6 +163,9 @@ func addTaskQueueFlag(cmd *cobra.Command, taskQueue *string) {
 }
 
 // toolgate returns the agent-facing client over c for these connection options.
+// Its data converter must be the one c was dialed with (the recorded call and progress are
+// decoded with it).
 func (o connOptions) toolgate(c client.Client, taskQueue, scope string) *tgclient.Client {
-	return tgclient.New(c, tgclient.Options{TaskQueue: taskQueue, Scope: scope, Namespace: o.namespace})
+	keys, _ := loadKeyring(o.codecKey) // dial has loaded the same keys without error
+	return tgclient.New(c, tgclient.Options{TaskQueue: taskQueue, Scope: scope, Namespace: o.namespace, DataConverter: dataConverter(keys)})
 }

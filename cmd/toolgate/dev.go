@@ -4,14 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/toolgate/toolgate/codec"
 	"github.com/toolgate/toolgate/internal/devserver"
 	"github.com/toolgate/toolgate/wire"
 	"github.com/toolgate/toolgate/worker"
@@ -28,6 +32,8 @@ type devOptions struct {
 	stopTimeout    time.Duration
 	taskQueue      string
 	toolbox        toolboxOptions
+	metrics        metricsOptions
+	codecKey       string
 }
 
 func newDevCommand(a *app) *cobra.Command {
@@ -47,7 +53,8 @@ When everything is ready it prints, on stdout, one "key value" line each:
   task-queue toolgate
   data /home/me/.local/share/toolgate
 
-(no ui line with --no-ui; "data in-memory" with --in-memory). Port 0 picks a free port and the
+(no ui line with --no-ui; with --codec-key a "codec-server http://..." line after ui, the codec server the UI decodes
+payloads with; a "metrics http://.../metrics" line with --metrics-listen; "data in-memory" with --in-memory). Port 0 picks a free port and the
 printed line says which. Ctrl-C (or SIGTERM) stops the worker (running tools get --stop-timeout
 to finish, then their context is canceled; a second Ctrl-C kills at once), then the UI and the
 server, and exits 0. Started again on the same data directory, the server still has every
@@ -57,6 +64,7 @@ The default data directory is $TOOLGATE_DATA_DIR, else $XDG_DATA_HOME/toolgate, 
 ~/.local/share/toolgate: one per user, the same whichever directory you start from.`,
 		Example: `  toolgate dev
   toolgate dev --in-memory --port 0 --ui-port 0
+  toolgate dev --codec-key keys.txt --metrics-listen 127.0.0.1:9464
   toolgate dev --data-dir ./.toolgate --root ./docs --allow-host example.com`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -76,6 +84,8 @@ The default data directory is $TOOLGATE_DATA_DIR, else $XDG_DATA_HOME/toolgate, 
 	bindEnv(fs, "namespace", "TEMPORAL_NAMESPACE")
 	addTaskQueueFlag(cmd, &o.taskQueue)
 	addToolboxFlags(cmd, &o.toolbox)
+	addMetricsFlag(cmd, &o.metrics)
+	addCodecKeyFlag(cmd, &o.codecKey)
 	cmd.MarkFlagsMutuallyExclusive("data-dir", "in-memory")
 	return cmd
 }
@@ -92,7 +102,7 @@ func defaultDataDir(lookupEnv func(string) (string, bool)) string {
 	return ".toolgate"
 }
 
-func runDev(ctx context.Context, a *app, o devOptions) error {
+func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 	reg, err := o.toolbox.registry(a.logger.Named("toolbox"))
 	if err != nil {
 		return err
@@ -116,13 +126,44 @@ func runDev(ctx context.Context, a *app, o devOptions) error {
 		}
 	}
 
+	keys, err := loadKeyring(o.codecKey)
+	if err != nil {
+		return err
+	}
+	// With keys, a codec server on a free loopback port lets the Web UI show the payloads; it
+	// grants CORS to the UI's origin once that is known.
+	var codecSrv *codecServer
+	var uiOrigin atomic.Value
+	uiOrigin.Store("")
+	if keys != nil && !o.noUI {
+		codecSrv, err = startCodecServer(net.JoinHostPort("127.0.0.1", "0"), keys, codec.HandlerOptions{
+			AllowOrigin: func(origin string) bool {
+				ui := uiOrigin.Load().(string)
+				return ui != "" && (origin == ui || origin == strings.Replace(ui, "127.0.0.1", "localhost", 1))
+			},
+		}, a.logger.Named("codec"))
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if stopErr := codecSrv.stop(); stopErr != nil {
+				err = errors.Join(err, stopErr)
+			}
+		}()
+	}
+	codecEndpoint := ""
+	if codecSrv != nil {
+		codecEndpoint = codecSrv.url
+	}
+
 	srv, err := devserver.Start(ctx, devserver.Options{
-		DataDir:      dataDir,
-		Namespace:    o.namespace,
-		UI:           !o.noUI,
-		Logger:       serverLogger,
-		FrontendPort: o.port,
-		UIPort:       o.uiPort,
+		UICodecEndpoint: codecEndpoint,
+		DataDir:         dataDir,
+		Namespace:       o.namespace,
+		UI:              !o.noUI,
+		Logger:          serverLogger,
+		FrontendPort:    o.port,
+		UIPort:          o.uiPort,
 	})
 	if err != nil {
 		return fmt.Errorf("start dev server: %w", err)
@@ -136,7 +177,16 @@ func runDev(ctx context.Context, a *app, o devOptions) error {
 		return nil
 	}
 
-	conn := connOptions{address: srv.FrontendAddress(), namespace: srv.Namespace()}
+	ms, err := o.metrics.start(a.logger)
+	if err != nil {
+		return errors.Join(err, stopServer())
+	}
+	defer func() { err = closeMetrics(ms, err) }()
+	uiOrigin.Store(srv.UIAddress())
+	conn := connOptions{address: srv.FrontendAddress(), namespace: srv.Namespace(), codecKey: o.codecKey}
+	if ms != nil {
+		conn.metrics = ms.Handler()
+	}
 	c, err := conn.dial(ctx, a.logger)
 	if err != nil {
 		return errors.Join(err, stopServer())
@@ -158,6 +208,12 @@ func runDev(ctx context.Context, a *app, o devOptions) error {
 	ready := fmt.Sprintf("frontend %s\n", srv.FrontendAddress())
 	if ui := srv.UIAddress(); ui != "" {
 		ready += fmt.Sprintf("ui %s\n", ui)
+	}
+	if codecSrv != nil {
+		ready += fmt.Sprintf("codec-server %s\n", codecSrv.url)
+	}
+	if ms != nil {
+		ready += fmt.Sprintf("metrics %s\n", ms.URL())
 	}
 	ready += fmt.Sprintf("namespace %s\ntask-queue %s\ndata %s\n", srv.Namespace(), taskQueueOrDefault(o.taskQueue), data)
 	if _, err := fmt.Fprint(a.out, ready); err != nil {

@@ -30,6 +30,7 @@ func commands() []func(*app) *cobra.Command {
 		newToolsCommand,
 		newDriftCommand,
 		newBenchCommand,
+		newCodecServerCommand,
 	}
 }
 

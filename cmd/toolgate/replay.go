@@ -9,6 +9,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
@@ -20,7 +21,8 @@ import (
 )
 
 type replayOptions struct {
-	toolbox toolboxOptions
+	toolbox  toolboxOptions
+	codecKey string
 }
 
 func newReplayCommand(a *app) *cobra.Command {
@@ -34,6 +36,9 @@ file: "PASS FILE" or "FAIL FILE: reason". A failure means this build would make 
 decisions than the build that recorded the history (a non-determinism error), so deploying it
 would break calls in flight. Replay runs no tool and needs no server.
 
+Histories of encrypted calls replay with the same --codec-key as the worker's (any keyring that
+holds the keys they were written with).
+
 A history recorded by a worker that upserted the search attributes (the namespace had them) is
 replayed the same way; this is read from the history itself.
 
@@ -46,6 +51,7 @@ Exit codes: 0 every file passed, 1 at least one failed, 2 usage.`,
 		},
 	}
 	addToolboxFlags(cmd, &o.toolbox)
+	addCodecKeyFlag(cmd, &o.codecKey)
 	return cmd
 }
 
@@ -54,10 +60,15 @@ func runReplay(_ context.Context, a *app, o replayOptions, files []string) error
 	if err != nil {
 		return err
 	}
+	keys, err := loadKeyring(o.codecKey)
+	if err != nil {
+		return err
+	}
+	dc := dataConverter(keys)
 	sdkLogger := logging.Temporal(a.logger)
 	failed := 0
 	for _, file := range files {
-		if err := replayFile(sdkLogger, reg, file); err != nil {
+		if err := replayFile(sdkLogger, reg, dc, file); err != nil {
 			failed++
 			fmt.Fprintf(a.out, "FAIL %s: %v\n", file, err)
 			continue
@@ -73,7 +84,7 @@ func runReplay(_ context.Context, a *app, o replayOptions, files []string) error
 
 // replayFile replays one history file with a fresh replayer whose workflows are configured as
 // the recording worker's were.
-func replayFile(logger log.Logger, reg *toolcore.Registry, file string) error {
+func replayFile(logger log.Logger, reg *toolcore.Registry, dc converter.DataConverter, file string) error {
 	f, err := os.Open(file)
 	if err != nil {
 		return fmt.Errorf("open history: %w", err)
@@ -89,7 +100,10 @@ func replayFile(logger log.Logger, reg *toolcore.Registry, file string) error {
 	if name := hist.Events[0].GetWorkflowExecutionStartedEventAttributes().GetWorkflowType().GetName(); name != wire.ToolCallWorkflowName {
 		return fmt.Errorf("workflow type %q is not %s", name, wire.ToolCallWorkflowName)
 	}
-	replayer := sdkworker.NewWorkflowReplayer()
+	replayer, err := sdkworker.NewWorkflowReplayerWithOptions(sdkworker.WorkflowReplayerOptions{DataConverter: dc})
+	if err != nil {
+		return fmt.Errorf("create replayer: %w", err)
+	}
 	wf := &workflows.Workflows{Registry: reg.Snapshot(), SearchAttributes: upsertsSearchAttributes(hist)}
 	wf.Register(replayer)
 	if err := replayer.ReplayWorkflowHistory(logger, hist); err != nil {

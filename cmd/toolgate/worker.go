@@ -18,6 +18,7 @@ type workerOptions struct {
 	setup       bool
 	stopTimeout time.Duration
 	toolbox     toolboxOptions
+	metrics     metricsOptions
 }
 
 func newWorkerCommand(a *app) *cobra.Command {
@@ -39,6 +40,7 @@ cancels their context, and exits 0. A tool cut off this way is retried elsewhere
 or idempotent; an unsafe one ends with an outcome-unknown TOOL_EXECUTION_FAILED.`,
 		Example: `  toolgate worker --setup
   TEMPORAL_ADDRESS=temporal.example.com:7233 toolgate worker --task-queue tools --root /srv/docs
+  toolgate worker --metrics-listen 127.0.0.1:9464
   toolgate worker --address ns.acct.tmprl.cloud:7233 -n ns.acct --api-key "$KEY"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -48,15 +50,24 @@ or idempotent; an unsafe one ends with an outcome-unknown TOOL_EXECUTION_FAILED.
 	addConnFlags(cmd, &o.conn)
 	addTaskQueueFlag(cmd, &o.taskQueue)
 	addToolboxFlags(cmd, &o.toolbox)
+	addMetricsFlag(cmd, &o.metrics)
 	cmd.Flags().DurationVar(&o.stopTimeout, "stop-timeout", 30*time.Second, "on Ctrl-C, how long running tools may finish before their context is canceled")
 	cmd.Flags().BoolVar(&o.setup, "setup", false, "register the search attributes on the namespace first, when allowed")
 	return cmd
 }
 
-func runWorker(ctx context.Context, a *app, o workerOptions) error {
+func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 	reg, err := o.toolbox.registry(a.logger.Named("toolbox"))
 	if err != nil {
 		return err
+	}
+	ms, err := o.metrics.start(a.logger)
+	if err != nil {
+		return err
+	}
+	defer func() { err = closeMetrics(ms, err) }()
+	if ms != nil {
+		o.conn.metrics = ms.Handler()
 	}
 	c, err := o.conn.dial(ctx, a.logger)
 	if err != nil {

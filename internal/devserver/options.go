@@ -41,6 +41,10 @@ type Options struct {
 	// Optional: default 0 picks a free port.
 	FrontendPort int
 
+	// UICodecEndpoint is the codec server the Web UI decodes payloads with (the browser calls
+	// it; it must allow the UI's origin by CORS). Optional: default "" (payloads shown as stored).
+	UICodecEndpoint string
+
 	// UIPort is the loopback port of the Web UI when UI is set. Optional: default 0 picks a free
 	// port.
 	UIPort int

@@ -88,7 +88,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, errors.Join(fmt.Errorf("start dev server: %w", err), s.Stop())
 	}
 	if uiListener != nil {
-		if s.ui, err = startUI(uiListener, s.frontend, s.namespace, opts.Logger); err != nil {
+		if s.ui, err = startUI(uiListener, s.frontend, s.namespace, opts.UICodecEndpoint, opts.Logger); err != nil {
 			return nil, errors.Join(fmt.Errorf("start dev server: %w", err), s.Stop())
 		}
 	}

@@ -53,7 +53,7 @@ func listenUI(port int) (net.Listener, error) {
 }
 
 // startUI serves the UI for the frontend at frontend on ln. It owns ln, also on error.
-func startUI(ln net.Listener, frontend, namespace string, logger *zap.Logger) (*uiServer, error) {
+func startUI(ln net.Listener, frontend, namespace, codecEndpoint string, logger *zap.Logger) (*uiServer, error) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	cfg := &uiconfig.Config{
 		TemporalGRPCAddress: frontend,
@@ -65,7 +65,8 @@ func startUI(ln net.Listener, frontend, namespace string, logger *zap.Logger) (*
 		NotifyOnNewVersion:  false,
 		HideLogs:            true,
 		// Plain HTTP on loopback: a Secure CSRF cookie would never come back.
-		CORS: uiconfig.CORS{CookieInsecure: true},
+		CORS:  uiconfig.CORS{CookieInsecure: true},
+		Codec: uiconfig.Codec{Endpoint: codecEndpoint},
 	}
 	handler, conn, err := newUIHandler(cfg, logger)
 	if err != nil {
