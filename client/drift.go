@@ -16,8 +16,9 @@ import (
 // DriftKind says how a running call's recorded tool definition relates to a build.
 type DriftKind uint8
 
+// The zero DriftKind is invalid.
 const (
-	driftInvalid DriftKind = iota
+	_ DriftKind = iota
 	// DriftChanged: the build has the tool with another definition hash.
 	DriftChanged
 	// DriftRemoved: the build has no tool of that name.
