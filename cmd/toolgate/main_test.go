@@ -168,7 +168,7 @@ func TestToolsFormatOpenAI(t *testing.T) {
 		assert.NotEmpty(t, tool.Function.Parameters.Properties, tool.Function.Name)
 		assert.Nil(t, tool.Function.Strict, "non-strict by default")
 	}
-	assert.Equal(t, []string{"add", "echo", "http_get", "list_dir", "read_file", "sleep"}, names)
+	assert.Equal(t, []string{"add", "echo", "http_get", "list_dir", "read_file", "sleep", "write_file"}, names)
 	assert.NotContains(t, stdout, "$schema")
 }
 
