@@ -19,6 +19,9 @@ const (
 	ToolIdempotent   = "effect_idempotent"
 	ToolReadOnly     = "effect_readonly"
 	ToolPathological = "pathological"
+	// ToolReconciled is Unsafe, requires approval, and commits its effect before it holds (with
+	// Config.Hold); its Reconcile finds the effect in the ledger by the idempotency key.
+	ToolReconciled = "effect_reconciled"
 )
 
 // Tool options. HeartbeatTimeout is short so a lost worker is noticed within seconds, and not
@@ -153,7 +156,58 @@ func Registry(cfg Config) (*toolcore.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return toolcore.NewRegistry(append(defs, patho)...)
+	reconciled, err := toolcore.Define(toolcore.Definition[Args]{
+		Name:        ToolReconciled,
+		Description: "Commits its effect, then holds; its Reconcile finds the effect in the ledger.",
+		Validate:    validate,
+		Execute:     t.effectThenHold,
+		Reconcile:   t.reconcile,
+		Options: toolcore.Options{
+			SideEffect: toolcore.Unsafe, RequireApproval: true,
+			HeartbeatTimeout: HeartbeatTimeout, Timeout: AttemptTimeout,
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return toolcore.NewRegistry(append(defs, patho, reconciled)...)
+}
+
+// ReconciledOutput is what ToolReconciled's Reconcile returns for an effect it finds.
+type ReconciledOutput struct {
+	Call       string `json:"call"`
+	Key        string `json:"key"`
+	Reconciled bool   `json:"reconciled"`
+}
+
+// effectThenHold records the run and the effect, then (with Config.Hold) waits until its context
+// ends: a worker killed now leaves an effect whose outcome the workflow does not know.
+func (t *tools) effectThenHold(ctx context.Context, _ Args) (any, error) {
+	if err := t.record(ctx, KindRun); err != nil {
+		return nil, err
+	}
+	if err := t.record(ctx, KindEffect); err != nil {
+		return nil, err
+	}
+	if t.cfg.Hold {
+		<-ctx.Done()
+		return nil, context.Cause(ctx)
+	}
+	return EffectOutput{Call: toolcore.ToolCallID(ctx), Attempt: toolcore.Attempt(ctx), Key: toolcore.IdempotencyKey(ctx)}, nil
+}
+
+// reconcile looks the effect up in the ledger by the idempotency key.
+func (t *tools) reconcile(ctx context.Context, key string) (any, bool, error) {
+	records, err := ReadLedger(t.cfg.Ledger)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, r := range records {
+		if r.Kind == KindEffect && r.Key == key {
+			return ReconciledOutput{Call: r.Call, Key: key, Reconciled: true}, true, nil
+		}
+	}
+	return nil, false, nil
 }
 
 // RejectReason is the validator's reason for OutcomeReject.

@@ -165,6 +165,8 @@ func scenarios() []scenario {
 		{"fixtures/approval-approved.json", decide(mustCall("call-approve", fixtures.Approve, `{}`), true)},
 		{"fixtures/approval-rejected.json", decide(mustCall("call-reject", fixtures.Approve, `{}`), false)},
 		{"fixtures/approval-expired.json", execute(mustCall("call-expire", fixtures.ApproveExpires, `{}`))},
+		{"fixtures/reconciled.json", execute(mustCall("call-reconciled", fixtures.Reconciled, `{}`))},
+		{"fixtures/checkpointed.json", execute(mustCall("call-checkpointed", fixtures.Checkpointed, `{}`))},
 		{"fixtures/approval-canceled.json", cancelAwaitingApproval(mustCall("call-approval-canceled", fixtures.Approve, `{}`))},
 	}
 }
