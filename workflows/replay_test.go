@@ -50,7 +50,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 		"arguments-invalid.json", "canceled-before-start.json", "canceled.json", "invalid-call.json",
 		"not-found.json", "success.json",
 		"fixtures/approval-approved.json", "fixtures/approval-canceled.json", "fixtures/approval-expired.json",
-		"fixtures/approval-rejected.json",
+		"fixtures/approval-rejected.json", "fixtures/checkpointed.json", "fixtures/reconciled.json",
 		"fixtures/execution-failed.json", "fixtures/fatal.json", "fixtures/outcome-unknown.json",
 		"fixtures/retried.json", "fixtures/serialization-failed.json", "fixtures/validation-failed.json",
 	}

@@ -22,7 +22,32 @@ const (
 	// ToolReconciled is Unsafe, requires approval, and commits its effect before it holds (with
 	// Config.Hold); its Reconcile finds the effect in the ledger by the idempotency key.
 	ToolReconciled = "effect_reconciled"
+	// ToolCheckpointed is Idempotent and processes CheckpointItems items, recording a ledger
+	// record "item-<i>" and a checkpoint after each; with Config.Hold it holds after two items.
+	ToolCheckpointed = "effect_checkpointed"
 )
+
+// CheckpointItems is how many items ToolCheckpointed processes; CheckpointAttempts its
+// MaxAttempts.
+const (
+	CheckpointItems    = 6
+	CheckpointAttempts = 5
+)
+
+// ItemKind is the ledger kind of ToolCheckpointed's item i.
+func ItemKind(i int) Kind { return Kind(fmt.Sprintf("item-%d", i)) }
+
+// CheckpointState is ToolCheckpointed's checkpoint: the next item to process.
+type CheckpointState struct {
+	Next int `json:"next"`
+}
+
+// CheckpointedOutput is ToolCheckpointed's result.
+type CheckpointedOutput struct {
+	Items       int `json:"items"`
+	ResumedFrom int `json:"resumedFrom"`
+	Attempt     int `json:"attempt"`
+}
 
 // Tool options. HeartbeatTimeout is short so a lost worker is noticed within seconds, and not
 // shorter: the SDK sends heartbeats at most every 0.8 x HeartbeatTimeout and gives each RPC
@@ -170,7 +195,42 @@ func Registry(cfg Config) (*toolcore.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return toolcore.NewRegistry(append(defs, patho, reconciled)...)
+	checkpointed, err := toolcore.Define(toolcore.Definition[Args]{
+		Name:        ToolCheckpointed,
+		Description: "Processes items, checkpointing after each; holds after two with -hold.",
+		Validate:    validate,
+		Execute:     t.processItems,
+		Options: toolcore.Options{
+			SideEffect: toolcore.Idempotent, MaxAttempts: CheckpointAttempts,
+			HeartbeatTimeout: HeartbeatTimeout, Timeout: AttemptTimeout,
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return toolcore.NewRegistry(append(defs, patho, reconciled, checkpointed)...)
+}
+
+// processItems resumes from the last checkpoint and processes the remaining items.
+func (t *tools) processItems(ctx context.Context, _ Args) (any, error) {
+	var st CheckpointState
+	if _, err := toolcore.LastCheckpoint(ctx, &st); err != nil {
+		return nil, err
+	}
+	from := st.Next
+	for i := from; i < CheckpointItems; i++ {
+		if err := t.record(ctx, ItemKind(i)); err != nil {
+			return nil, err
+		}
+		if err := toolcore.Checkpoint(ctx, CheckpointState{Next: i + 1}); err != nil {
+			return nil, err
+		}
+		if t.cfg.Hold && i+1 == from+2 {
+			<-ctx.Done()
+			return nil, context.Cause(ctx)
+		}
+	}
+	return CheckpointedOutput{Items: CheckpointItems, ResumedFrom: from, Attempt: toolcore.Attempt(ctx)}, nil
 }
 
 // ReconciledOutput is what ToolReconciled's Reconcile returns for an effect it finds.
