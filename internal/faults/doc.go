@@ -29,6 +29,10 @@
 // result, an error, a panic, a fatal error, a transient error on the first attempt, a rejection
 // by the validator, a gate file to wait for, or a pathological shape. A worker started with
 // [Config.Hold] runs every attempt until its context ends, so a test can kill it mid-call.
+// effect_reconciled (Unsafe, approval required) commits its effect before it holds, and its
+// Reconcile finds that effect in the ledger by idempotency key; effect_checkpointed (Idempotent)
+// processes [CheckpointItems] items with a ledger record and a checkpoint after each, holding
+// after two per attempt on a holding worker.
 //
 // # Short and long forms
 //
