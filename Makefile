@@ -19,7 +19,7 @@ dev:
 ##                the ~1,800 server packages are compiled once (not again with race
 ##                instrumentation) and shared with bin/toolgate, linked once here and handed to
 ##                every process-level suite through TOOLGATE_BIN.
-test: setup vet test-race test-norace
+test: setup vet check test-race test-norace
 
 ## setup: install what the tests need when it is missing (Chromium, interop/'s npm packages, ...).
 ## Tests never install anything; when something is missing they fail naming `make setup`.

@@ -55,12 +55,6 @@ func textHandler(body string) http.HandlerFunc {
 	}
 }
 
-func redirectHandler(to string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, to, http.StatusFound)
-	}
-}
-
 // httpResult mirrors httpGetResult for decoding content.
 type httpResult struct {
 	URL       string            `json:"url"`

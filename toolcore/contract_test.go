@@ -292,6 +292,7 @@ func TestContractCancellationPropagates(t *testing.T) {
 	}{
 		{
 			name: "before validation",
+			//lint:ignore ST1008 the table returns the result and error of Execute followed by the two counters the assertions read
 			run: func(t *testing.T, ctx context.Context, cancel context.CancelCauseFunc) (toolcore.Result, error, int32, int32) {
 				var v, e atomic.Int32
 				r := contractRegistry(t, contractCountingTool(&v, &e, nil, nil))
@@ -303,6 +304,7 @@ func TestContractCancellationPropagates(t *testing.T) {
 		},
 		{
 			name: "after validation, before effects",
+			//lint:ignore ST1008 the table returns the result and error of Execute followed by the two counters the assertions read
 			run: func(t *testing.T, ctx context.Context, cancel context.CancelCauseFunc) (toolcore.Result, error, int32, int32) {
 				var v, e atomic.Int32
 				r := contractRegistry(t, contractCountingTool(&v, &e, func() { cancel(cause) }, nil))
@@ -313,6 +315,7 @@ func TestContractCancellationPropagates(t *testing.T) {
 		},
 		{
 			name: "while awaiting a tool that honours ctx",
+			//lint:ignore ST1008 the table returns the result and error of Execute followed by the two counters the assertions read
 			run: func(t *testing.T, ctx context.Context, cancel context.CancelCauseFunc) (toolcore.Result, error, int32, int32) {
 				var v, e atomic.Int32
 				started := make(chan struct{})
@@ -328,6 +331,7 @@ func TestContractCancellationPropagates(t *testing.T) {
 		},
 		{
 			name: "while awaiting a tool that ignores ctx",
+			//lint:ignore ST1008 the table returns the result and error of Execute followed by the two counters the assertions read
 			run: func(t *testing.T, ctx context.Context, cancel context.CancelCauseFunc) (toolcore.Result, error, int32, int32) {
 				var v, e atomic.Int32
 				started, release, finished := make(chan struct{}), make(chan struct{}), make(chan struct{})
@@ -351,6 +355,7 @@ func TestContractCancellationPropagates(t *testing.T) {
 		},
 		{
 			name: "after the tool returns",
+			//lint:ignore ST1008 the table returns the result and error of Execute followed by the two counters the assertions read
 			run: func(t *testing.T, ctx context.Context, cancel context.CancelCauseFunc) (toolcore.Result, error, int32, int32) {
 				var v, e atomic.Int32
 				r := contractRegistry(t, contractCountingTool(&v, &e, nil, func(context.Context) { cancel(cause) }))

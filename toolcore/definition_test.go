@@ -86,14 +86,16 @@ func TestDefineAcceptsProviderNames(t *testing.T) {
 
 // Argument types for TestDefineChecksArgumentTypes.
 type (
-	withFunc          struct{ F func() }
-	withChan          struct{ C chan int }
-	withComplex       struct{ C complex128 }
-	withUnsafe        struct{ P unsafe.Pointer }
-	withReader        struct{ R io.Reader }
-	withFloatKeys     struct{ M map[float64]int }
+	withFunc      struct{ F func() }
+	withChan      struct{ C chan int }
+	withComplex   struct{ C complex128 }
+	withUnsafe    struct{ P unsafe.Pointer }
+	withReader    struct{ R io.Reader }
+	withFloatKeys struct{ M map[float64]int }
+	//lint:ignore U1000 fixture: an argument type with an unexported field
 	withUnexported    struct{ secret string }
 	withIgnoredSecret struct {
+		//lint:ignore U1000 fixture: an unexported field that encoding/json ignores
 		secret string `json:"-"`
 		Public string
 	}

@@ -35,18 +35,20 @@ func (serHostileString) Error() string                { panic("Error called") }
 func (serHostileString) MarshalText() ([]byte, error) { panic("MarshalText called") }
 
 type serTags struct {
-	Plain     string
-	Renamed   int            `json:"renamed"`
-	Skipped   int            `json:"-"`
-	Dash      int            `json:"-,"`
-	Empty     string         `json:",omitempty"`
-	EmptyPtr  *int           `json:"emptyPtr,omitempty"`
-	EmptyMap  map[string]int `json:"emptyMap,omitempty"`
-	Zero      [2]int         `json:"zero,omitzero"`
-	Kept      string         `json:"kept,omitempty"`
-	BadTag    int            `json:"a\"b"`
-	Upper     int            `json:"Z"`
-	Unicode   int            `json:"é"`
+	Plain   string
+	Renamed int `json:"renamed"`
+	Skipped int `json:"-"`
+	//lint:ignore SA5008 fixture: the tag "-," names the field "-", as in encoding/json
+	Dash     int            `json:"-,"`
+	Empty    string         `json:",omitempty"`
+	EmptyPtr *int           `json:"emptyPtr,omitempty"`
+	EmptyMap map[string]int `json:"emptyMap,omitempty"`
+	Zero     [2]int         `json:"zero,omitzero"`
+	Kept     string         `json:"kept,omitempty"`
+	//lint:ignore SA5008 fixture: an invalid tag name falls back to the Go name, as in encoding/json
+	BadTag    int `json:"a\"b"`
+	Upper     int `json:"Z"`
+	Unicode   int `json:"é"`
 	Interface any
 }
 
@@ -97,7 +99,8 @@ type serAnyNode struct {
 
 type serUnexported struct {
 	Visible int
-	hidden  int
+	//lint:ignore U1000 fixture: an unexported field makes the struct opaque
+	hidden int
 }
 
 type serBlank struct {
@@ -105,9 +108,11 @@ type serBlank struct {
 	_ int
 }
 
+//lint:ignore U1000 fixture: embedded in serEmbedsUnexportedNonStruct
 type serEmbeddedInt int
 
 type serEmbedsUnexportedNonStruct struct {
+	//lint:ignore U1000 fixture: an unexported embedded non-struct makes the struct opaque
 	serEmbeddedInt
 	A int
 }
