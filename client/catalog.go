@@ -47,7 +47,8 @@ func (c *Client) ListTools(ctx context.Context) ([]toolcore.ToolInfo, error) {
 	}
 	var catalog catalogResult
 	if err := run.Get(ctx, &catalog); err != nil {
-		if ctx.Err() != nil || isTimeout(err) {
+		// isDeadlineError: the server ends the long poll a moment before ctx's deadline (see wait).
+		if ctx.Err() != nil || isTimeout(err) || isDeadlineError(err) {
 			return nil, fmt.Errorf("list tools on %s: %w (is a worker polling it?)", c.opts.TaskQueue, ErrNoWorker)
 		}
 		return nil, fmt.Errorf("list tools on %s: %w", c.opts.TaskQueue, err)
