@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"go.temporal.io/sdk/activity"
@@ -17,6 +18,10 @@ type Activities struct {
 	// Registry is where ExecuteTool finds the tool by name. It must hold every tool the workflows
 	// on this activity's task queue accept (normally the same registry). Required.
 	Registry *toolcore.Registry
+	// Attempts receives the running attempts, so the workflow worker of this process can hurry
+	// the heartbeats of a canceled call (see Attempts). Optional: default none (a cancellation
+	// is heard at the idle heartbeat cadence).
+	Attempts *Attempts
 
 	inFlight inFlight
 }
@@ -60,23 +65,31 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 
 	info := activity.GetInfo(ctx)
 	endAttempt := a.inFlight.start(ctx, in.ToolName)
-	hb := startHeartbeats(ctx, info.HeartbeatTimeout)
-	// The previous attempt's checkpoint goes on with this attempt's heartbeats until the tool
-	// records a newer one: a second loss must not erase it.
+	// A local activity has no heartbeats (the SDK drops them), so its progress and checkpoints
+	// reach no one; its cancellation comes from the workflow task it runs in.
 	last := lastCheckpoint(ctx)
-	if last != nil {
-		hb.saveCheckpoint(last)
+	report, checkpoint, stopBeats := func(toolcore.Progress) {}, func(json.RawMessage) {}, func() {}
+	if !info.IsLocalActivity {
+		hb := startHeartbeats(ctx, info.HeartbeatTimeout)
+		// The previous attempt's checkpoint goes on with this attempt's heartbeats until the
+		// tool records a newer one: a second loss must not erase it.
+		if last != nil {
+			hb.saveCheckpoint(last)
+		}
+		remove := a.Attempts.add(info.WorkflowExecution.ID, hb)
+		report, checkpoint = hb.report, hb.saveCheckpoint
+		stopBeats = func() { remove(); hb.stop() }
 	}
 	output, toolErr := invoke(toolcore.WithExecution(ctx, toolcore.Execution{
 		ToolCallID:     in.ToolCallID,
 		ToolName:       in.ToolName,
 		Attempt:        int(info.Attempt),
 		IdempotencyKey: in.IdempotencyKey,
-		OnProgress:     hb.report,
-		OnCheckpoint:   hb.saveCheckpoint,
+		OnProgress:     report,
+		OnCheckpoint:   checkpoint,
 		LastCheckpoint: last,
 	}), tool, in.Accepted)
-	hb.stop()
+	stopBeats()
 	endAttempt()
 	// A type assertion, not errors.As: Invoke returns the *PanicError itself, and walking a
 	// tool's error chain with errors.As would run its Unwrap and As methods unguarded (a cyclic

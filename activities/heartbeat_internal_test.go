@@ -123,3 +123,61 @@ func TestBoundMessage(t *testing.T) {
 		})
 	}
 }
+
+func TestCadence(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return start.Add(d) }
+	c := cadence{interval: 3 * time.Second, started: start}
+	assert.Equal(t, at(3*time.Second), c.next(start), "idle: the interval after the start")
+
+	c.pending = true
+	assert.False(t, c.next(start).After(start), "the first report: at once")
+
+	c.last, c.pending = at(time.Second), false
+	assert.Equal(t, at(4*time.Second), c.next(at(time.Second)), "idle: the interval after the last beat")
+	c.pending = true
+	assert.Equal(t, at(time.Second+ProgressHeartbeatGap), c.next(at(time.Second)), "a later report: one gap after the last beat")
+
+	c.pending = false
+	c.hurryUntil = at(time.Second + HurryWindow)
+	assert.Equal(t, at(time.Second+HurryHeartbeatInterval), c.next(at(time.Second)), "hurried")
+	assert.Equal(t, at(4*time.Second), c.next(at(time.Second+HurryWindow)), "the hurry ends after its window")
+}
+
+func TestAttemptsHurryBeatsTheRunningAttempt(t *testing.T) {
+	log := newBeatLog()
+	h := startLoop(context.Background(), time.Hour, log.record) // idle beats never come
+	attempts := NewAttempts()
+	remove := attempts.add("toolcall-1", h)
+	assert.Equal(t, 1, attempts.Running())
+	attempts.Hurry("toolcall-2") // another call: nothing
+	attempts.Hurry("toolcall-1")
+	for range 3 { // hurried: beat after beat without progress or ticks
+		assert.Empty(t, <-log.next)
+	}
+	h.stop()
+	remove()
+	assert.Zero(t, attempts.Running())
+	attempts.Hurry("toolcall-1") // gone: nothing, no panic
+
+	var none *Attempts
+	none.Hurry("toolcall-1")
+	none.add("toolcall-1", h)()
+	assert.Zero(t, none.Running())
+}
+
+func TestHeartbeatLoopSpacesProgressBeats(t *testing.T) {
+	log := newBeatLog()
+	h := startLoop(context.Background(), time.Hour, log.record)
+	defer h.stop()
+	h.report(toolcore.Progress{Completed: 1, Total: 3})
+	assert.Equal(t, []any{toolcore.Progress{Completed: 1, Total: 3}}, <-log.next, "the first report at once")
+	h.report(toolcore.Progress{Completed: 2, Total: 3})
+	h.report(toolcore.Progress{Completed: 3, Total: 3})
+	// Within the gap the reports coalesce: the next beat carries the latest (the cadence itself
+	// is TestCadence's).
+	want := []any{toolcore.Progress{Completed: 3, Total: 3}}
+	for got := <-log.next; !assert.ObjectsAreEqual(want, got); got = <-log.next {
+		assert.Equal(t, []any{toolcore.Progress{Completed: 2, Total: 3}}, got, "only a report, in order")
+	}
+}

@@ -58,7 +58,7 @@
 //     starts), so this package does not set it; a main that wants another size sets it first.
 //     Tool-call workflows are short, so the default is ample.
 //   - Concurrency: up to [Options.MaxConcurrentActivities] tools run at once per task queue
-//     (default 1000: tools mostly wait on I/O); workflow tasks use the SDK defaults.
+//     (default 2000, room for other calls beside 1,000 held ones: tools mostly wait on I/O); workflow tasks use the SDK defaults.
 //   - Graceful stop: WorkerStopTimeout is [Options.StopTimeout] (default 30s), not the SDK's 0,
 //     which would cut every in-flight tool off at once.
 //

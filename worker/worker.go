@@ -20,7 +20,8 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultMaxConcurrentActivities = 1000
+	// DefaultMaxConcurrentActivities leaves room for other calls while 1,000 tools are held.
+	DefaultMaxConcurrentActivities = 2000
 	DefaultStopTimeout             = 30 * time.Second
 	// DefaultNamespace is used when New gets an empty namespace.
 	DefaultNamespace = "default"
@@ -34,7 +35,7 @@ type Options struct {
 	// Optional: default wire.DefaultTaskQueue ("toolgate").
 	TaskQueue string
 	// MaxConcurrentActivities bounds the tools running at once, per task queue.
-	// Optional: default 1000 (tools mostly wait on I/O).
+	// Optional: default 2000 (tools mostly wait on I/O).
 	MaxConcurrentActivities int
 	// StopTimeout is how long Stop lets in-flight tools finish before canceling their context.
 	// Optional: default 30s.
@@ -106,11 +107,12 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 		logger:      opts.Logger.With(zap.String("namespace", namespace)),
 		fatal:       make(chan error, 1),
 	}
-	acts := &activities.Activities{Registry: snapshot}
+	attempts := activities.NewAttempts()
+	acts := &activities.Activities{Registry: snapshot, Attempts: attempts}
 	for i, queue := range w.queues {
 		sw := sdkworker.New(c, queue, w.sdkOptions(opts, i > 0))
 		if i == 0 {
-			wfs := &workflows.Workflows{Registry: snapshot, SearchAttributes: attrs, TaskQueue: queue}
+			wfs := &workflows.Workflows{Registry: snapshot, SearchAttributes: attrs, TaskQueue: queue, Attempts: attempts}
 			wfs.Register(sw)
 		}
 		acts.Register(sw)
@@ -150,10 +152,15 @@ func (w *Worker) sdkOptions(opts Options, activitiesOnly bool) sdkworker.Options
 	}
 	return sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: opts.MaxConcurrentActivities,
-		WorkerStopTimeout:                  opts.StopTimeout,
-		WorkflowPanicPolicy:                policy,
-		DisableWorkflowWorker:              activitiesOnly,
-		Identity:                           workerIdentity(w.fingerprint),
+		// The activity's heartbeat loop decides when to beat (see package activities); the SDK's
+		// default batching (0.8 x HeartbeatTimeout) would delay progress and cancellation by
+		// seconds and leave a late heartbeat only a fifth of the timeout to arrive.
+		MaxHeartbeatThrottleInterval:     activities.SDKHeartbeatThrottle,
+		DefaultHeartbeatThrottleInterval: activities.SDKHeartbeatThrottle,
+		WorkerStopTimeout:                opts.StopTimeout,
+		WorkflowPanicPolicy:              policy,
+		DisableWorkflowWorker:            activitiesOnly,
+		Identity:                         workerIdentity(w.fingerprint),
 		OnFatalError: func(err error) {
 			select {
 			case w.fatal <- err:

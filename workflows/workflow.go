@@ -30,6 +30,11 @@ type Workflows struct {
 	// one that has not returned by then is a TOOL_VALIDATION_FAILED result. Values above
 	// MaxValidateTimeout are lowered to it. Optional: default DefaultValidateTimeout.
 	ValidateTimeout time.Duration
+	// Attempts is the set of ExecuteTool attempts running in this process (the activities'
+	// Attempts): a canceled call hurries its attempt's heartbeats, so the cancellation reaches
+	// the tool within a fraction of a second. Optional: default none (the attempt hears the
+	// cancellation at its idle heartbeat cadence).
+	Attempts *activities.Attempts
 }
 
 // Bounds of the validator guard. The SDK's deadlock detector fails a workflow task whose code runs
@@ -91,7 +96,9 @@ func (w *Workflows) ToolCallWorkflow(ctx workflow.Context, input Input) (toolcor
 		DefinitionHash: tool.DefinitionHash(),
 	}
 	var out activities.ExecuteToolOutput
-	err = workflow.ExecuteActivity(actx, wire.ExecuteToolName, in).Get(actx, &out)
+	running := workflow.ExecuteActivity(actx, wire.ExecuteToolName, in)
+	w.hurryOnCancel(ctx, running)
+	err = running.Get(actx, &out)
 	// Cancellation wins, even over a result that arrived in the same workflow task: "canceled"
 	// means the caller asked to stop and the tool has stopped (WaitForCancellation).
 	if ctx.Err() != nil {
@@ -104,6 +111,23 @@ func (w *Workflows) ToolCallWorkflow(ctx workflow.Context, input Input) (toolcor
 		return w.activityFailed(ctx, call, opts, err)
 	}
 	return w.complete(ctx, call, toolcore.LinkContent(call, out.Content, out.IsError))
+}
+
+// hurryOnCancel waits until the activity ends or ctx is canceled; on a cancellation it hurries the
+// attempt's heartbeats if the attempt runs in this process. It adds no command: the SDK requests
+// the activity's cancellation itself when ctx is canceled, and the hint is not replayed.
+func (w *Workflows) hurryOnCancel(ctx workflow.Context, running workflow.Future) {
+	if w.Attempts == nil {
+		return
+	}
+	sel := workflow.NewSelector(ctx)
+	sel.AddFuture(running, func(workflow.Future) {})
+	sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {
+		if !workflow.IsReplaying(ctx) {
+			w.Attempts.Hurry(workflow.GetInfo(ctx).WorkflowExecution.ID)
+		}
+	})
+	sel.Select(ctx)
 }
 
 // complete ends the workflow with result.

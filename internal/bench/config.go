@@ -44,6 +44,7 @@ const (
 	DefaultThroughputBlocks = 8
 	DefaultInFlight         = 1000
 	DefaultProbes           = 20
+	DefaultCancels          = 30
 	DefaultInProcessTime    = 300 * time.Millisecond
 	DefaultBreakdownSample  = 100
 )
@@ -90,8 +91,10 @@ type Config struct {
 	InFlight int
 	// Probes is the number of no-op calls made while they are held. Optional: default 20.
 	Probes int
+	// Cancels is the number of running tick calls the cancel phase cancels. Optional: default 30.
+	Cancels int
 	// InFlightHeartbeat is the HeartbeatTimeout of the sleep tool: every held call heartbeats
-	// every 0.8 x this (the SDK's throttle), and is lost when a heartbeat is 0.2 x this late.
+	// every third of this when idle, and is lost when a heartbeat is two thirds of this late.
 	// Optional: default toolcore.DefaultHeartbeatTimeout (10 s), what a tool gets.
 	InFlightHeartbeat time.Duration
 	// InProcessTime is how long each in-process function is timed. Optional: default 300 ms.
@@ -120,6 +123,7 @@ func Short() Config {
 		ThroughputBlocks: 2,
 		InFlight:         20,
 		Probes:           3,
+		Cancels:          2,
 		InProcessTime:    10 * time.Millisecond,
 		BreakdownSample:  6,
 	}
@@ -128,7 +132,7 @@ func Short() Config {
 // Progress reports how far a phase is.
 type Progress struct {
 	// Phase is, in order, "in-process", "setup", "warmup", "latency", "breakdown",
-	// "throughput", "history", "in-flight" (filling), "probe", "drain", then "done".
+	// "throughput", "history", "cancel", "in-flight" (filling), "probe", "drain", then "done".
 	Phase string
 	// Done of Total steps (calls, mostly). Total 0: the phase has no count.
 	Done, Total int
@@ -158,6 +162,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.ThroughputBlocks, DefaultThroughputBlocks)
 	def(&c.InFlight, DefaultInFlight)
 	def(&c.Probes, DefaultProbes)
+	def(&c.Cancels, DefaultCancels)
 	def(&c.BreakdownSample, DefaultBreakdownSample)
 	if c.InProcessTime <= 0 {
 		c.InProcessTime = DefaultInProcessTime

@@ -28,9 +28,9 @@ import (
 // workerStopTimeout bounds the graceful stop of the bench workers (nothing is in flight then).
 const workerStopTimeout = 5 * time.Second
 
-// slotsHeadroom is added to InFlight for the activity slots of the toolgate workers: with
-// exactly InFlight slots (the default MaxConcurrentActivities is 1000) a no-op probe could not
-// start while the sleeps hold every slot.
+// slotsHeadroom is added to InFlight for the activity slots of the bare workers, and of the
+// toolgate workers when the default (worker.DefaultMaxConcurrentActivities) leaves less room: a
+// no-op probe must be able to start while the sleeps are held.
 const slotsHeadroom = 100
 
 // record is one measured call.
@@ -65,6 +65,7 @@ type harness struct {
 	prefix   string // unique to this run: "bench-<hex>"
 	seq      atomic.Int64
 	hold     *hold
+	ticks    *tickLog
 	subjects []subject
 	attrs    bool // the toolgate worker upserts search attributes
 	workers  []func()
@@ -75,7 +76,7 @@ type harness struct {
 func newHarness(ctx context.Context, cfg Config) (h *harness, err error) {
 	var b [4]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	h = &harness{cfg: cfg, prefix: "bench-" + hex.EncodeToString(b[:]), hold: newHold()}
+	h = &harness{cfg: cfg, prefix: "bench-" + hex.EncodeToString(b[:]), hold: newHold(), ticks: newTickLog()}
 	h.sdk, err = client.DialContext(ctx, client.Options{
 		HostPort:  cfg.Address,
 		Namespace: cfg.Namespace,
@@ -89,7 +90,7 @@ func newHarness(ctx context.Context, cfg Config) (h *harness, err error) {
 			h.close()
 		}
 	}()
-	reg, err := registry(h.hold, cfg.InFlightHeartbeat)
+	reg, err := registry(h.hold, h.ticks, cfg.InFlightHeartbeat)
 	if err != nil {
 		return nil, fmt.Errorf("define bench tools: %w", err)
 	}
@@ -159,7 +160,7 @@ func ordered(subjects []subject, names []string) []subject {
 func (h *harness) startToolgateWorker(reg *toolcore.Registry, queue string, attrs *bool, logger *zap.Logger) (*worker.Worker, error) {
 	w, err := worker.New(h.sdk, h.cfg.Namespace, reg, worker.Options{
 		TaskQueue:               queue,
-		MaxConcurrentActivities: h.cfg.InFlight + slotsHeadroom,
+		MaxConcurrentActivities: toolgateSlots(h.cfg.InFlight),
 		StopTimeout:             workerStopTimeout,
 		SearchAttributes:        attrs,
 		Logger:                  logger,
@@ -172,6 +173,15 @@ func (h *harness) startToolgateWorker(reg *toolcore.Registry, queue string, attr
 	}
 	h.workers = append(h.workers, w.Stop)
 	return w, nil
+}
+
+// toolgateSlots is the MaxConcurrentActivities of the toolgate workers: the default a user gets
+// (0) unless it leaves no room for probes beside inFlight held calls.
+func toolgateSlots(inFlight int) int {
+	if inFlight+slotsHeadroom <= worker.DefaultMaxConcurrentActivities {
+		return 0
+	}
+	return inFlight + slotsHeadroom
 }
 
 // startBareWorker starts a worker of the baseline workflows on queue; noEagerActivities turns off

@@ -162,13 +162,18 @@ func (h *harness) inFlight(ctx context.Context, idleP50Ms float64) (InFlight, er
 // parallel runs fn(0..n-1) on up to startParallelism goroutines and returns the first error
 // (which cancels the rest).
 func parallel(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
+	return parallelN(ctx, n, startParallelism, fn)
+}
+
+// parallelN is parallel on up to workers goroutines.
+func parallelN(ctx context.Context, n, workers int, fn func(ctx context.Context, i int) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	next := make(chan int)
 	var wg sync.WaitGroup
 	var once sync.Once
 	var first error
-	for range min(startParallelism, n) {
+	for range min(workers, n) {
 		wg.Go(func() {
 			for i := range next {
 				if err := fn(ctx, i); err != nil {

@@ -18,6 +18,7 @@ type Report struct {
 	CPU              CPU             `json:"cpu"`
 	Throughput       []ThroughputRow `json:"throughput"`
 	InProcess        InProcess       `json:"inProcess"`
+	Cancel           Cancel          `json:"cancel"`
 	InFlight         InFlight        `json:"inFlight"`
 	History          []HistoryRow    `json:"history"`
 	ElapsedSeconds   float64         `json:"elapsedSeconds"`
@@ -48,6 +49,7 @@ type Settings struct {
 	ThroughputBlocks int      `json:"throughputBlocks"`
 	InFlight         int      `json:"inFlight"`
 	Probes           int      `json:"probes"`
+	Cancels          int      `json:"cancels"`
 	// InFlightHeartbeatMs is the sleep tool's HeartbeatTimeout.
 	InFlightHeartbeatMs float64 `json:"inFlightHeartbeatMs"`
 	InProcessMs         float64 `json:"inProcessMs"`
@@ -132,6 +134,18 @@ type InFlight struct {
 	DrainSeconds float64 `json:"drainSeconds"`
 }
 
+// Cancel is the cancel phase: tick calls (progress every second, default options) canceled while
+// running.
+type Cancel struct {
+	Calls   int     `json:"calls"`
+	Seconds float64 `json:"seconds"`
+	// Closed is the time from the cancel request to the workflow closed Canceled.
+	Closed Latencies `json:"closed"`
+	// Progress is the time from a progress report in the tool to a caller polling every 25 ms
+	// seeing it.
+	Progress Latencies `json:"progress"`
+}
+
 // HistoryRow is the history of one call: Case "success" or "error".
 type HistoryRow struct {
 	Subject string   `json:"subject"`
@@ -213,6 +227,9 @@ func (r Report) Check() error {
 	ip := r.InProcess
 	if ip.Direct.Iterations <= 0 || ip.Execute.Iterations <= 0 || ip.Direct.NsPerCall <= 0 || ip.Execute.NsPerCall <= 0 || ip.Ratio <= 0 {
 		missing("in-process: incomplete %+v", ip)
+	}
+	if c := r.Cancel; c.Calls != r.Settings.Cancels || c.Closed.N != c.Calls || c.Closed.P50Ms <= 0 || c.Progress.N < c.Calls {
+		missing("cancel: incomplete %+v", c)
 	}
 	f := r.InFlight
 	if f.Calls != r.Settings.InFlight || f.Held <= 0 || f.Held > f.Calls || f.Lost < 0 || f.Lost > f.Calls || f.Probe.N != r.Settings.Probes || f.RSSBeforeMiB <= 0 || f.RSSHeldMiB <= 0 ||

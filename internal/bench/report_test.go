@@ -22,7 +22,7 @@ func completeReport() Report {
 		Machine: Machine{Date: "2026-01-01T00:00:00Z", GoVersion: "go1.26.8", OS: "linux", Arch: "amd64", CPUs: 2, GOMAXPROCS: 2, CPUModel: "AMD EPYC"},
 		Server:  "embedded",
 		Settings: Settings{Subjects: []string{SubjectToolgate, SubjectBare}, Calls: 5, Warmup: 1, Block: 1, Concurrency: 2,
-			ThroughputCalls: 4, ThroughputBlocks: 2, InFlight: 3, Probes: 2, InFlightHeartbeatMs: 10000, InProcessMs: 10},
+			ThroughputCalls: 4, ThroughputBlocks: 2, InFlight: 3, Probes: 2, Cancels: 2, InFlightHeartbeatMs: 10000, InProcessMs: 10},
 		Latency: []LatencyRow{
 			{Subject: SubjectToolgate, Latencies: lat, RatioP50: 1.05, RatioP95: 1.1, RatioP99: 1.2},
 			{Subject: SubjectBare, Latencies: lat, RatioP50: 1, RatioP95: 1, RatioP99: 1},
@@ -39,6 +39,8 @@ func completeReport() Report {
 			Execute: Op{Iterations: 100, NsPerCall: 5000, AllocsPerCall: 22, BytesPerCall: 2400},
 			Ratio:   2500, OverheadNs: 4998,
 		},
+		Cancel: Cancel{Calls: 2, Seconds: 3, Closed: Latencies{N: 2, P50Ms: 300, P95Ms: 400, P99Ms: 400, MeanMs: 350, MinMs: 300, MaxMs: 400},
+			Progress: Latencies{N: 4, P50Ms: 100, P95Ms: 200, P99Ms: 200, MeanMs: 150, MinMs: 50, MaxMs: 200}},
 		InFlight: InFlight{Calls: 3, Held: 3, FillSeconds: 1, RSSBeforeMiB: 100, RSSHeldMiB: 110, PeakRSSMiB: 120, PeakSource: peakFromHWM,
 			KiBPerCall: 3413, GoHeapHeldMiB: 50, Probe: Latencies{N: 2, P50Ms: 20, P95Ms: 30, P99Ms: 30, MeanMs: 25, MinMs: 20, MaxMs: 30},
 			IdleP50Ms: 10, ProbeRatioP50: 2, DrainSeconds: 1},
@@ -58,6 +60,7 @@ func TestCheckIncomplete(t *testing.T) {
 		wantErr string
 	}{
 		{name: "no CPU model", breakIt: func(r *Report) { r.Machine.CPUModel = "" }, wantErr: "machine"},
+		{name: "cancel phase missing", breakIt: func(r *Report) { r.Cancel = Cancel{} }, wantErr: "cancel"},
 		{name: "no server", breakIt: func(r *Report) { r.Server = "" }, wantErr: "server"},
 		{name: "no baseline", breakIt: func(r *Report) { r.Settings.Subjects = []string{SubjectToolgate} }, wantErr: "baseline"},
 		{name: "latency row missing", breakIt: func(r *Report) { r.Latency = r.Latency[1:] }, wantErr: `latency: subject "toolgate"`},

@@ -66,6 +66,9 @@ func run(ctx context.Context, cfg Config, rep *Report) (err error) {
 	if rep.History, err = h.histories(ctx); err != nil {
 		return err
 	}
+	if rep.Cancel, err = h.cancel(ctx); err != nil {
+		return err
+	}
 	// In flight last: it loads the server most, and leaves the most behind.
 	runtime.GC()
 	idle, ok := rep.LatencyOf(SubjectToolgate)
@@ -87,6 +90,7 @@ func settingsOf(cfg Config) Settings {
 		ThroughputBlocks:    cfg.ThroughputBlocks,
 		InFlight:            cfg.InFlight,
 		Probes:              cfg.Probes,
+		Cancels:             cfg.Cancels,
 		InFlightHeartbeatMs: ms(cfg.InFlightHeartbeat),
 		InProcessMs:         ms(cfg.InProcessTime),
 	}

@@ -39,6 +39,9 @@ func (r Report) WriteText(w io.Writer) error {
 	if r.InProcess.Execute.Iterations > 0 {
 		r.writeInProcess(&b)
 	}
+	if r.Cancel.Calls > 0 {
+		r.writeCancel(&b)
+	}
 	if r.InFlight.Calls > 0 {
 		r.writeInFlight(&b)
 	}
@@ -136,6 +139,23 @@ func (r Report) writeInFlight(b *strings.Builder) {
 		f.RSSBeforeMiB, f.RSSHeldMiB, f.KiBPerCall, f.PeakRSSMiB, f.PeakSource, f.GoHeapHeldMiB)
 	fmt.Fprintf(b, "no-op call meanwhile (%d sequential): p50 %s, p95 %s, max %s = %.2fx the idle toolgate p50 (%s)\n",
 		f.Probe.N, msText(f.Probe.P50Ms), msText(f.Probe.P95Ms), msText(f.Probe.MaxMs), f.ProbeRatioP50, msText(f.IdleP50Ms))
+}
+
+// GoalCancelP99Ms is the bound on cancellation and progress delays at p99.
+const GoalCancelP99Ms = 1500
+
+func (r Report) writeCancel(b *strings.Builder) {
+	c := r.Cancel
+	fmt.Fprintf(b, "\nCancel: %d running tick calls (progress every second, default options), %d at a time, canceled\n", c.Calls, cancelParallelism)
+	t := table(b)
+	fmt.Fprintln(t, "\tn\tp50\tp95\tp99\tmax\tgoal\t")
+	for _, row := range []struct {
+		name string
+		l    Latencies
+	}{{"cancel request to workflow closed Canceled", c.Closed}, {"progress report to a caller polling every 25ms", c.Progress}} {
+		fmt.Fprintf(t, "%s\t%d\t%s\t%s\t%s\t%s\tp99 <= %dms\t\n", row.name, row.l.N, msText(row.l.P50Ms), msText(row.l.P95Ms), msText(row.l.P99Ms), msText(row.l.MaxMs), GoalCancelP99Ms)
+	}
+	t.Flush()
 }
 
 func (r Report) writeHistory(b *strings.Builder) {

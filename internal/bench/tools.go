@@ -17,6 +17,7 @@ const (
 	toolNoop  = "noop"
 	toolFail  = "fail"
 	toolSleep = "sleep"
+	toolTick  = "tick"
 )
 
 // Names of the bare baseline's workflow and activity.
@@ -76,10 +77,73 @@ func sleepTool(h *hold, heartbeat time.Duration) (toolcore.Tool, error) {
 	})
 }
 
+// tickInterval is the tick tool's progress cadence: toolbox's sleep reports once a second.
+const tickInterval = time.Second
+
+// tickTool runs like toolbox's sleep (a progress report every second, the default options) until
+// its context ends, and logs each report's time in ticks, so the cancel phase can measure how
+// late cancellation reaches it and how late its progress reaches a caller.
+func tickTool(ticks *tickLog) (toolcore.Tool, error) {
+	return toolcore.Define(toolcore.Definition[empty]{
+		Name:        toolTick,
+		Description: "Report progress every second until canceled (bench).",
+		Validate:    acceptAnything,
+		Execute: func(ctx context.Context, _ empty) (any, error) {
+			id := toolcore.ToolCallID(ctx)
+			ticker := time.NewTicker(tickInterval)
+			defer ticker.Stop()
+			timer := time.NewTimer(sleepCap)
+			defer timer.Stop()
+			for n := int64(0); ; n++ {
+				ticks.reported(id, n)
+				toolcore.ReportProgress(ctx, toolcore.Progress{Completed: n})
+				select {
+				case <-ctx.Done():
+					return nil, context.Cause(ctx)
+				case <-timer.C:
+					return nil, nil
+				case <-ticker.C:
+				}
+			}
+		},
+	})
+}
+
+// tickLog records when each tick call reported each progress count.
+type tickLog struct {
+	mu    sync.Mutex
+	times map[string][]time.Time // call ID -> time of report n
+}
+
+func newTickLog() *tickLog { return &tickLog{times: make(map[string][]time.Time)} }
+
+func (l *tickLog) reported(callID string, n int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if int64(len(l.times[callID])) == n {
+		l.times[callID] = append(l.times[callID], time.Now())
+	}
+}
+
+// at returns when callID reported count n.
+func (l *tickLog) at(callID string, n int64) (time.Time, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ts := l.times[callID]
+	if n < 0 || n >= int64(len(ts)) {
+		return time.Time{}, false
+	}
+	return ts[n], true
+}
+
 // registry holds the bench tools; heartbeat is the sleep tool's HeartbeatTimeout.
-func registry(h *hold, heartbeat time.Duration) (*toolcore.Registry, error) {
+func registry(h *hold, ticks *tickLog, heartbeat time.Duration) (*toolcore.Registry, error) {
 	var tools []toolcore.Tool
-	for _, def := range []func() (toolcore.Tool, error){noopTool, failTool, func() (toolcore.Tool, error) { return sleepTool(h, heartbeat) }} {
+	for _, def := range []func() (toolcore.Tool, error){
+		noopTool, failTool,
+		func() (toolcore.Tool, error) { return sleepTool(h, heartbeat) },
+		func() (toolcore.Tool, error) { return tickTool(ticks) },
+	} {
 		t, err := def()
 		if err != nil {
 			return nil, err

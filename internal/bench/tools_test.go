@@ -17,7 +17,7 @@ import (
 func TestBenchTools(t *testing.T) {
 	h := newHold()
 	h.release() // sleep returns at once
-	reg, err := registry(h, time.Minute)
+	reg, err := registry(h, newTickLog(), time.Minute)
 	require.NoError(t, err)
 	tests := []struct {
 		name      string
