@@ -74,6 +74,13 @@ type Options struct {
 	// effect did not happen, running the tool once more is safe. Requires Reconcile. Optional:
 	// default false (a negative reconcile ends the call outcome-unknown).
 	RerunWhenNotReconciled bool
+	// Local runs the tool on the durable path as a local activity, inside the workflow task of
+	// the worker that runs the call's workflow: one workflow task and no activity task per call,
+	// with the same validation, result bytes and retry policy. For short ReadOnly tools only:
+	// Local on another SideEffect, or with a TaskQueue, is an INVALID_TOOL_DEFINITION. What it
+	// changes (no heartbeats or progress, cancellation without waiting for the tool, a re-run of
+	// the attempt when the worker is lost) is stated in docs/contract.md. Optional: default false.
+	Local bool
 }
 
 // Definition is what a tool author fills in. A is the validated argument type: it must survive a
@@ -348,6 +355,10 @@ func checkOptions(o Options) (Options, error) {
 		return o, fmt.Errorf("option MaxAttempts %d on an unsafe tool: unsafe tools run at most once", o.MaxAttempts)
 	case o.TaskQueue != strings.TrimSpace(o.TaskQueue) || !utf8.ValidString(o.TaskQueue):
 		return o, fmt.Errorf("option TaskQueue %s must be valid UTF-8 without surrounding space", quoteShort(o.TaskQueue))
+	case o.Local && o.SideEffect != ReadOnly:
+		return o, fmt.Errorf("option Local on a %s tool: only ReadOnly tools may run as local activities (a lost worker re-runs the attempt)", o.SideEffect)
+	case o.Local && o.TaskQueue != "":
+		return o, fmt.Errorf("option Local with TaskQueue %s: a local activity runs on the workflow's worker", quoteShort(o.TaskQueue))
 	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout

@@ -60,6 +60,13 @@ func TestDefineRejectsInvalidDefinitions(t *testing.T) {
 		{name: "retries on an unsafe tool", mutate: func(d *toolcore.Definition[emptyArgs]) { d.Options.MaxAttempts = 3 }, wantMsg: "unsafe tools run at most once"},
 		{name: "task queue with surrounding space", mutate: func(d *toolcore.Definition[emptyArgs]) { d.Options.TaskQueue = " gpu" }, wantMsg: "TaskQueue"},
 		{name: "whitespace task queue", mutate: func(d *toolcore.Definition[emptyArgs]) { d.Options.TaskQueue = " " }, wantMsg: "TaskQueue"},
+		{name: "Local on an unsafe tool", mutate: func(d *toolcore.Definition[emptyArgs]) { d.Options.Local = true }, wantMsg: "only ReadOnly tools may run as local activities"},
+		{name: "Local on an idempotent tool", mutate: func(d *toolcore.Definition[emptyArgs]) {
+			d.Options = toolcore.Options{SideEffect: toolcore.Idempotent, Local: true}
+		}, wantMsg: "only ReadOnly tools"},
+		{name: "Local with a task queue", mutate: func(d *toolcore.Definition[emptyArgs]) {
+			d.Options = toolcore.Options{SideEffect: toolcore.ReadOnly, Local: true, TaskQueue: "gpu"}
+		}, wantMsg: "a local activity runs on the workflow's worker"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

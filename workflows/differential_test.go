@@ -87,3 +87,32 @@ func durableOutcome(t *testing.T, r run) string {
 	}
 	return "result: " + resultJSON(t, r.result)
 }
+
+// TestDifferentialLocalAndActivity runs the corpus of hostile tools, defined ReadOnly, through
+// ToolCallWorkflow twice: as ordinary activities and with Options.Local (a local activity in the
+// workflow task). Both paths must give the same outcome as each other and as toolcore.Execute:
+// byte-identical result messages, the same fatal error text, transient errors retried alike.
+func TestDifferentialLocalAndActivity(t *testing.T) {
+	readOnly := toolcore.Options{SideEffect: toolcore.ReadOnly, MaxAttempts: 2}
+	local := readOnly
+	local.Local = true
+	activityTools := hostileToolsWith(t, readOnly)
+	activityReg := newRegistry(t, activityTools...)
+	localReg := newRegistry(t, hostileToolsWith(t, local)...)
+	corpus := []json.RawMessage{call("call-add-1", "add", `{"left":20,"right":22}`), call("call-unknown", "does_not_exist", `{}`)}
+	for _, tool := range activityTools {
+		corpus = append(corpus, call("call-"+tool.Name(), tool.Name(), `{}`))
+	}
+	for _, raw := range corpus {
+		t.Run(string(raw[:min(len(raw), 80)]), func(t *testing.T) {
+			id := "toolcall-" + mustCall(t, raw).ID()
+			want := inProcessOutcome(t, activityReg, raw)
+			viaActivity := runWorkflow(t, activityReg, raw, runOptions{workflowID: id})
+			viaLocal := runWorkflow(t, localReg, raw, runOptions{workflowID: id})
+			assert.Equal(t, want, durableOutcome(t, viaActivity), "activity path")
+			assert.Equal(t, want, durableOutcome(t, viaLocal), "local path")
+			assert.Zero(t, viaLocal.attempts, "a Local tool never runs as an activity task")
+			assert.Equal(t, viaActivity.attempts, viaLocal.local, "the same attempts, as local activities")
+		})
+	}
+}

@@ -26,6 +26,7 @@ type run struct {
 	result   toolcore.Result // zero when the workflow did not complete with a result
 	err      error           // the workflow error, nil when it completed
 	attempts int             // ExecuteTool attempts started
+	local    int             // ExecuteTool attempts started as local activities
 	outcome  string          // ToolOutcome upserted, "" if none
 	outcomes []string        // every ToolOutcome upserted, in order ("" for an unset)
 	upserts  int             // UpsertTypedSearchAttributes calls
@@ -62,6 +63,10 @@ func runWorkflow(t *testing.T, reg *toolcore.Registry, input any, opts runOption
 	env.SetOnActivityStartedListener(func(*activity.Info, context.Context, converter.EncodedValues) {
 		attempts.Add(1)
 	})
+	var local atomic.Int64
+	env.SetOnLocalActivityStartedListener(func(*activity.Info, context.Context, []any) {
+		local.Add(1)
+	})
 	var r run
 	env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
 		sa := args.Get(0).(temporal.SearchAttributes)
@@ -82,6 +87,7 @@ func runWorkflow(t *testing.T, reg *toolcore.Registry, input any, opts runOption
 		require.NoError(t, env.GetWorkflowResult(&r.result))
 	}
 	r.attempts = int(attempts.Load())
+	r.local = int(local.Load())
 	return r
 }
 

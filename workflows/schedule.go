@@ -37,6 +37,26 @@ func (w *Workflows) activityOptions(call toolcore.ToolCall, opts toolcore.Option
 	}
 }
 
+// localActivityOptions runs a Local tool with the same per-attempt timeout and retry policy.
+// ScheduleToCloseTimeout, which the SDK would default to one attempt's timeout (no retry after a
+// timeout), covers every attempt and the backoffs between them, as the server does for an
+// activity without one.
+func localActivityOptions(call toolcore.ToolCall, opts toolcore.Options) workflow.LocalActivityOptions {
+	policy := retryPolicy(opts)
+	total := time.Duration(policy.MaximumAttempts) * opts.Timeout
+	backoff := RetryInitialInterval
+	for range policy.MaximumAttempts - 1 {
+		total += backoff
+		backoff = min(time.Duration(float64(backoff)*RetryBackoffCoefficient), RetryMaximumInterval)
+	}
+	return workflow.LocalActivityOptions{
+		ScheduleToCloseTimeout: total,
+		StartToCloseTimeout:    opts.Timeout,
+		RetryPolicy:            policy,
+		Summary:                call.Name(),
+	}
+}
+
 // retryPolicy: Unsafe tools get exactly one attempt. ReadOnly and Idempotent tools are retried on
 // timeouts, worker loss and transient errors, up to MaxAttempts. Errors that end the call are never
 // retried, whatever the class.

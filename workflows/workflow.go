@@ -85,20 +85,26 @@ func (w *Workflows) ToolCallWorkflow(ctx workflow.Context, input Input) (toolcor
 
 	opts := tool.Options()
 	workflow.SetCurrentDetails(ctx, runningDetails(call, opts, tool.DefinitionHash()))
-	ao := w.activityOptions(call, opts)
-	actx := workflow.WithActivityOptions(ctx, ao)
 	in := activities.ExecuteToolInput{
 		ToolCallID:     call.ID(),
 		ToolName:       call.Name(),
 		Accepted:       accepted,
 		IdempotencyKey: workflow.GetInfo(ctx).WorkflowExecution.ID,
-		MaxAttempts:    int(ao.RetryPolicy.MaximumAttempts),
+		MaxAttempts:    int(retryPolicy(opts).MaximumAttempts),
 		DefinitionHash: tool.DefinitionHash(),
 	}
 	var out activities.ExecuteToolOutput
-	running := workflow.ExecuteActivity(actx, wire.ExecuteToolName, in)
-	w.hurryOnCancel(ctx, running)
-	err = running.Get(actx, &out)
+	if opts.Local {
+		// The fast path: the attempt runs in this workflow task; its result is recorded as a
+		// marker when the task completes. A canceled ctx cancels it at once.
+		err = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localActivityOptions(call, opts)),
+			wire.ExecuteToolName, in).Get(ctx, &out)
+	} else {
+		actx := workflow.WithActivityOptions(ctx, w.activityOptions(call, opts))
+		running := workflow.ExecuteActivity(actx, wire.ExecuteToolName, in)
+		w.hurryOnCancel(ctx, running)
+		err = running.Get(actx, &out)
+	}
 	// Cancellation wins, even over a result that arrived in the same workflow task: "canceled"
 	// means the caller asked to stop and the tool has stopped (WaitForCancellation).
 	if ctx.Err() != nil {

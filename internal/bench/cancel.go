@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolgate/toolgate/toolcore"
@@ -34,6 +36,7 @@ func (h *harness) cancel(ctx context.Context) (Cancel, error) {
 	n := h.cfg.Cancels
 	var mu sync.Mutex
 	var closed, progress []time.Duration
+	var toActivity, toTool, toClose []time.Duration
 	done := 0
 	h.cfg.Progress(Progress{Phase: "cancel", Total: n})
 	began := time.Now()
@@ -46,6 +49,11 @@ func (h *harness) cancel(ctx context.Context) (Cancel, error) {
 			return err
 		}
 		closed = append(closed, took)
+		if events, err := h.fetchHistory(ctx, h.toolgate.client.WorkflowID(h.lastTick(i))); err == nil {
+			if a, b, c, ok := cancelSegments(events); ok {
+				toActivity, toTool, toClose = append(toActivity, a), append(toTool, b), append(toClose, c)
+			}
+		}
 		done++
 		h.cfg.Progress(Progress{Phase: "cancel", Done: done, Total: n})
 		return nil
@@ -58,6 +66,11 @@ func (h *harness) cancel(ctx context.Context) (Cancel, error) {
 		Seconds:  round(time.Since(began).Seconds(), 3),
 		Closed:   summarize(closed),
 		Progress: summarize(progress),
+		Segments: []Segment{
+			segmentOf("cancel requested to activity cancel requested (workflow task)", toActivity),
+			segmentOf("to activity canceled (heartbeat, tool returns)", toTool),
+			segmentOf("to workflow canceled (workflow task)", toClose),
+		},
 	}, nil
 }
 
@@ -69,6 +82,7 @@ func (h *harness) cancelOne(ctx context.Context, i int) (seen []time.Duration, t
 	if err != nil {
 		return nil, 0, err
 	}
+	h.tickIDs.Store(i, call.ID())
 	id, err := cl.Start(ctx, call)
 	if err != nil {
 		return nil, 0, fmt.Errorf("cancel: start %s: %w", call.ID(), err)
@@ -119,4 +133,36 @@ func (h *harness) cancelOne(ctx context.Context, i int) (seen []time.Duration, t
 		return seen, 0, fmt.Errorf("cancel: %s did not end canceled: %v", id, err)
 	}
 	return seen, took, nil
+}
+
+// lastTick returns the call ID of the i-th tick call.
+func (h *harness) lastTick(i int) string {
+	v, _ := h.tickIDs.Load(i)
+	id, _ := v.(string)
+	return id
+}
+
+// cancelSegments splits a canceled call's history at the cancel request, the activity's cancel
+// request, the activity canceled and the workflow canceled.
+func cancelSegments(events []*historypb.HistoryEvent) (toActivity, toTool, toClose time.Duration, ok bool) {
+	times := map[enumspb.EventType]time.Time{}
+	for _, e := range events {
+		if _, seen := times[e.GetEventType()]; !seen {
+			times[e.GetEventType()] = e.GetEventTime().AsTime()
+		}
+	}
+	req, ok1 := times[enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED]
+	act, ok2 := times[enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED]
+	stopped, ok3 := times[enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCELED]
+	closed, ok4 := times[enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED]
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return 0, 0, 0, false
+	}
+	return act.Sub(req), stopped.Sub(act), closed.Sub(stopped), true
+}
+
+// segmentOf summarizes one segment's sample.
+func segmentOf(name string, d []time.Duration) Segment {
+	l := summarize(d)
+	return Segment{Name: name, MeanMs: l.MeanMs, P50Ms: l.P50Ms}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -66,6 +67,7 @@ type harness struct {
 	seq      atomic.Int64
 	hold     *hold
 	ticks    *tickLog
+	tickIDs  sync.Map // cancel phase: call index -> call ID
 	subjects []subject
 	attrs    bool // the toolgate worker upserts search attributes
 	workers  []func()

@@ -144,6 +144,8 @@ type Cancel struct {
 	// Progress is the time from a progress report in the tool to a caller polling every 25 ms
 	// seeing it.
 	Progress Latencies `json:"progress"`
+	// Segments split Closed by the events of the calls' histories (means and medians).
+	Segments []Segment `json:"segments"`
 }
 
 // HistoryRow is the history of one call: Case "success" or "error".

@@ -156,6 +156,14 @@ func (r Report) writeCancel(b *strings.Builder) {
 		fmt.Fprintf(t, "%s\t%d\t%s\t%s\t%s\t%s\tp99 <= %dms\t\n", row.name, row.l.N, msText(row.l.P50Ms), msText(row.l.P95Ms), msText(row.l.P99Ms), msText(row.l.MaxMs), GoalCancelP99Ms)
 	}
 	t.Flush()
+	if len(c.Segments) > 0 {
+		fmt.Fprintf(b, "where a cancellation's time goes: mean ms [p50], from the histories\n")
+		t = table(b)
+		for _, s := range c.Segments {
+			fmt.Fprintf(t, "%s\t%.1f [%.1f]\t\n", s.Name, s.MeanMs, s.P50Ms)
+		}
+		t.Flush()
+	}
 }
 
 func (r Report) writeHistory(b *strings.Builder) {

@@ -162,6 +162,7 @@ func scenarios() []scenario {
 		{"fixtures/outcome-unknown.json", execute(mustCall("call-hang", fixtures.Hang, `{}`))},
 		{"fixtures/retried.json", execute(mustCall("call-flaky", fixtures.Flaky, `{}`))},
 		{"fixtures/fatal.json", execute(mustCall("call-fatal", fixtures.Fatal, `{}`))},
+		{"fixtures/local-retried.json", execute(mustCall("call-local-flaky", fixtures.LocalFlaky, `{}`))},
 		{"fixtures/approval-approved.json", decide(mustCall("call-approve", fixtures.Approve, `{}`), true)},
 		{"fixtures/approval-rejected.json", decide(mustCall("call-reject", fixtures.Approve, `{}`), false)},
 		{"fixtures/approval-expired.json", execute(mustCall("call-expire", fixtures.ApproveExpires, `{}`))},
