@@ -53,6 +53,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 		"fixtures/approval-rejected.json", "fixtures/checkpointed.json", "fixtures/reconciled.json",
 		"fixtures/execution-failed.json", "fixtures/fatal.json", "fixtures/outcome-unknown.json",
 		"fixtures/retried.json", "fixtures/serialization-failed.json", "fixtures/validation-failed.json",
+		"fixtures/local-retried.json",
 	}
 	top, err := filepath.Glob(filepath.Join(historiesDir, "*.json"))
 	require.NoError(t, err)
@@ -92,6 +93,23 @@ func TestReplayDetectsIncompatibleChanges(t *testing.T) {
 		{name: "tool removed", reg: newRegistry(t), searchAttributes: true},
 		{name: "search attribute upsert dropped", reg: recordedRegistry(t), searchAttributes: false},
 	}
+	// A Local tool's history has a marker where an activity's has a scheduled activity: a tool
+	// that gained or lost Options.Local cannot replay the other's history.
+	flakyNotLocal := fixtures.Tools()
+	for i, tool := range flakyNotLocal {
+		if tool.Name() == fixtures.LocalFlaky {
+			flakyNotLocal[i] = toolcore.MustDefine(toolcore.Definition[empty]{
+				Name:        fixtures.LocalFlaky,
+				Description: "the local fixture without Local",
+				Validate:    func(toolcore.Arguments) toolcore.Decision[empty] { return toolcore.Accept(empty{}) },
+				Execute:     func(context.Context, empty) (any, error) { return nil, nil },
+				Options:     toolcore.Options{SideEffect: toolcore.ReadOnly, MaxAttempts: 3},
+			})
+		}
+	}
+	t.Run("Local dropped", func(t *testing.T) {
+		assert.Error(t, replay(newRegistry(t, flakyNotLocal...), true, filepath.Join(historiesDir, "fixtures", "local-retried.json")))
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Error(t, replay(tt.reg, tt.searchAttributes, filepath.Join(historiesDir, "success.json")))
