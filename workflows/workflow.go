@@ -94,13 +94,14 @@ func (w *Workflows) ToolCallWorkflow(ctx workflow.Context, input Input) (toolcor
 		DefinitionHash: tool.DefinitionHash(),
 	}
 	var out activities.ExecuteToolOutput
+	ao := w.activityOptions(call, opts)
 	if opts.Local {
 		// The fast path: the attempt runs in this workflow task; its result is recorded as a
 		// marker when the task completes. A canceled ctx cancels it at once.
 		err = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localActivityOptions(call, opts)),
 			wire.ExecuteToolName, in).Get(ctx, &out)
 	} else {
-		actx := workflow.WithActivityOptions(ctx, w.activityOptions(call, opts))
+		actx := workflow.WithActivityOptions(ctx, ao)
 		running := workflow.ExecuteActivity(actx, wire.ExecuteToolName, in)
 		w.hurryOnCancel(ctx, running)
 		err = running.Get(actx, &out)
