@@ -127,6 +127,13 @@ func (c *Client) DecideByWorkflowID(ctx context.Context, workflowID string, appr
 		err = handle.Get(ctx, &rec)
 	}
 	if err != nil {
+		var notFound *serviceerror.NotFound
+		if errors.As(err, &notFound) {
+			// An update to a closed workflow is NotFound too: the call exists but no longer waits.
+			if _, derr := c.describe(ctx, workflowID); derr == nil {
+				return wire.ApprovalRecord{}, fmt.Errorf("%s %s: %w", name, workflowID, ErrNotAwaitingApproval)
+			}
+		}
 		return wire.ApprovalRecord{}, c.decisionError(workflowID, name, err)
 	}
 	return rec, nil
