@@ -31,6 +31,7 @@ func commands() []func(*app) *cobra.Command {
 		newDriftCommand,
 		newBenchCommand,
 		newCodecServerCommand,
+		newMCPCommand,
 	}
 }
 

@@ -1,0 +1,158 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/toolcore"
+)
+
+// cancelWaitTimeout bounds how long a canceled call waits for its workflow to close.
+const cancelWaitTimeout = time.Minute
+
+// callHandler answers tools/call for one tool.
+type callHandler struct {
+	tg               *client.Client
+	hasOutputSchema  bool
+	progressInterval time.Duration
+}
+
+func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	callID := newCallID()
+	if v, ok := req.Params.Meta[IdempotencyKeyMeta]; ok {
+		key, isString := v.(string)
+		if !isString || key == "" {
+			return nil, invalidParams(fmt.Sprintf("_meta %q must be a non-empty string", IdempotencyKeyMeta))
+		}
+		callID = key
+	}
+	arguments := []byte(req.Params.Arguments)
+	if len(arguments) == 0 || string(arguments) == "null" {
+		arguments = []byte("{}")
+	}
+	call, err := toolcore.NewToolCall(callID, req.Params.Name, arguments)
+	if err != nil {
+		return nil, protocolError(err)
+	}
+	// The start is detached from the request: a request that ends while starting leaves a call
+	// that a retry with the same key attaches to.
+	workflowID, err := h.tg.Start(context.WithoutCancel(ctx), call)
+	if err != nil {
+		return nil, protocolError(err)
+	}
+	if token := req.Params.GetProgressToken(); token != nil {
+		progressCtx, stop := context.WithCancel(ctx)
+		defer stop()
+		go h.forwardProgress(progressCtx, req, token, workflowID)
+	}
+	res, err := h.tg.ResultByWorkflowID(ctx, workflowID)
+	if err != nil && ctx.Err() != nil {
+		return nil, h.requestEnded(ctx, workflowID)
+	}
+	if err != nil {
+		return nil, protocolError(err)
+	}
+	return h.toolResult(res, workflowID), nil
+}
+
+// requestEnded handles a request whose context ended before the outcome. Only the SDK's handling
+// of notifications/cancelled ends it with the bare cause context.Canceled; a connection that
+// broke or a server that is closing carries another cause, and then the workflow goes on.
+func (h *callHandler) requestEnded(ctx context.Context, workflowID string) error {
+	if context.Cause(ctx) != context.Canceled {
+		return context.Cause(ctx)
+	}
+	waitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelWaitTimeout)
+	defer cancel()
+	if err := h.tg.CancelByWorkflowID(waitCtx, workflowID); err != nil && !errors.Is(err, client.ErrCallClosed) {
+		return err
+	}
+	// Wait until the workflow has closed, so the tool has stopped.
+	_, _ = h.tg.ResultByWorkflowID(waitCtx, workflowID)
+	return context.Canceled
+}
+
+// forwardProgress sends the tool's progress as notifications/progress whenever it changes.
+func (h *callHandler) forwardProgress(ctx context.Context, req *sdk.CallToolRequest, token any, workflowID string) {
+	ticker := time.NewTicker(h.progressInterval)
+	defer ticker.Stop()
+	var last toolcore.Progress
+	sent := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		p, ok, err := h.tg.ProgressByWorkflowID(ctx, workflowID)
+		if err != nil || !ok || (sent && p == last) {
+			continue
+		}
+		last, sent = p, true
+		_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
+			ProgressToken: token,
+			Progress:      float64(p.Completed),
+			Total:         float64(p.Total),
+			Message:       p.Message,
+		})
+	}
+}
+
+// toolResult maps a tool-result message to a CallToolResult.
+func (h *callHandler) toolResult(res toolcore.Result, workflowID string) *sdk.CallToolResult {
+	out := &sdk.CallToolResult{
+		Content: []sdk.Content{&sdk.TextContent{Text: res.Content()}},
+		IsError: res.IsError(),
+	}
+	out.Meta = sdk.Meta{WorkflowIDMeta: workflowID}
+	if h.hasOutputSchema && !res.IsError() {
+		var structured map[string]any
+		if json.Unmarshal([]byte(res.Content()), &structured) == nil && structured != nil {
+			out.StructuredContent = structured
+		}
+	}
+	return out
+}
+
+// Error data types of the -32603 errors (the "type" member of the JSON-RPC error's data).
+const (
+	ErrorTypeNonRecoverable = "NonRecoverableToolError"
+	ErrorTypeCanceled       = "Canceled"
+	ErrorTypeTerminated     = "Terminated"
+	ErrorTypeTimedOut       = "TimedOut"
+)
+
+// protocolError maps a failed call to the JSON-RPC error the MCP spec defines for it.
+func protocolError(err error) error {
+	var contract *toolcore.ContractError
+	var fatal *toolcore.NonRecoverableToolError
+	switch {
+	case errors.As(err, &contract), errors.Is(err, client.ErrCallConflict):
+		return invalidParams(err.Error())
+	case errors.As(err, &fatal):
+		return internalError(err, ErrorTypeNonRecoverable)
+	case errors.Is(err, client.ErrCallCanceled):
+		return internalError(err, ErrorTypeCanceled)
+	case errors.Is(err, client.ErrCallTerminated):
+		return internalError(err, ErrorTypeTerminated)
+	case errors.Is(err, client.ErrCallTimedOut):
+		return internalError(err, ErrorTypeTimedOut)
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+}
+
+func invalidParams(message string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: message}
+}
+
+func internalError(err error, errorType string) error {
+	data, _ := json.Marshal(map[string]string{"type": errorType})
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error(), Data: data}
+}

@@ -1,0 +1,40 @@
+// Package mcp serves toolgate's tools over the Model Context Protocol (MCP), with the official Go
+// SDK (github.com/modelcontextprotocol/go-sdk): every tools/call runs as one ToolCallWorkflow
+// through package client, so a call survives the MCP server process.
+//
+// # Server
+//
+// NewServer lists the given tools (a worker's catalog from client.ListTools, or a local
+// registry's Infos) with their input and output schemas and the annotations of their side-effect
+// class (package tooldefs), and answers tools/call:
+//
+//   - The call's result content becomes one text content; isError is the result's isError (an
+//     error result, such as TOOL_ARGUMENTS_INVALID or TOOL_EXECUTION_FAILED, is a tool execution
+//     error the model reads, as the MCP spec asks). A successful result of a tool with an output
+//     schema also carries the content as structuredContent.
+//   - A broken contract (*toolcore.ContractError, INVALID_TOOL_CALL) and an idempotency key reused
+//     for another call (client.ErrCallConflict) are JSON-RPC error -32602 (invalid params).
+//   - A fatal *toolcore.NonRecoverableToolError is JSON-RPC error -32603 (internal error) whose
+//     data is {"type":"NonRecoverableToolError"}: stop the agent run. Calls canceled by someone
+//     else, terminated or timed out are -32603 with data {"type":"Canceled"|"Terminated"|
+//     "TimedOut"}; any other failure is -32603 without data.
+//
+// # Progress, cancellation, durability
+//
+// When the request carries a progress token, the tool's progress (read from the workflow every
+// ProgressInterval) is sent as notifications/progress. notifications/cancelled for the request
+// cancels the workflow and waits until it has closed, so the tool has seen its context canceled.
+// A connection that merely goes away (the client or the MCP server dies) cancels nothing: the
+// workflow goes on.
+//
+// The request's _meta may carry IdempotencyKeyMeta ("io.toolgate/idempotencyKey", a string): it
+// is the tool call ID, so the workflow ID is toolcall-<key>. A client retrying a call with the
+// same key (after a timeout, a dropped connection or a restart of the MCP server) attaches to
+// the recorded run and gets its outcome: the tool does not run again. Without a key each call
+// gets a fresh ID ("mcp-<random hex>").
+//
+// # Transports
+//
+// Serve any SDK transport (mcp.StdioTransport for a local agent) with Server.Run, or mount
+// HTTPHandler, the streamable HTTP transport with the spec's Origin and Host checks.
+package mcp

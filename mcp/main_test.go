@@ -1,0 +1,198 @@
+package mcp_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	tgclient "github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/devserver"
+	"github.com/toolgate/toolgate/internal/devserver/devtest"
+	"github.com/toolgate/toolgate/mcp"
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/worker"
+)
+
+// Environment of the test binary re-executed as a stdio MCP server (for the TypeScript client).
+const (
+	stdioAddressEnv = "TOOLGATE_MCP_TEST_STDIO_ADDRESS"
+	stdioQueueEnv   = "TOOLGATE_MCP_TEST_STDIO_QUEUE"
+)
+
+func TestMain(m *testing.M) {
+	if address := os.Getenv(stdioAddressEnv); address != "" {
+		if err := serveStdio(address, os.Getenv(stdioQueueEnv)); err != nil {
+			fmt.Fprintln(os.Stderr, "stdio MCP server:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(devtest.Main(m, devserver.Options{}))
+}
+
+// serveStdio is the MCP server a stdio client spawns: it serves the tools of the worker on queue
+// (run by the parent test process) over stdin/stdout.
+func serveStdio(address, queue string) error {
+	ctx := context.Background()
+	c, err := client.DialContext(ctx, client.Options{HostPort: address})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	tg := tgclient.New(c, tgclient.Options{TaskQueue: queue})
+	tools, err := tg.ListTools(ctx)
+	if err != nil {
+		return err
+	}
+	err = mcp.NewServer(tg, tools, mcp.Options{}).Run(ctx, &sdk.StdioTransport{})
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// testTools are the tools the tests serve, with what they observed.
+type testTools struct {
+	mu   sync.Mutex
+	runs map[string]int
+	// gates hold a count call with that key until closed; started receives the key when it runs.
+	gates   map[string]chan struct{}
+	started chan string
+	// canceled receives once per wait call that saw its context canceled.
+	canceled chan struct{}
+}
+
+type textArgs struct {
+	Text string `json:"text"`
+}
+
+type keyArgs struct {
+	Key string `json:"key"`
+}
+
+type noArgs struct{}
+
+func newTestTools(t *testing.T) (*testTools, *toolcore.Registry) {
+	tt := &testTools{
+		runs:     map[string]int{},
+		gates:    map[string]chan struct{}{},
+		started:  make(chan string, 16),
+		canceled: make(chan struct{}, 16),
+	}
+	reg, err := toolcore.NewRegistry(
+		toolcore.MustDefine(toolcore.Definition[textArgs]{
+			Name:        "echo",
+			Description: "Echo the text.",
+			Execute: func(_ context.Context, a textArgs) (any, error) {
+				return map[string]any{"text": a.Text}, nil
+			},
+			Options: toolcore.Options{SideEffect: toolcore.ReadOnly},
+		}),
+		toolcore.MustDefine(toolcore.Definition[noArgs]{
+			Name:        "fails",
+			Description: "Fail with an ordinary error.",
+			Execute:     func(context.Context, noArgs) (any, error) { return nil, errors.New("boom") },
+			Options:     toolcore.Options{SideEffect: toolcore.Idempotent, MaxAttempts: 1},
+		}),
+		toolcore.MustDefine(toolcore.Definition[noArgs]{
+			Name:        "fatal",
+			Description: "Fail with a NonRecoverableToolError.",
+			Execute: func(context.Context, noArgs) (any, error) {
+				return nil, toolcore.NewNonRecoverableToolError("ledger out of balance")
+			},
+		}),
+		toolcore.MustDefine(toolcore.Definition[keyArgs]{
+			Name:        "count",
+			Description: "Count the runs of key (waits while a test holds its gate).",
+			Execute: func(ctx context.Context, a keyArgs) (any, error) {
+				tt.mu.Lock()
+				tt.runs[a.Key]++
+				n := tt.runs[a.Key]
+				gate := tt.gates[a.Key]
+				tt.mu.Unlock()
+				tt.started <- a.Key
+				if gate != nil {
+					select {
+					case <-gate:
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					}
+				}
+				return map[string]any{"runs": n}, nil
+			},
+		}),
+		toolcore.MustDefine(toolcore.Definition[noArgs]{
+			Name:        "wait",
+			Description: "Report progress, then wait until canceled.",
+			Execute: func(ctx context.Context, _ noArgs) (any, error) {
+				toolcore.ReportProgress(ctx, toolcore.Progress{Completed: 1, Total: 2, Message: "halfway"})
+				<-ctx.Done()
+				tt.canceled <- struct{}{}
+				return nil, ctx.Err()
+			},
+			Options: toolcore.Options{SideEffect: toolcore.ReadOnly},
+		}),
+		toolcore.MustDefine(toolcore.Definition[noArgs]{
+			Name:        "observed",
+			Description: "Wait until a wait call has seen its context canceled.",
+			Execute: func(ctx context.Context, _ noArgs) (any, error) {
+				select {
+				case <-tt.canceled:
+					return map[string]any{"canceled": true}, nil
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			},
+			Options: toolcore.Options{SideEffect: toolcore.ReadOnly},
+		}),
+	)
+	require.NoError(t, err)
+	return tt, reg
+}
+
+func (tt *testTools) hold(key string) chan struct{} {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	gate := make(chan struct{})
+	tt.gates[key] = gate
+	return gate
+}
+
+func (tt *testTools) runsOf(key string) int {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	return tt.runs[key]
+}
+
+// fixture is a worker serving the test tools on a queue of its own, and a toolgate client.
+type fixture struct {
+	tools *testTools
+	tg    *tgclient.Client
+	infos []toolcore.ToolInfo
+	queue string
+}
+
+func newFixture(t *testing.T) *fixture {
+	tt, reg := newTestTools(t)
+	c := devtest.Client(t)
+	queue := devtest.TaskQueue(t)
+	w, err := worker.New(c, "", reg, worker.Options{TaskQueue: queue})
+	require.NoError(t, err)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	tg := tgclient.New(c, tgclient.Options{TaskQueue: queue})
+	infos, err := tg.ListTools(t.Context())
+	require.NoError(t, err)
+	return &fixture{tools: tt, tg: tg, infos: infos, queue: queue}
+}
+
+func (f *fixture) server() *sdk.Server {
+	return mcp.NewServer(f.tg, f.infos, mcp.Options{})
+}

@@ -1,0 +1,83 @@
+package mcp
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/tooldefs"
+)
+
+// IdempotencyKeyMeta is the tools/call _meta key whose string value is the tool call ID: a
+// retried call with the same key attaches to the recorded run instead of running again.
+const IdempotencyKeyMeta = "io.toolgate/idempotencyKey"
+
+// WorkflowIDMeta is the _meta key of a CallToolResult that names the call's workflow ID.
+const WorkflowIDMeta = "io.toolgate/workflowId"
+
+// DefaultProgressInterval is how often a call with a progress token reads the tool's progress.
+const DefaultProgressInterval = 250 * time.Millisecond
+
+// Options configure NewServer. They work at their zero value.
+type Options struct {
+	// Name and Version are the server's MCP implementation info. Optional: default "toolgate", "dev".
+	Name, Version string
+	// ProgressInterval is how often a call with a progress token reads the tool's progress.
+	// Optional: default DefaultProgressInterval.
+	ProgressInterval time.Duration
+	// Logger logs the SDK's server activity. Optional: default none.
+	Logger *slog.Logger
+}
+
+// NewServer returns an MCP server listing tools and running each tools/call durably through tg.
+func NewServer(tg *client.Client, tools []toolcore.ToolInfo, opts Options) *sdk.Server {
+	if opts.Name == "" {
+		opts.Name = "toolgate"
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.ProgressInterval <= 0 {
+		opts.ProgressInterval = DefaultProgressInterval
+	}
+	s := sdk.NewServer(&sdk.Implementation{Name: opts.Name, Version: opts.Version},
+		&sdk.ServerOptions{Logger: opts.Logger})
+	for _, info := range tools {
+		h := &callHandler{tg: tg, hasOutputSchema: len(info.OutputSchema) > 0, progressInterval: opts.ProgressInterval}
+		s.AddTool(toolDefinition(info), h.handle)
+	}
+	return s
+}
+
+// toolDefinition is the MCP Tool of info: schemas and the side-effect class's annotations.
+func toolDefinition(info toolcore.ToolInfo) *sdk.Tool {
+	def := tooldefs.MCP(info)
+	readOnly, destructive, idempotent := def.Annotations.ReadOnlyHint, def.Annotations.DestructiveHint, def.Annotations.IdempotentHint
+	t := &sdk.Tool{
+		Name:        def.Name,
+		Description: def.Description,
+		InputSchema: def.InputSchema,
+		Annotations: &sdk.ToolAnnotations{
+			ReadOnlyHint:    readOnly,
+			DestructiveHint: &destructive,
+			IdempotentHint:  idempotent,
+		},
+	}
+	if len(def.OutputSchema) > 0 {
+		t.OutputSchema = def.OutputSchema
+	}
+	return t
+}
+
+// newCallID returns a fresh call ID for a call without an idempotency key.
+func newCallID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return "mcp-" + hex.EncodeToString(b[:])
+}
+
