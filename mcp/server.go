@@ -80,4 +80,3 @@ func newCallID() string {
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
 	return "mcp-" + hex.EncodeToString(b[:])
 }
-
