@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
@@ -137,7 +138,9 @@ func newTestTools(t *testing.T) (*testTools, *toolcore.Registry) {
 				tt.canceled <- struct{}{}
 				return nil, ctx.Err()
 			},
-			Options: toolcore.Options{SideEffect: toolcore.ReadOnly},
+			// A short heartbeat timeout sends the progress sooner (heartbeats are throttled to a
+			// fraction of it).
+			Options: toolcore.Options{SideEffect: toolcore.ReadOnly, HeartbeatTimeout: 2 * time.Second},
 		}),
 		toolcore.MustDefine(toolcore.Definition[noArgs]{
 			Name:        "observed",
