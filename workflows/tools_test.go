@@ -22,12 +22,7 @@ type empty struct{}
 
 func acceptAll(toolcore.Arguments) toolcore.Decision[empty] { return toolcore.Accept(empty{}) }
 
-// returning defines an Unsafe tool without arguments whose Execute returns (output, err).
-func returning(name string, output any, err error) toolcore.Tool {
-	return returningWith(toolcore.Options{}, name, output, err)
-}
-
-// returningWith is returning with options.
+// returningWith defines a tool without arguments whose Execute returns (output, err).
 func returningWith(opts toolcore.Options, name string, output any, err error) toolcore.Tool {
 	return toolcore.MustDefine(toolcore.Definition[empty]{
 		Name:        name,
