@@ -81,6 +81,11 @@ type Options struct {
 	// changes (no heartbeats or progress, cancellation without waiting for the tool, a re-run of
 	// the attempt when the worker is lost) is stated in docs/contract.md. Optional: default false.
 	Local bool
+	// Sequential makes the tool's calls run alone inside a round of calls (client.ExecuteRound,
+	// workflows.ExecuteRound): every call before it in the round has finished before it starts,
+	// and no later call starts before it has finished. Calls between two sequential calls still
+	// run in parallel. It does not affect single calls. Optional: default false (parallel).
+	Sequential bool
 }
 
 // Definition is what a tool author fills in. A is the validated argument type: it must survive a

@@ -52,3 +52,22 @@ type Input = converter.RawValue
 
 // The workflow's result is a toolcore.Result, which encodes to the tool-result message wire JSON
 // {"id":"tool-result-...","role":"toolResult","toolCallId":"...","toolName":"...","content":"...","isError":false}.
+
+// Names of tool calls started from workflow code, declared in package wire.
+const (
+	// AwaitToolCallName is the activity a parent runs to attach to an existing call:
+	// wire.AwaitToolCallName. Workers running parents register it with
+	// client.(*Client).RegisterAwaitToolCall.
+	AwaitToolCallName = wire.AwaitToolCallName
+	// The ApplicationError types AwaitToolCall fails with (wire.ErrTypeCall*).
+	ErrTypeCallConflict   = wire.ErrTypeCallConflict
+	ErrTypeCallCanceled   = wire.ErrTypeCallCanceled
+	ErrTypeCallTerminated = wire.ErrTypeCallTerminated
+	ErrTypeCallTimedOut   = wire.ErrTypeCallTimedOut
+	ErrTypeCallNotFound   = wire.ErrTypeCallNotFound
+)
+
+// AwaitToolCallInput is the input of the AwaitToolCall activity (wire.AwaitToolCallInput).
+type AwaitToolCallInput = wire.AwaitToolCallInput
+
+// The result of AwaitToolCall is the call's toolcore.Result.
