@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolgate/toolgate/activities"
+	"github.com/toolgate/toolgate/toolbox"
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/workflows"
+)
+
+// agentEnv is a test environment running AgentWorkflow with model, and the toolbox's
+// ToolCallWorkflow children with their real activity.
+func agentEnv(t *testing.T, model Model, extra ...toolcore.Tool) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	env.SetTestTimeout(time.Minute)
+	// The environment runs children on goroutines of its own; on a loaded machine one can stall
+	// past the 1 s deadlock detector while others start.
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Hour})
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "agent-test", TaskQueue: TaskQueue})
+	tools, err := toolbox.Tools(toolbox.Config{})
+	require.NoError(t, err)
+	reg, err := toolcore.NewRegistry(append(tools, extra...)...)
+	require.NoError(t, err)
+	(&workflows.Workflows{Registry: reg}).Register(env)
+	(&activities.Activities{Registry: reg}).Register(env)
+	env.RegisterWorkflowWithOptions(AgentWorkflow, workflow.RegisterOptions{Name: AgentWorkflowName})
+	env.RegisterActivityWithOptions((&ModelActivities{Model: model}).CallModel, activityOptions(CallModelName))
+	return env
+}
+
+func TestAgentRunsToolRoundsAndAnswers(t *testing.T) {
+	env := agentEnv(t, ArithmeticModel())
+	var children []string
+	env.SetOnChildWorkflowStartedListener(func(info *workflow.Info, _ workflow.Context, _ converter.EncodedValues) {
+		children = append(children, info.WorkflowExecution.ID)
+	})
+	env.ExecuteWorkflow(AgentWorkflowName, AgentInput{Prompt: "What is 20 + 22?"})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var result AgentResult
+	require.NoError(t, env.GetWorkflowResult(&result))
+	assert.Equal(t, 2, result.Turns)
+	assert.Equal(t, `20 + 22: the add tool says {"sum":42}.`, result.Answer)
+	assert.ElementsMatch(t, []string{"agent-test/toolcall-call-add", "agent-test/toolcall-call-echo"}, children,
+		"each call is a child scoped by the agent's workflow ID")
+	roles := make([]string, len(result.Conversation))
+	for i, m := range result.Conversation {
+		roles[i] = m.Role
+	}
+	assert.Equal(t, []string{"user", "assistant", "tool", "tool", "assistant"}, roles)
+	assert.Equal(t, "call-add", result.Conversation[2].ToolCallID, "outcomes in the order of the calls")
+	assert.Equal(t, "call-echo", result.Conversation[3].ToolCallID)
+}
+
+func TestAgentStopsOnFatalToolError(t *testing.T) {
+	fatal := toolcore.MustDefine(toolcore.Definition[struct{}]{
+		Name:        "transfer",
+		Description: "moves money",
+		Validate:    func(toolcore.Arguments) toolcore.Decision[struct{}] { return toolcore.Accept(struct{}{}) },
+		Execute: func(_ context.Context, _ struct{}) (any, error) {
+			return nil, toolcore.NewNonRecoverableToolError("account frozen")
+		},
+	})
+	turns := 0
+	model := ScriptedModel(func([]Message) (Turn, error) {
+		turns++
+		return Turn{ToolCalls: []json.RawMessage{json.RawMessage(`{"type":"toolCall","id":"t1","name":"transfer","arguments":{}}`)}}, nil
+	})
+	env := agentEnv(t, model, fatal)
+	env.ExecuteWorkflow(AgentWorkflowName, AgentInput{Prompt: "pay"})
+	require.True(t, env.IsWorkflowCompleted())
+	err := env.GetWorkflowError()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "account frozen")
+	assert.Equal(t, 1, turns, "no model turn after the fatal error")
+}
+
+func TestAgentFailsWhenTheModelFails(t *testing.T) {
+	model := ScriptedModel(func([]Message) (Turn, error) { return Turn{}, errors.New("model unavailable") })
+	env := agentEnv(t, model)
+	env.ExecuteWorkflow(AgentWorkflowName, AgentInput{Prompt: "x"})
+	require.True(t, env.IsWorkflowCompleted())
+	assert.ErrorContains(t, env.GetWorkflowError(), "model turn 1")
+}
+
+func TestAgentGivesUpAfterMaxTurns(t *testing.T) {
+	turns := 0
+	model := ScriptedModel(func([]Message) (Turn, error) {
+		turns++
+		call := fmt.Sprintf(`{"type":"toolCall","id":"e%d","name":"echo","arguments":{"text":"again"}}`, turns)
+		return Turn{ToolCalls: []json.RawMessage{json.RawMessage(call)}}, nil
+	})
+	env := agentEnv(t, model)
+	env.ExecuteWorkflow(AgentWorkflowName, AgentInput{Prompt: "loop", MaxTurns: 2})
+	require.True(t, env.IsWorkflowCompleted())
+	assert.ErrorContains(t, env.GetWorkflowError(), "no answer after 2 turns")
+	assert.Equal(t, 2, turns)
+}

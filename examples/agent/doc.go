@@ -1,0 +1,27 @@
+// Command agent is an example agent loop as a Temporal workflow that calls toolgate tools as
+// child workflows, one round of calls per model turn.
+//
+// # Running it
+//
+// Start the dev server with its toolbox worker (`make dev`, or `go run ./cmd/toolgate dev`), then
+//
+//	go run ./examples/agent
+//
+// It starts a worker for the agent on task queue [TaskQueue] (the agent workflow, the model
+// activity and AwaitToolCall), runs one AgentWorkflow with the scripted model and prints the
+// answer. In the Web UI (http://127.0.0.1:8233) the agent workflow lists its tool calls as
+// children.
+//
+// # The loop
+//
+// [AgentWorkflow] asks the model for its next turn (the [Model] behind the CallModel activity: a
+// model call is I/O, so it is an activity), runs the turn's tool calls as one round with
+// workflows.ExecuteRound, gives every outcome back to the model as a message, and repeats until the
+// model answers without calls or MaxTurns is reached. A fatal tool error stops the run: the
+// workflow fails with it. The tool calls' workflow IDs are scoped by the agent's workflow ID, so
+// two agent runs never share a call, and a replayed or retried turn attaches to its calls instead
+// of running them again.
+//
+// The model here is [ScriptedModel], a function of the conversation (no network); a real model
+// client implements [Model] the same way.
+package main
