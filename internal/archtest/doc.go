@@ -9,7 +9,9 @@
 //     on go.temporal.io/server or internal/devserver: they never link the server.
 //   - client never depends on activities: the names they share live in package wire.
 //   - Only internal/devserver imports go.temporal.io/server directly; commands and tests that
-//     need a server use internal/devserver (or internal/devserver/devtest).
+//     need a server use internal/devserver (or internal/devserver/devtest). The one other
+//     exception is internal/cluster (and its cmd/clusternode): the test harness that runs
+//     several server processes on PostgreSQL.
 //
 // The test needs the go command (it runs `go list`, which compiles nothing).
 package archtest

@@ -72,7 +72,8 @@ var rules = []rule{
 		from:   []string{module + "/..."},
 		to:     []string{"go.temporal.io/server/..."},
 		direct: true,
-		except: []string{module + "/internal/devserver"},
+		// internal/cluster configures multi-process clusters on PostgreSQL for tests.
+		except: []string{module + "/internal/devserver", module + "/internal/cluster/..."},
 	},
 }
 
