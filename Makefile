@@ -61,7 +61,7 @@ lint:
 ## workflowcheck: sdk-go's determinism check of workflow code. Deliberate exceptions carry
 ## //workflowcheck:ignore with a reason; workflowcheck.config.yaml lists the false positives.
 workflowcheck:
-	$(GO) run $(WORKFLOWCHECK) -config workflowcheck.config.yaml ./workflows/...
+	$(GO) run $(WORKFLOWCHECK) -config workflowcheck.config.yaml ./workflows/... ./examples/...
 
 ## bench: the Go benchmarks of toolcore (see BENCHMARKS.md for how figures are taken).
 bench:
