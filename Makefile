@@ -6,7 +6,7 @@ WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 BENCHSTAT     := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 PKGS          := ./...
 
-.PHONY: dev test setup vet check workflowcheck test-race test-norace fmt lint bench build
+.PHONY: dev test test-cluster setup vet check workflowcheck test-race test-norace fmt lint bench build
 
 ## dev: run toolgate on its embedded default (Temporal server, Web UI, worker with the toolbox).
 dev:
@@ -39,6 +39,11 @@ test-race:
 test-norace: bin/toolgate
 	pkgs=$$(GO=$(GO) scripts/packages norace) && \
 		TOOLGATE_BIN=$(CURDIR)/bin/toolgate $(GO) test -ldflags=-w -timeout 20m $$pkgs
+
+## test-cluster: the internal/cluster scenarios (PostgreSQL 15 and two Temporal server processes,
+## about 35 s each); `make test` skips them.
+test-cluster: setup bin/toolgate
+	TOOLGATE_BIN=$(CURDIR)/bin/toolgate $(GO) test -ldflags=-w -timeout 15m ./internal/cluster/ -args -cluster
 
 # bin/toolgate is always relinked (cheap when nothing changed: the build cache has every package);
 # the FORCE prerequisite keeps make from trusting the file's age.

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 	sdkclient "go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	sdklog "go.temporal.io/sdk/log"
 
 	tgclient "github.com/toolgate/toolgate/client"
@@ -48,8 +49,10 @@ func startCluster(t *testing.T, ctx context.Context) (*cluster.Cluster, string) 
 	require.NoError(t, err)
 	node, err := testbin.Build("./internal/cluster/cmd/clusternode", "clusternode")
 	require.NoError(t, err)
+	started := time.Now()
 	c, err := cluster.Start(ctx, cluster.Options{NodeBinary: node, Nodes: 2})
 	require.NoError(t, err)
+	t.Logf("cluster of %d nodes ready in %v", len(c.Nodes), time.Since(started).Round(time.Millisecond))
 	t.Cleanup(func() { require.NoError(t, c.Stop()) })
 	return c, toolgate
 }
@@ -101,25 +104,7 @@ func TestTwoNodesServeCallsAndVisibility(t *testing.T) {
 	}
 
 	const calls = 20
-	results := make([]toolcore.Result, calls)
-	errs := make([]error, calls)
-	var wg sync.WaitGroup
-	for i := range calls {
-		wg.Go(func() {
-			call, err := toolcore.NewToolCall(fmt.Sprintf("cluster-%d", i), "add", fmt.Appendf(nil, `{"left":%d,"right":1}`, i))
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			results[i], errs[i] = clients[i%len(clients)].Execute(ctx, call)
-		})
-	}
-	wg.Wait()
-	for i := range calls {
-		require.NoError(t, errs[i], "call %d", i)
-		require.False(t, results[i].IsError(), "call %d: %s", i, results[i].Content())
-		require.JSONEq(t, fmt.Sprintf(`{"sum":%d}`, i+1), results[i].Content(), "call %d", i)
-	}
+	checkResults(t, runCalls(ctx, clients, "two-nodes", calls, nil))
 
 	// Visibility is written asynchronously: wait until each node's frontend lists every call.
 	for _, sdk := range sdks {
@@ -148,5 +133,109 @@ func waitListed(ctx context.Context, sdk sdkclient.Client, query string, want in
 			return fmt.Errorf("%q lists %d workflows, want %d (last error: %v)", query, got, want, err)
 		case <-time.After(50 * time.Millisecond):
 		}
+	}
+}
+
+// callOutcome is what one call of runCalls got.
+type callOutcome struct {
+	result      toolcore.Result
+	err         error
+	resubmitted bool // the first Execute failed
+}
+
+// runCalls runs n add calls ("<prefix>-<i>" adds i and 1) at once, call i through clients[i %
+// len(clients)]; a call whose Execute fails is executed again, same call ID, through clients[0].
+// done, when not nil, is called after each call ends.
+func runCalls(ctx context.Context, clients []*tgclient.Client, prefix string, n int, done func()) []callOutcome {
+	out := make([]callOutcome, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if done != nil {
+				defer done()
+			}
+			call, err := toolcore.NewToolCall(fmt.Sprintf("%s-%d", prefix, i), "add", fmt.Appendf(nil, `{"left":%d,"right":1}`, i))
+			if err != nil {
+				out[i].err = err
+				return
+			}
+			out[i].result, out[i].err = clients[i%len(clients)].Execute(ctx, call)
+			if out[i].err != nil && ctx.Err() == nil {
+				out[i].resubmitted = true
+				out[i].result, out[i].err = clients[0].Execute(ctx, call)
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// checkResults requires every call of runCalls to have its sum.
+func checkResults(t *testing.T, out []callOutcome) {
+	t.Helper()
+	for i, o := range out {
+		require.NoError(t, o.err, "call %d", i)
+		require.False(t, o.result.IsError(), "call %d: %s", i, o.result.Content())
+		require.JSONEq(t, fmt.Sprintf(`{"sum":%d}`, i+1), o.result.Content(), "call %d", i)
+	}
+}
+
+// TestNodeKilledMidLoad: one of two nodes is SIGKILLed while calls run through both frontends
+// and started again; every call ends with its result, and visibility holds exactly one workflow
+// per call ID, with the outcome ok.
+func TestNodeKilledMidLoad(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	c, toolgate := startCluster(t, ctx)
+	const queue = "cluster-node-killed"
+	survivor, victim := c.Nodes[0], c.Nodes[1]
+	startWorker(t, toolgate, survivor.Frontend(), queue)
+	var clients []*tgclient.Client
+	for _, frontend := range c.Frontends() {
+		clients = append(clients, tgclient.New(dial(t, frontend), tgclient.Options{TaskQueue: queue}))
+	}
+
+	const calls, killAfter = 60, 10
+	ended := make(chan struct{}, calls)
+	restarted := make(chan error, 1)
+	go func() {
+		for range killAfter {
+			select {
+			case <-ended:
+			case <-ctx.Done():
+				restarted <- ctx.Err()
+				return
+			}
+		}
+		victim.Kill()
+		restarted <- c.Restart(ctx, victim)
+	}()
+	out := runCalls(ctx, clients, "node-killed", calls, func() { ended <- struct{}{} })
+	require.NoError(t, <-restarted, "restart the killed node")
+	checkResults(t, out)
+	resubmitted := 0
+	for _, o := range out {
+		if o.resubmitted {
+			resubmitted++
+		}
+	}
+	t.Logf("node killed after %d of %d calls ended; %d calls resubmitted through the survivor", killAfter, calls, resubmitted)
+
+	sdk := dial(t, survivor.Frontend())
+	query := fmt.Sprintf("TaskQueue = '%s' AND ExecutionStatus != 'Running'", queue)
+	require.NoError(t, waitListed(ctx, sdk, query, calls), query)
+	resp, err := sdk.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: 1000})
+	require.NoError(t, err)
+	perCall := map[string]int{}
+	for _, e := range resp.GetExecutions() {
+		var id, outcome string
+		fields := e.GetSearchAttributes().GetIndexedFields()
+		require.NoError(t, converter.GetDefaultDataConverter().FromPayload(fields[wire.SearchAttributeToolCallID], &id))
+		require.NoError(t, converter.GetDefaultDataConverter().FromPayload(fields[wire.SearchAttributeToolOutcome], &outcome))
+		require.Equal(t, wire.OutcomeOK, outcome, "call %s", id)
+		perCall[id]++
+	}
+	for i := range calls {
+		require.Equal(t, 1, perCall[fmt.Sprintf("node-killed-%d", i)], "workflows of call node-killed-%d", i)
 	}
 }
