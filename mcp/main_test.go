@@ -80,7 +80,7 @@ type keyArgs struct {
 
 type noArgs struct{}
 
-func newTestTools(t *testing.T) (*testTools, *toolcore.Registry) {
+func newTestTools(t testing.TB) (*testTools, *toolcore.Registry) {
 	tt := &testTools{
 		runs:     map[string]int{},
 		gates:    map[string]chan struct{}{},
@@ -182,7 +182,9 @@ type fixture struct {
 	queue string
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { return newFixtureTB(t) }
+
+func newFixtureTB(t testing.TB) *fixture {
 	tt, reg := newTestTools(t)
 	c := devtest.Client(t)
 	queue := devtest.TaskQueue(t)
