@@ -1,11 +1,9 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -31,11 +29,11 @@ type Postgres struct {
 	port int
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the server process has exited
-	log  bytes.Buffer  // the server's stderr; read only after done
+	log  lockedBuffer  // the server's stderr
 }
 
 // StartPostgres initdbs a new cluster in a fresh temporary directory and starts it on a free
-// loopback port; it returns once the server accepts TCP connections. The error names
+// loopback port; it returns once pg_isready says the server accepts connections. The error names
 // `make setup` when PostgreSQL is missing.
 func StartPostgres(ctx context.Context) (*Postgres, error) {
 	initdb := filepath.Join(PostgresBinDir, "initdb")
@@ -51,7 +49,7 @@ func StartPostgres(ctx context.Context) (*Postgres, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres dir: %w", err)
 	}
-	pg := &Postgres{dir: dir, done: make(chan struct{})}
+	pg := &Postgres{dir: dir}
 	fail := func(err error) (*Postgres, error) {
 		_ = os.RemoveAll(dir)
 		return nil, err
@@ -67,13 +65,35 @@ func StartPostgres(ctx context.Context) (*Postgres, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fail(fmt.Errorf("initdb: %w\n%s", err, out))
 	}
-	if pg.port, err = freePort(); err != nil {
-		return fail(err)
+	// A picked port can be taken before postgres binds it; postgres then exits and is started
+	// again on another port.
+	for attempt := 1; ; attempt++ {
+		err := pg.start(ctx, data, cred)
+		if err == nil {
+			return pg, nil
+		}
+		if attempt == postgresStartAttempts || ctx.Err() != nil {
+			return nil, errors.Join(err, pg.Stop())
+		}
 	}
+}
+
+// postgresStartAttempts bounds the starts on a newly picked port.
+const postgresStartAttempts = 3
+
+// start starts postgres on data on a free port and waits until it accepts connections; on
+// error the process has exited.
+func (pg *Postgres) start(ctx context.Context, data string, cred *syscall.Credential) error {
+	var err error
+	if pg.port, err = freePort(); err != nil {
+		return err
+	}
+	pg.done = make(chan struct{})
+	pg.log = lockedBuffer{}
 	pg.cmd = exec.Command(filepath.Join(PostgresBinDir, "postgres"),
 		"-D", data,
 		"-p", strconv.Itoa(pg.port),
-		"-k", dir, // the Unix socket stays in the private directory
+		"-k", pg.dir, // the Unix socket stays in the private directory
 		"-c", "listen_addresses=127.0.0.1",
 		"-c", "max_connections=300",
 		"-c", "fsync=off", // a test database: a machine crash loses it anyway
@@ -83,13 +103,16 @@ func StartPostgres(ctx context.Context) (*Postgres, error) {
 	pg.cmd.SysProcAttr = childAttr(cred)
 	pg.cmd.Stderr = &pg.log
 	if err := pg.cmd.Start(); err != nil {
-		return fail(fmt.Errorf("start postgres: %w", err))
+		close(pg.done)
+		return fmt.Errorf("start postgres: %w", err)
 	}
-	go func() { _ = pg.cmd.Wait(); close(pg.done) }()
+	cmd, done := pg.cmd, pg.done
+	go func() { _ = cmd.Wait(); close(done) }()
 	if err := pg.waitAccepting(ctx); err != nil {
-		return nil, errors.Join(err, pg.Stop())
+		pg.kill()
+		return err
 	}
-	return pg, nil
+	return nil
 }
 
 // postgresCredential is the postgres user's credential when the harness runs as root, nil else
@@ -113,22 +136,23 @@ func postgresCredential() (*syscall.Credential, error) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
-// waitAccepting polls the TCP port until the server accepts a connection or exits.
+// waitAccepting polls pg_isready until the server accepts connections (a TCP accept alone can
+// be another process on a port taken meanwhile, or a server still starting up), or exits.
 func (pg *Postgres) waitAccepting(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	return poll(ctx, func(ctx context.Context) error {
 		select {
 		case <-pg.done:
-			return errStop{fmt.Errorf("postgres exited while starting:\n%s", pg.log.String())}
+			return errStop{fmt.Errorf("postgres exited while starting:\n%s", pg.log.tail())}
 		default:
 		}
-		var d net.Dialer
-		c, err := d.DialContext(ctx, "tcp", pg.Address())
+		out, err := exec.CommandContext(ctx, filepath.Join(PostgresBinDir, "pg_isready"),
+			"-h", loopback, "-p", strconv.Itoa(pg.port), "-U", postgresUser, "-d", defaultDatabase, "-t", "2").CombinedOutput()
 		if err != nil {
-			return err
+			return fmt.Errorf("pg_isready: %w: %s", err, out)
 		}
-		return c.Close()
+		return nil
 	})
 }
 
@@ -140,14 +164,21 @@ func (pg *Postgres) Address() string {
 // Stop shuts the server down (fast shutdown, then SIGKILL after a timeout) and removes its
 // directory. It is safe to call once.
 func (pg *Postgres) Stop() error {
-	_ = pg.cmd.Process.Signal(syscall.SIGINT)
-	t := time.NewTimer(postgresStopTimeout)
-	defer t.Stop()
-	select {
-	case <-pg.done:
-	case <-t.C:
-		_ = pg.cmd.Process.Kill()
-		<-pg.done
+	if pg.cmd != nil && pg.cmd.Process != nil {
+		_ = pg.cmd.Process.Signal(syscall.SIGINT)
+		t := time.NewTimer(postgresStopTimeout)
+		defer t.Stop()
+		select {
+		case <-pg.done:
+		case <-t.C:
+			pg.kill()
+		}
 	}
 	return os.RemoveAll(pg.dir)
+}
+
+// kill sends SIGKILL to the server process and waits until it has exited.
+func (pg *Postgres) kill() {
+	_ = pg.cmd.Process.Kill()
+	<-pg.done
 }
