@@ -141,7 +141,7 @@ func (r Report) writeInFlight(b *strings.Builder) {
 		f.Probe.N, msText(f.Probe.P50Ms), msText(f.Probe.P95Ms), msText(f.Probe.MaxMs), f.ProbeRatioP50, msText(f.IdleP50Ms))
 }
 
-// GoalCancelP99Ms is the bound on cancellation and progress delays at p99.
+// GoalCancelP99Ms is the bound toolgate holds itself to on cancellation and progress delays at p99.
 const GoalCancelP99Ms = 1500
 
 func (r Report) writeCancel(b *strings.Builder) {
