@@ -15,17 +15,17 @@ import (
 // differs); test with errors.Is.
 var (
 	// ErrCallConflict: the call ID is already used by a call with a different name or arguments.
-	ErrCallConflict = errors.New("tool call ID already used by a different call")
+	ErrCallConflict = wire.ErrCallConflict
 	// ErrCallCanceled: the call was canceled by someone other than this Execute's ctx.
-	ErrCallCanceled = errors.New("tool call canceled")
+	ErrCallCanceled = wire.ErrCallCanceled
 	// ErrCallTerminated: an operator terminated the workflow; the tool's outcome is unknown.
-	ErrCallTerminated = errors.New("tool call terminated")
+	ErrCallTerminated = wire.ErrCallTerminated
 	// ErrCallTimedOut: the workflow hit its execution timeout.
-	ErrCallTimedOut = errors.New("tool call timed out")
+	ErrCallTimedOut = wire.ErrCallTimedOut
 	// ErrCallClosed: Cancel found the call already closed.
 	ErrCallClosed = errors.New("tool call already closed")
 	// ErrNotFound: no execution has that workflow ID (never started, or past retention).
-	ErrNotFound = errors.New("tool call not found")
+	ErrNotFound = wire.ErrNotFound
 	// ErrNotAwaitingApproval: the call does not wait for an approval decision (its tool needs
 	// none, or it was decided, expired or ended).
 	ErrNotAwaitingApproval = errors.New("tool call is not awaiting approval")

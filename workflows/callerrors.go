@@ -8,22 +8,23 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
-// Sentinel errors of a call's outcome returned by ExecuteToolCall (the counterparts of package
-// client's errors of the same names). Each is returned wrapped with the workflow ID; test with
-// errors.Is.
+// Sentinel errors of a call's outcome returned by ExecuteToolCall: the same values as package
+// client's errors of the same names (both are package wire's). Each is returned wrapped with the
+// workflow ID; test with errors.Is.
 var (
 	// ErrCallConflict: the call ID is already used by a call with a different name or arguments.
-	ErrCallConflict = errors.New("tool call ID already used by a different call")
+	ErrCallConflict = wire.ErrCallConflict
 	// ErrCallCanceled: the call was canceled by someone other than the caller.
-	ErrCallCanceled = errors.New("tool call canceled")
+	ErrCallCanceled = wire.ErrCallCanceled
 	// ErrCallTerminated: an operator terminated the workflow; the tool's outcome is unknown.
-	ErrCallTerminated = errors.New("tool call terminated")
+	ErrCallTerminated = wire.ErrCallTerminated
 	// ErrCallTimedOut: the workflow hit its execution timeout.
-	ErrCallTimedOut = errors.New("tool call timed out")
+	ErrCallTimedOut = wire.ErrCallTimedOut
 	// ErrNotFound: no execution has that workflow ID (never started, or past retention).
-	ErrNotFound = errors.New("tool call not found")
+	ErrNotFound = wire.ErrNotFound
 )
 
 // callError maps the error a ToolCallWorkflow (a child) or AwaitToolCall ended with to what
