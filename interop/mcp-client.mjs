@@ -6,7 +6,10 @@
 //
 // Scenarios: "basic" (list, call, error result, fatal error, a retried call with the same
 // idempotency key), "cancel" (progress, then cancel the call once progress arrived, then wait
-// until the tool has seen its context canceled).
+// until the tool has seen its context canceled), "held" (first prints {"pid": <stdio server's
+// pid or null>} on a line of its own, then calls count with MCP_KEY as idempotency key and
+// reports how the call ended: the test kills the server meanwhile), "retry" (the same call,
+// reporting its result).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -73,12 +76,38 @@ async function cancel(client) {
   return report;
 }
 
-const scenarios = { basic, cancel };
+function countByKey() {
+  const key = process.env.MCP_KEY;
+  return { name: "count", arguments: { key }, _meta: { [IDEMPOTENCY_KEY]: key } };
+}
+
+async function held(client, t) {
+  // The streamable HTTP transport reports a lost connection as an error and leaves the request
+  // pending (it would resume a stream the server made resumable): give up on the first error, as
+  // an agent would, then retry with the same key.
+  const abort = new AbortController();
+  client.onerror = (err) => abort.abort(err);
+  process.stdout.write(JSON.stringify({ pid: t.pid ?? null }) + "\n");
+  try {
+    const result = await client.callTool(countByKey(), CallToolResultSchema, { signal: abort.signal });
+    return { outcome: "completed", result };
+  } catch (err) {
+    return { outcome: "error", error: String(err) };
+  }
+}
+
+async function retry(client) {
+  return { result: await client.callTool(countByKey()) };
+}
+
+const scenarios = { basic, cancel, held, retry };
 const client = new Client({ name: "toolgate-interop", version: "1.0.0" });
-await client.connect(transport());
+const t = transport();
+await client.connect(t);
 try {
-  const report = await scenarios[process.argv[2]](client);
+  const report = await scenarios[process.argv[2]](client, t);
   process.stdout.write(JSON.stringify(report) + "\n");
 } finally {
-  await client.close();
+  // Closing a transport whose server was killed may fail: the report is out already.
+  await client.close().catch(() => {});
 }

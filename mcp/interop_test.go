@@ -3,7 +3,6 @@ package mcp_test
 import (
 	"bytes"
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,9 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/toolgate/toolgate/internal/devserver/devtest"
-	"github.com/toolgate/toolgate/mcp"
 )
 
 // interopDir is the npm package with the MCP TypeScript SDK client script.
@@ -22,6 +18,17 @@ const interopDir = "../interop"
 // runTypeScriptClient runs interop/mcp-client.mjs SCENARIO with the official MCP TypeScript SDK
 // against a toolgate MCP server and decodes its report.
 func runTypeScriptClient(t *testing.T, scenario string, env []string, report any) {
+	t.Helper()
+	cmd := typeScriptClient(t, scenario, env)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "node mcp-client.mjs %s: %s", scenario, stderr.String())
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), report), "report: %s", stdout.String())
+}
+
+// typeScriptClient returns the command running interop/mcp-client.mjs SCENARIO, failing the test
+// with the fix when Node or the SDK is missing.
+func typeScriptClient(t *testing.T, scenario string, env []string) *exec.Cmd {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(interopDir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
 		t.Fatalf("the MCP TypeScript SDK is not installed in interop/node_modules: run `make setup` (%v)", err)
@@ -32,26 +39,17 @@ func runTypeScriptClient(t *testing.T, scenario string, env []string, report any
 	}
 	cmd := exec.CommandContext(t.Context(), node, "mcp-client.mjs", scenario)
 	cmd.Dir = interopDir
-	cmd.Env = append(os.Environ(), env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Run(), "node mcp-client.mjs %s: %s", scenario, stderr.String())
-	require.NoError(t, json.Unmarshal(stdout.Bytes(), report), "report: %s", stdout.String())
+	cmd.Env = childEnv(env...)
+	return cmd
 }
 
 // transports returns, for each MCP transport, the environment pointing the TypeScript client at
-// a toolgate MCP server for f: stdio spawns this test binary as the server, http serves one here.
+// a real `toolgate mcp` process serving f's worker: stdio has the client spawn it, http starts
+// one with --listen here.
 func transports(t *testing.T, f *fixture) map[string][]string {
-	self, err := os.Executable()
-	require.NoError(t, err)
-	command, err := json.Marshal([]string{self})
-	require.NoError(t, err)
-	srv := httptest.NewServer(mcp.HTTPHandler(f.server(), mcp.HTTPOptions{}))
-	t.Cleanup(srv.Close)
 	return map[string][]string{
-		"stdio": {"MCP_TRANSPORT=stdio", "MCP_COMMAND=" + string(command),
-			stdioAddressEnv + "=" + devtest.Server(t).FrontendAddress(), stdioQueueEnv + "=" + f.queue},
-		"http": {"MCP_TRANSPORT=http", "MCP_URL=" + srv.URL + "/mcp"},
+		"stdio": stdioEnv(t, f),
+		"http":  startMCPProcess(t, f).env(),
 	}
 }
 

@@ -3,7 +3,6 @@ package mcp_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -11,52 +10,20 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
 
 	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/devserver"
 	"github.com/toolgate/toolgate/internal/devserver/devtest"
+	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/mcp"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/worker"
 )
 
-// Environment of the test binary re-executed as a stdio MCP server (for the TypeScript client).
-const (
-	stdioAddressEnv = "TOOLGATE_MCP_TEST_STDIO_ADDRESS"
-	stdioQueueEnv   = "TOOLGATE_MCP_TEST_STDIO_QUEUE"
-)
-
 func TestMain(m *testing.M) {
-	if address := os.Getenv(stdioAddressEnv); address != "" {
-		if err := serveStdio(address, os.Getenv(stdioQueueEnv)); err != nil {
-			fmt.Fprintln(os.Stderr, "stdio MCP server:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(devtest.Main(m, devserver.Options{}))
-}
-
-// serveStdio is the MCP server a stdio client spawns: it serves the tools of the worker on queue
-// (run by the parent test process) over stdin/stdout.
-func serveStdio(address, queue string) error {
-	ctx := context.Background()
-	c, err := client.DialContext(ctx, client.Options{HostPort: address})
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	tg := tgclient.New(c, tgclient.Options{TaskQueue: queue})
-	tools, err := tg.ListTools(ctx)
-	if err != nil {
-		return err
-	}
-	err = mcp.NewServer(tg, tools, mcp.Options{}).Run(ctx, &sdk.StdioTransport{})
-	if errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
+	code := devtest.Main(m, devserver.Options{})
+	testbin.Cleanup()
+	os.Exit(code)
 }
 
 // testTools are the tools the tests serve, with what they observed.
