@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,4 +113,58 @@ func TestAgentGivesUpAfterMaxTurns(t *testing.T) {
 	require.True(t, env.IsWorkflowCompleted())
 	assert.ErrorContains(t, env.GetWorkflowError(), "no answer after 2 turns")
 	assert.Equal(t, 2, turns)
+}
+
+func TestScriptQuotesResultsAndEndsWithItsTurns(t *testing.T) {
+	model := Script{Turns: []Turn{
+		{ToolCalls: []json.RawMessage{json.RawMessage(`{"type":"toolCall","id":"a","name":"add","arguments":{"left":1,"right":2}}`)}},
+		{Text: "a said {{a}}, b said {{b}}"},
+	}}.Model()
+	first, err := model.Next(context.Background(), []Message{{Role: "user", Content: "x"}})
+	require.NoError(t, err)
+	assert.Len(t, first.ToolCalls, 1)
+	conversation := []Message{
+		{Role: "user", Content: "x"},
+		{Role: "assistant", ToolCalls: first.ToolCalls},
+		{Role: "tool", ToolCallID: "a", Content: `{"sum":3}`},
+	}
+	second, err := model.Next(context.Background(), conversation)
+	require.NoError(t, err)
+	assert.Equal(t, `a said {"sum":3}, b said {{b}}`, second.Text, "a call without a tool message stays a placeholder")
+	_, err = model.Next(context.Background(), append(conversation, Message{Role: "assistant", Content: second.Text}))
+	assert.ErrorContains(t, err, "the script has 2 turns")
+}
+
+func TestFlagsFollowTheTemporalEnvironment(t *testing.T) {
+	env := map[string]string{"TEMPORAL_ADDRESS": "temporal:7233", "TEMPORAL_NAMESPACE": "prod", "TOOLGATE_TASK_QUEUE": "tools"}
+	cfg, err := parseFlags(nil, func(k string) string { return env[k] })
+	require.NoError(t, err)
+	assert.Equal(t, "temporal:7233", cfg.address)
+	assert.Equal(t, "prod", cfg.namespace)
+	assert.Equal(t, "tools", cfg.toolTaskQueue)
+	cfg, err = parseFlags([]string{"-address", "other:1", "-id", "a1"}, func(k string) string { return env[k] })
+	require.NoError(t, err)
+	assert.Equal(t, "other:1", cfg.address, "a flag wins over the environment")
+	assert.Equal(t, "a1", cfg.workflowID)
+	cfg, err = parseFlags(nil, func(string) string { return "" })
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:7233", cfg.address)
+	assert.Equal(t, "toolgate", cfg.toolTaskQueue)
+}
+
+// TestWithoutServerSaysHowToStartOne: with nothing listening at the address, the agent fails
+// within seconds naming the address and `toolgate dev`.
+func TestWithoutServerSaysHowToStartOne(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	address := l.Addr().String()
+	require.NoError(t, l.Close()) // nothing listens there now
+	cfg, err := parseFlags([]string{"-address", address}, func(string) string { return "" })
+	require.NoError(t, err)
+	var out strings.Builder
+	err = run(t.Context(), cfg, &out)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no Temporal server answers at "+address)
+	assert.Contains(t, err.Error(), "toolgate dev")
+	assert.Empty(t, out.String())
 }

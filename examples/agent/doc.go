@@ -10,7 +10,14 @@
 // It starts a worker for the agent on task queue [TaskQueue] (the agent workflow, the model
 // activity and AwaitToolCall), runs one AgentWorkflow with the scripted model and prints the
 // answer. In the Web UI (http://127.0.0.1:8233) the agent workflow lists its tool calls as
-// children.
+// children. With no server at the address it fails within seconds, saying how to start one.
+//
+// The connection flags follow the Temporal CLI's environment: -address ($TEMPORAL_ADDRESS,
+// default 127.0.0.1:7233), -namespace ($TEMPORAL_NAMESPACE), -api-key ($TEMPORAL_API_KEY);
+// -tool-task-queue ($TOOLGATE_TASK_QUEUE) is the toolgate worker's queue. -id names the agent
+// workflow: a second process with the same -id resumes a running agent (after a crash, say)
+// instead of starting another. -script plays a conversation of your own from a JSON [Script],
+// and -json prints the workflow ID, run ID and the whole [AgentResult].
 //
 // # The loop
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"go.temporal.io/sdk/activity"
 )
@@ -55,25 +56,47 @@ func (m ScriptedModel) Next(_ context.Context, conversation []Message) (Turn, er
 	return m(conversation)
 }
 
-// ArithmeticModel is the example's script: the first turn asks for add and echo in parallel, the
-// second answers with the sum it was given.
-func ArithmeticModel() ScriptedModel {
+// Script is a scripted conversation: the model's i-th turn is Turns[i] (counting the assistant
+// messages so far), whatever the tools answered. In a turn's Text, "{{<call ID>}}" stands for the
+// content of that call's tool message, so a final answer can quote the results.
+type Script struct {
+	Turns []Turn `json:"turns"`
+}
+
+// Model is a ScriptedModel that plays s; a turn past the last is an error.
+func (s Script) Model() ScriptedModel {
 	return func(conversation []Message) (Turn, error) {
-		var sum string
+		var results []string
+		turn := 0
 		for _, m := range conversation {
-			if m.Role == "tool" && m.ToolCallID == "call-add" {
-				sum = m.Content
+			switch m.Role {
+			case "assistant":
+				turn++
+			case "tool":
+				results = append(results, "{{"+m.ToolCallID+"}}", m.Content)
 			}
 		}
-		if sum == "" {
-			return Turn{Text: "Let me compute that.", ToolCalls: []json.RawMessage{
-				json.RawMessage(`{"type":"toolCall","id":"call-add","name":"add","arguments":{"left":20,"right":22}}`),
-				json.RawMessage(`{"type":"toolCall","id":"call-echo","name":"echo","arguments":{"text":"20 + 22"}}`),
-			}}, nil
+		if turn >= len(s.Turns) {
+			return Turn{}, fmt.Errorf("the script has %d turns, the model was asked for turn %d", len(s.Turns), turn+1)
 		}
-		return Turn{Text: fmt.Sprintf("20 + 22: the add tool says %s.", sum)}, nil
+		next := s.Turns[turn]
+		next.Text = strings.NewReplacer(results...).Replace(next.Text)
+		return next, nil
 	}
 }
+
+// ArithmeticScript is the example's conversation: the first turn asks for add and echo in one
+// round, the second answers with the sum it was given.
+var ArithmeticScript = Script{Turns: []Turn{
+	{Text: "Let me compute that.", ToolCalls: []json.RawMessage{
+		json.RawMessage(`{"type":"toolCall","id":"call-add","name":"add","arguments":{"left":20,"right":22}}`),
+		json.RawMessage(`{"type":"toolCall","id":"call-echo","name":"echo","arguments":{"text":"20 + 22"}}`),
+	}},
+	{Text: "20 + 22: the add tool says {{call-add}}."},
+}}
+
+// ArithmeticModel plays ArithmeticScript.
+func ArithmeticModel() ScriptedModel { return ArithmeticScript.Model() }
 
 func activityOptions(name string) activity.RegisterOptions {
 	return activity.RegisterOptions{Name: name}
