@@ -24,6 +24,7 @@ type scale struct {
 	serverKillCalls  int // per round
 	serverKillRounds int
 	agentKillCalls   int
+	agentRoundCalls  int // per side-effect class, in the round that is held
 	cancelCalls      int
 	loadCalls        int
 	loadConcurrency  int
@@ -34,17 +35,17 @@ func sizes() scale {
 		return scale{
 			workerKillCalls: 30, workerKillRounds: 5,
 			serverKillCalls: 150, serverKillRounds: 3,
-			agentKillCalls: 150,
-			cancelCalls:    600,
-			loadCalls:      2000, loadConcurrency: 64,
+			agentKillCalls: 150, agentRoundCalls: 10,
+			cancelCalls: 600,
+			loadCalls:   2000, loadConcurrency: 64,
 		}
 	}
 	return scale{
 		workerKillCalls: 8, workerKillRounds: 1,
 		serverKillCalls: 24, serverKillRounds: 1,
-		agentKillCalls: 24,
-		cancelCalls:    60,
-		loadCalls:      110, loadConcurrency: 32,
+		agentKillCalls: 24, agentRoundCalls: 2,
+		cancelCalls: 60,
+		loadCalls:   110, loadConcurrency: 32,
 	}
 }
 
