@@ -40,8 +40,8 @@ test-norace: bin/toolgate
 	pkgs=$$(GO=$(GO) scripts/packages norace) && \
 		TOOLGATE_BIN=$(CURDIR)/bin/toolgate $(GO) test -ldflags=-w -timeout 20m $$pkgs
 
-## test-cluster: the internal/cluster scenarios (PostgreSQL 15 and two Temporal server processes,
-## about 35 s each); `make test` skips them.
+## test-cluster: the long forms of the internal/cluster scenarios (PostgreSQL 15 and two Temporal
+## server processes, 20-40 s each); `make test` runs the short form of TestClusterFaults.
 test-cluster: setup bin/toolgate
 	TOOLGATE_BIN=$(CURDIR)/bin/toolgate $(GO) test -ldflags=-w -timeout 15m ./internal/cluster/ -args -cluster
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -27,7 +28,8 @@ const namespaceRefreshWait = 2*time.Second + 500*time.Millisecond
 
 // Options configure [Start].
 type Options struct {
-	// NodeBinary is the path of a built cmd/clusternode. Required.
+	// NodeBinary is the program each node runs: a built cmd/clusternode, or any program whose
+	// main (a test's TestMain) calls [NodeMain] when $TOOLGATE_CLUSTER_NODE_SPEC is set. Required.
 	NodeBinary string
 	// Nodes is the number of server processes. Optional: default 2.
 	Nodes int
@@ -120,11 +122,13 @@ func (c *Cluster) Restart(ctx context.Context, n *Node) error {
 	return c.WaitReady(ctx, n)
 }
 
-// Stop stops every node, then PostgreSQL, and removes the database directory.
+// Stop stops every node (at once), then PostgreSQL, and removes the database directory.
 func (c *Cluster) Stop() error {
+	var wg sync.WaitGroup
 	for _, n := range c.Nodes {
-		n.Stop()
+		wg.Go(n.Stop)
 	}
+	wg.Wait()
 	if c.Postgres == nil {
 		return nil
 	}

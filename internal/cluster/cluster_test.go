@@ -26,9 +26,14 @@ import (
 	"github.com/toolgate/toolgate/wire"
 )
 
-var runCluster = flag.Bool("cluster", false, "run the tests that start PostgreSQL and several Temporal server processes")
+var runCluster = flag.Bool("cluster", false, "run the long forms of the scenarios that start PostgreSQL and several Temporal server processes")
 
+// TestMain runs this test binary as a cluster node when the harness starts it as one (one link of
+// the server fewer than building cmd/clusternode).
 func TestMain(m *testing.M) {
+	if os.Getenv(cluster.EnvNodeSpec) != "" {
+		os.Exit(cluster.NodeMain())
+	}
 	flag.Parse()
 	code := m.Run()
 	testbin.Cleanup()
@@ -38,23 +43,40 @@ func TestMain(m *testing.M) {
 // testTimeout bounds one scenario, cluster start included.
 const testTimeout = 5 * time.Minute
 
-// startCluster starts a two-node cluster (stopped at cleanup) and returns it with the toolgate
-// binary.
-func startCluster(t *testing.T, ctx context.Context) (*cluster.Cluster, string) {
+// longForm skips t unless -cluster is set.
+func longForm(t *testing.T) {
 	t.Helper()
 	if !*runCluster {
-		t.Skip("starts PostgreSQL and two Temporal server processes: run with -cluster")
+		t.Skip("long form: run with -cluster")
 	}
-	toolgate, err := testbin.Toolgate()
-	require.NoError(t, err)
-	node, err := testbin.Build("./internal/cluster/cmd/clusternode", "clusternode")
+}
+
+// startCluster starts a two-node cluster whose nodes are this test binary (stopped at cleanup).
+func startCluster(t *testing.T, ctx context.Context) *cluster.Cluster {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts PostgreSQL and two Temporal server processes")
+	}
+	self, err := os.Executable()
 	require.NoError(t, err)
 	started := time.Now()
-	c, err := cluster.Start(ctx, cluster.Options{NodeBinary: node, Nodes: 2})
+	c, err := cluster.Start(ctx, cluster.Options{NodeBinary: self, Nodes: 2})
 	require.NoError(t, err)
 	t.Logf("cluster of %d nodes ready in %v", len(c.Nodes), time.Since(started).Round(time.Millisecond))
-	t.Cleanup(func() { require.NoError(t, c.Stop()) })
-	return c, toolgate
+	t.Cleanup(func() {
+		stopping := time.Now()
+		require.NoError(t, c.Stop())
+		t.Logf("cluster stopped in %v", time.Since(stopping).Round(time.Millisecond))
+	})
+	return c
+}
+
+// toolgateBinary returns the toolgate binary ($TOOLGATE_BIN, or built once).
+func toolgateBinary(t *testing.T) string {
+	t.Helper()
+	toolgate, err := testbin.Toolgate()
+	require.NoError(t, err)
+	return toolgate
 }
 
 // startWorker runs `toolgate worker` against frontend on queue until cleanup.
@@ -89,9 +111,10 @@ func dial(t *testing.T, frontend string) sdkclient.Client {
 // their result from one worker, and PostgreSQL visibility finds every one by ToolName and by
 // ToolOutcome.
 func TestTwoNodesServeCallsAndVisibility(t *testing.T) {
+	longForm(t)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	c, toolgate := startCluster(t, ctx)
+	c, toolgate := startCluster(t, ctx), toolgateBinary(t)
 	const queue = "cluster-two-nodes"
 	startWorker(t, toolgate, c.Nodes[0].Frontend(), queue)
 
@@ -184,9 +207,10 @@ func checkResults(t *testing.T, out []callOutcome) {
 // and started again; every call ends with its result, and visibility holds exactly one workflow
 // per call ID, with the outcome ok.
 func TestNodeKilledMidLoad(t *testing.T) {
+	longForm(t)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	c, toolgate := startCluster(t, ctx)
+	c, toolgate := startCluster(t, ctx), toolgateBinary(t)
 	const queue = "cluster-node-killed"
 	survivor, victim := c.Nodes[0], c.Nodes[1]
 	startWorker(t, toolgate, survivor.Frontend(), queue)

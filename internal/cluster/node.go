@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -45,7 +46,8 @@ func (n *Node) start(ctx context.Context) error {
 		n.mu.Unlock()
 		return fmt.Errorf("node %s is running", n.Frontend())
 	}
-	cmd := exec.Command(n.binary, "-spec", string(specJSON))
+	cmd := exec.Command(n.binary)
+	cmd.Env = append(os.Environ(), EnvNodeSpec+"="+string(specJSON))
 	cmd.SysProcAttr = childAttr(nil)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -26,6 +26,8 @@ const postgresStopTimeout = 10 * time.Second
 // superuser `postgres` without a password.
 type Postgres struct {
 	dir  string // removed by Stop
+	data string // the data directory, inside dir
+	cred *syscall.Credential
 	port int
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the server process has exited
@@ -49,7 +51,7 @@ func StartPostgres(ctx context.Context) (*Postgres, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres dir: %w", err)
 	}
-	pg := &Postgres{dir: dir}
+	pg := &Postgres{dir: dir, data: filepath.Join(dir, "data"), cred: cred}
 	fail := func(err error) (*Postgres, error) {
 		_ = os.RemoveAll(dir)
 		return nil, err
@@ -59,8 +61,7 @@ func StartPostgres(ctx context.Context) (*Postgres, error) {
 			return fail(fmt.Errorf("chown postgres dir: %w", err))
 		}
 	}
-	data := filepath.Join(dir, "data")
-	cmd := exec.CommandContext(ctx, initdb, "-D", data, "-U", postgresUser, "--auth=trust", "-E", "UTF8", "--no-sync")
+	cmd := exec.CommandContext(ctx, initdb, "-D", pg.data, "-U", postgresUser, "--auth=trust", "-E", "UTF8", "--no-sync")
 	cmd.SysProcAttr = childAttr(cred)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fail(fmt.Errorf("initdb: %w\n%s", err, out))
@@ -68,7 +69,10 @@ func StartPostgres(ctx context.Context) (*Postgres, error) {
 	// A picked port can be taken before postgres binds it; postgres then exits and is started
 	// again on another port.
 	for attempt := 1; ; attempt++ {
-		err := pg.start(ctx, data, cred)
+		port, err := freePort()
+		if err == nil {
+			err = pg.start(ctx, port)
+		}
 		if err == nil {
 			return pg, nil
 		}
@@ -81,17 +85,14 @@ func StartPostgres(ctx context.Context) (*Postgres, error) {
 // postgresStartAttempts bounds the starts on a newly picked port.
 const postgresStartAttempts = 3
 
-// start starts postgres on data on a free port and waits until it accepts connections; on
-// error the process has exited.
-func (pg *Postgres) start(ctx context.Context, data string, cred *syscall.Credential) error {
-	var err error
-	if pg.port, err = freePort(); err != nil {
-		return err
-	}
+// start starts postgres on its data directory and port and waits until it accepts connections;
+// on error the process has exited.
+func (pg *Postgres) start(ctx context.Context, port int) error {
+	pg.port = port
 	pg.done = make(chan struct{})
 	pg.log = lockedBuffer{}
 	pg.cmd = exec.Command(filepath.Join(PostgresBinDir, "postgres"),
-		"-D", data,
+		"-D", pg.data,
 		"-p", strconv.Itoa(pg.port),
 		"-k", pg.dir, // the Unix socket stays in the private directory
 		"-c", "listen_addresses=127.0.0.1",
@@ -100,7 +101,7 @@ func (pg *Postgres) start(ctx context.Context, data string, cred *syscall.Creden
 		"-c", "synchronous_commit=off",
 		"-c", "full_page_writes=off",
 	)
-	pg.cmd.SysProcAttr = childAttr(cred)
+	pg.cmd.SysProcAttr = childAttr(pg.cred)
 	pg.cmd.Stderr = &pg.log
 	if err := pg.cmd.Start(); err != nil {
 		close(pg.done)
@@ -159,6 +160,21 @@ func (pg *Postgres) waitAccepting(ctx context.Context) error {
 // Address is the server's "127.0.0.1:port".
 func (pg *Postgres) Address() string {
 	return hostPort(pg.port)
+}
+
+// Restart stops the server in immediate mode (SIGQUIT: no shutdown checkpoint, crash recovery at
+// the next start, what a crash of the server leaves behind) and starts it again on the same data
+// directory and port; it returns once the server accepts connections again.
+func (pg *Postgres) Restart(ctx context.Context) error {
+	_ = pg.cmd.Process.Signal(syscall.SIGQUIT)
+	t := time.NewTimer(postgresStopTimeout)
+	defer t.Stop()
+	select {
+	case <-pg.done:
+	case <-t.C:
+		pg.kill()
+	}
+	return pg.start(ctx, pg.port)
 }
 
 // Stop shuts the server down (fast shutdown, then SIGKILL after a timeout) and removes its
