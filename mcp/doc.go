@@ -1,6 +1,7 @@
 // Package mcp serves toolgate's tools over the Model Context Protocol (MCP), with the official Go
 // SDK (github.com/modelcontextprotocol/go-sdk): every tools/call runs as one ToolCallWorkflow
-// through package client, so a call survives the MCP server process.
+// through package client, so a call survives the MCP server process. It also mounts remote MCP
+// servers' tools as toolgate tools.
 //
 // # Server
 //
@@ -32,6 +33,13 @@
 // same key (after a timeout, a dropped connection or a restart of the MCP server) attaches to
 // the recorded run and gets its outcome: the tool does not run again. Without a key each call
 // gets a fresh ID ("mcp-<random hex>").
+//
+// # Remote MCP servers as tools
+//
+// Mount connects to an MCP server (Target: a command over stdio, or a streamable HTTP URL) and
+// defines each of its tools as the toolgate tool PREFIX_NAME, to register with a worker: the
+// remote input schema, a side-effect class from the annotations (SideEffectOf), and a call that
+// runs tools/call in the ExecuteTool activity. See Mount for the mapping of results and failures.
 //
 // # Transports
 //

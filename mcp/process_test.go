@@ -8,16 +8,20 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/devserver/devtest"
 	"github.com/toolgate/toolgate/internal/testbin"
+	"github.com/toolgate/toolgate/toolcore"
 )
 
 // toolgateBinary returns the toolgate binary ($TOOLGATE_BIN, or built once per test process).
@@ -173,4 +177,48 @@ func TestTypeScriptClientAfterServerKilled(t *testing.T) {
 			assert.Equal(t, 1, f.tools.runsOf(key), "the retried call ran the tool again")
 		})
 	}
+}
+
+// `toolgate worker --mcp PREFIX=COMMAND` mounts the TypeScript SDK's stdio example server: its
+// tool runs as a durable toolgate call.
+func TestWorkerCommandMountsMCPServer(t *testing.T) {
+	bin := toolgateBinary(t)
+	srv := devtest.Server(t)
+	queue := devtest.TaskQueue(t)
+	cmd := exec.Command(bin, "worker", "--address", srv.FrontendAddress(), "--namespace", srv.Namespace(),
+		"--task-queue", queue, "--mcp", "ts=node "+sdkExampleServer(t, "progressExample.js"))
+	cmd.Env = childEnv()
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	tg := tgclient.New(devtest.Client(t), tgclient.Options{TaskQueue: queue})
+	require.Eventually(t, func() bool {
+		tools, err := tg.ListTools(t.Context())
+		return err == nil && slices.ContainsFunc(tools, func(info toolcore.ToolInfo) bool { return info.Name == "ts_count" })
+	}, time.Minute, 100*time.Millisecond, "the worker lists ts_count: %s", &stderr)
+	res := execute(t, tg, "worker-ts-count", "ts_count", `{"n":2}`)
+	assert.False(t, res.IsError(), res.Content())
+	assert.Equal(t, `"Counted to 2"`, res.Content())
+}
+
+// lockedBuffer is a bytes.Buffer safe for a writing process and a reading test.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

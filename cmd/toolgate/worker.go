@@ -9,6 +9,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/toolgate/toolgate/internal/searchattr"
+	"github.com/toolgate/toolgate/mcp"
+	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/worker"
 )
 
@@ -19,6 +21,7 @@ type workerOptions struct {
 	stopTimeout time.Duration
 	toolbox     toolboxOptions
 	metrics     metricsOptions
+	mcpMounts   []string
 }
 
 func newWorkerCommand(a *app) *cobra.Command {
@@ -37,10 +40,17 @@ and never upserts a missing one.
 
 Ctrl-C (or SIGTERM) stops polling and gives running tools --stop-timeout (30 s) to finish, then
 cancels their context, and exits 0. A tool cut off this way is retried elsewhere if it is readOnly
-or idempotent; an unsafe one ends with an outcome-unknown TOOL_EXECUTION_FAILED.`,
+or idempotent; an unsafe one ends with an outcome-unknown TOOL_EXECUTION_FAILED.
+
+--mcp PREFIX=COMMAND... or --mcp PREFIX=http(s)://URL (repeatable) mounts an MCP server: each of
+its tools becomes the tool PREFIX_NAME, with the remote input schema, a side-effect class from
+its annotations (readOnlyHint: readOnly, idempotentHint: idempotent, otherwise unsafe), and each
+call a tools/call on the remote server. A command is split on spaces and spawned once, again
+after a transport failure.`,
 		Example: `  toolgate worker --setup
   TEMPORAL_ADDRESS=temporal.example.com:7233 toolgate worker --task-queue tools --root /srv/docs
   toolgate worker --metrics-listen 127.0.0.1:9464
+  toolgate worker --mcp 'fs=npx -y @modelcontextprotocol/server-filesystem /srv/docs' --mcp web=http://127.0.0.1:3000/mcp
   toolgate worker --address ns.acct.tmprl.cloud:7233 -n ns.acct --api-key "$KEY"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -53,6 +63,7 @@ or idempotent; an unsafe one ends with an outcome-unknown TOOL_EXECUTION_FAILED.
 	addMetricsFlag(cmd, &o.metrics)
 	cmd.Flags().DurationVar(&o.stopTimeout, "stop-timeout", 30*time.Second, "on Ctrl-C, how long running tools may finish before their context is canceled")
 	cmd.Flags().BoolVar(&o.setup, "setup", false, "register the search attributes on the namespace first, when allowed")
+	cmd.Flags().StringArrayVar(&o.mcpMounts, "mcp", nil, "mount an MCP server's tools as PREFIX_NAME: PREFIX=COMMAND... or PREFIX=http(s)://URL (repeat)")
 	return cmd
 }
 
@@ -60,6 +71,13 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 	reg, err := o.toolbox.registry(a.logger.Named("toolbox"))
 	if err != nil {
 		return err
+	}
+	for _, spec := range o.mcpMounts {
+		remote, err := mountMCP(ctx, spec, reg)
+		if err != nil {
+			return err
+		}
+		defer remote.Close()
 	}
 	ms, err := o.metrics.start(a.logger)
 	if err != nil {
@@ -93,4 +111,21 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 		return fmt.Errorf("run worker: %w", err)
 	}
 	return nil
+}
+
+// mountMCP mounts the MCP server of spec (PREFIX=TARGET) and registers its tools in reg.
+func mountMCP(ctx context.Context, spec string, reg *toolcore.Registry) (*mcp.Remote, error) {
+	prefix, transport, err := mcp.ParseMount(spec)
+	if err != nil {
+		return nil, badInput(fmt.Errorf("--mcp: %w", err))
+	}
+	remote, err := mcp.Mount(ctx, prefix, transport, mcp.MountOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("--mcp %s: %w", prefix, err)
+	}
+	if err := reg.RegisterMany(remote.Tools()...); err != nil {
+		_ = remote.Close()
+		return nil, fmt.Errorf("--mcp %s: %w", prefix, err)
+	}
+	return remote, nil
 }

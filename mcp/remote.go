@@ -1,0 +1,319 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/toolcore"
+)
+
+// NewTransport returns a fresh transport to one MCP server: a mount reconnects with a new one
+// after a transport failure (for a command, a new process).
+type NewTransport func() sdk.Transport
+
+// Target returns the transport of a mount target: an http:// or https:// URL is the streamable
+// HTTP transport; anything else is a command line, split on white space (no quoting), spawned
+// with its stderr on this process's stderr and spoken to over stdin/stdout.
+func Target(target string) (NewTransport, error) {
+	target = strings.TrimSpace(target)
+	if strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://") {
+		return func() sdk.Transport { return &sdk.StreamableClientTransport{Endpoint: target} }, nil
+	}
+	argv := strings.Fields(target)
+	if len(argv) == 0 {
+		return nil, errors.New("empty MCP server target: want a command line or an http(s) URL")
+	}
+	return func() sdk.Transport {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Stderr = os.Stderr
+		return &sdk.CommandTransport{Command: cmd}
+	}, nil
+}
+
+// ParseMount parses "PREFIX=TARGET" (the worker's --mcp flag): PREFIX names the mount, TARGET is
+// as Target takes it.
+func ParseMount(spec string) (prefix string, transport NewTransport, err error) {
+	prefix, target, ok := strings.Cut(spec, "=")
+	if !ok || !prefixPattern.MatchString(prefix) {
+		return "", nil, fmt.Errorf("MCP mount %q: want PREFIX=COMMAND... or PREFIX=http(s)://URL, PREFIX matching %s", spec, prefixPattern)
+	}
+	transport, err = Target(target)
+	if err != nil {
+		return "", nil, fmt.Errorf("MCP mount %q: %w", spec, err)
+	}
+	return prefix, transport, nil
+}
+
+// prefixPattern bounds a mount prefix so that PREFIX_NAME can be a toolgate tool name.
+var prefixPattern = regexp.MustCompile(`^[A-Za-z0-9-]{1,32}$`)
+
+// notToolNameChar matches what a toolgate tool name may not hold (MCP names may hold '.' and '/').
+var notToolNameChar = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+
+// MountOptions configure Mount. They work at their zero value.
+type MountOptions struct {
+	// Timeout bounds one attempt of a remote call. Optional: default toolcore.DefaultTimeout.
+	Timeout time.Duration
+	// HeartbeatTimeout bounds the silence of a running remote call. Optional: default
+	// toolcore.DefaultHeartbeatTimeout.
+	HeartbeatTimeout time.Duration
+	// MaxAttempts bounds the attempts of remote ReadOnly and Idempotent tools after transport
+	// failures. Optional: default toolcore.DefaultMaxAttempts.
+	MaxAttempts int
+	// Logger logs the SDK's client activity. Optional: default none.
+	Logger *slog.Logger
+}
+
+// Remote is a mounted MCP server: its tools as toolgate tools, and the session their calls use.
+// It is safe for concurrent use; Close ends the session.
+type Remote struct {
+	prefix       string
+	newTransport NewTransport
+	client       *sdk.Client
+	tools        []toolcore.Tool
+
+	mu      sync.Mutex
+	session *sdk.ClientSession // nil until connected, and after a transport failure
+
+	// progress routes notifications/progress by token to the running call's reporter.
+	progress sync.Map // string -> func(toolcore.Progress)
+}
+
+// Mount connects to an MCP server and defines each of its tools as the toolgate tool
+// PREFIX_NAME (characters of NAME a tool name may not hold become '_'):
+//
+//   - its input schema is the remote tool's, checked in workflow code like any tool's;
+//   - its side-effect class comes from the annotations: readOnlyHint is ReadOnly, else
+//     idempotentHint is Idempotent, else (no annotations too) Unsafe;
+//   - a call runs tools/call on the remote server with the activity's context, so cancellation
+//     reaches the remote call as notifications/cancelled; the remote server's progress becomes the
+//     call's progress, and _meta carries the call's idempotency key (IdempotencyKeyMeta);
+//   - a result with isError is an error result whose message is the result's text; a JSON-RPC
+//     error of the remote server is one too; a transport failure is toolcore.Transient (retried
+//     for ReadOnly and Idempotent tools only) and the next call reconnects;
+//   - a successful result's content is its structuredContent when present, else the text of its
+//     single text content, else its content list.
+func Mount(ctx context.Context, prefix string, transport NewTransport, opts MountOptions) (*Remote, error) {
+	if !prefixPattern.MatchString(prefix) {
+		return nil, fmt.Errorf("MCP mount prefix %q must match %s", prefix, prefixPattern)
+	}
+	r := &Remote{prefix: prefix, newTransport: transport}
+	r.client = sdk.NewClient(&sdk.Implementation{Name: "toolgate", Version: "dev"}, &sdk.ClientOptions{
+		Logger: opts.Logger,
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			token, _ := req.Params.ProgressToken.(string)
+			if report, ok := r.progress.Load(token); ok {
+				report.(func(toolcore.Progress))(toolcore.Progress{
+					Completed: int64(req.Params.Progress), Total: int64(req.Params.Total), Message: req.Params.Message,
+				})
+			}
+		},
+	})
+	cs, err := r.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]string{}
+	for remote, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			_ = r.Close()
+			return nil, fmt.Errorf("MCP server %q: list tools: %w", prefix, err)
+		}
+		tool, err := r.define(remote, opts)
+		if err == nil && seen[tool.Name()] != "" {
+			err = fmt.Errorf("its name is also that of remote tool %q", seen[tool.Name()])
+		}
+		if err != nil {
+			_ = r.Close()
+			return nil, fmt.Errorf("MCP server %q: tool %q: %w", prefix, remote.Name, err)
+		}
+		seen[tool.Name()] = remote.Name
+		r.tools = append(r.tools, tool)
+	}
+	return r, nil
+}
+
+// Tools returns the mounted tools, to register with a worker's registry.
+func (r *Remote) Tools() []toolcore.Tool { return r.tools }
+
+// Close ends the session with the remote server (for a command, the process).
+func (r *Remote) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.session == nil {
+		return nil
+	}
+	err := r.session.Close()
+	r.session = nil
+	return err
+}
+
+// SideEffectOf maps MCP tool annotations to a side-effect class: readOnlyHint is ReadOnly, else
+// idempotentHint is Idempotent, else Unsafe (also without annotations: the MCP defaults are
+// not read-only, not idempotent, destructive).
+func SideEffectOf(a *sdk.ToolAnnotations) toolcore.SideEffect {
+	switch {
+	case a == nil:
+		return toolcore.Unsafe
+	case a.ReadOnlyHint:
+		return toolcore.ReadOnly
+	case a.IdempotentHint:
+		return toolcore.Idempotent
+	}
+	return toolcore.Unsafe
+}
+
+// define returns the toolgate tool of one remote tool.
+func (r *Remote) define(remote *sdk.Tool, opts MountOptions) (toolcore.Tool, error) {
+	input, err := json.Marshal(remote.InputSchema)
+	if err != nil {
+		return toolcore.Tool{}, fmt.Errorf("input schema: %w", err)
+	}
+	var output json.RawMessage
+	if remote.OutputSchema != nil {
+		if output, err = json.Marshal(remote.OutputSchema); err != nil {
+			return toolcore.Tool{}, fmt.Errorf("output schema: %w", err)
+		}
+	}
+	description := strings.TrimSpace(remote.Description)
+	if description == "" {
+		description = fmt.Sprintf("Tool %s of the MCP server %s.", remote.Name, r.prefix)
+	}
+	sideEffect := SideEffectOf(remote.Annotations)
+	maxAttempts := opts.MaxAttempts
+	if sideEffect == toolcore.Unsafe {
+		maxAttempts = 1
+	}
+	name := remote.Name
+	return toolcore.Define(toolcore.Definition[json.RawMessage]{
+		Name:         r.prefix + "_" + notToolNameChar.ReplaceAllString(name, "_"),
+		Description:  description,
+		InputSchema:  input,
+		OutputSchema: output,
+		Execute: func(ctx context.Context, args json.RawMessage) (any, error) {
+			return r.call(ctx, name, args)
+		},
+		Options: toolcore.Options{
+			SideEffect:       sideEffect,
+			Timeout:          opts.Timeout,
+			HeartbeatTimeout: opts.HeartbeatTimeout,
+			MaxAttempts:      maxAttempts,
+		},
+	})
+}
+
+// call runs tools/call for the remote tool name.
+func (r *Remote) call(ctx context.Context, name string, args json.RawMessage) (any, error) {
+	cs, err := r.connect(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, toolcore.Transient(err)
+	}
+	params := &sdk.CallToolParams{Name: name, Arguments: args}
+	if key := toolcore.IdempotencyKey(ctx); key != "" {
+		params.Meta = sdk.Meta{IdempotencyKeyMeta: key}
+	}
+	token := progressToken()
+	params.SetProgressToken(token)
+	r.progress.Store(token, func(p toolcore.Progress) { toolcore.ReportProgress(ctx, p) })
+	defer r.progress.Delete(token)
+
+	res, err := cs.CallTool(ctx, params)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		// Canceled or timed out: the activity records it as such.
+		return nil, ctx.Err()
+	default:
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) && !localErrorCodes[rpcErr.Code] {
+			// The server answered: a protocol error is its verdict on this call, not retried.
+			return nil, fmt.Errorf("MCP server %s: %s (JSON-RPC error %d)", r.prefix, rpcErr.Message, rpcErr.Code)
+		}
+		r.drop(cs)
+		return nil, toolcore.Transient(fmt.Errorf("MCP server %s: %w", r.prefix, err))
+	}
+	if res.IsError {
+		return nil, errors.New(resultText(res))
+	}
+	if res.StructuredContent != nil {
+		structured, err := json.Marshal(res.StructuredContent)
+		if err == nil {
+			return json.RawMessage(structured), nil
+		}
+	}
+	if len(res.Content) == 1 {
+		if text, ok := res.Content[0].(*sdk.TextContent); ok {
+			return text.Text, nil
+		}
+	}
+	content, err := json.Marshal(res.Content)
+	if err != nil {
+		return nil, fmt.Errorf("MCP server %s: encode content: %w", r.prefix, err)
+	}
+	return json.RawMessage(content), nil
+}
+
+// localErrorCodes are the JSON-RPC error codes the Go SDK's client makes up itself for a request
+// that did not get an answer (client closing -32003, server closing -32004, rejected by the
+// transport -32005): transport failures, not the remote server's verdict.
+var localErrorCodes = map[int64]bool{-32003: true, -32004: true, -32005: true}
+
+// connect returns the session, connecting a new one when there is none.
+func (r *Remote) connect(ctx context.Context) (*sdk.ClientSession, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.session != nil {
+		return r.session, nil
+	}
+	cs, err := r.client.Connect(ctx, r.newTransport(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("connect to MCP server %s: %w", r.prefix, err)
+	}
+	r.session = cs
+	return cs, nil
+}
+
+// drop closes cs after a transport failure, so the next call reconnects.
+func (r *Remote) drop(cs *sdk.ClientSession) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.session == cs {
+		r.session = nil
+	}
+	_ = cs.Close()
+}
+
+// resultText joins the text contents of a result (the message of an isError result).
+func resultText(res *sdk.CallToolResult) string {
+	var texts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*sdk.TextContent); ok {
+			texts = append(texts, t.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
+// progressToken returns a fresh progress token.
+func progressToken() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return "toolgate-" + hex.EncodeToString(b[:])
+}
