@@ -24,3 +24,5 @@
 // Processes the harness starts die with it (Linux parent-death signal) and are stopped by the
 // Stop methods; nothing outlives a test.
 package cluster
+
+//go:generate go run ./cmd/composegen -root ../..
