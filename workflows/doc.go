@@ -56,6 +56,9 @@
 // package; `go run ./internal/recordhistories` re-records them from the embedded server.
 // The top-level files use only toolbox tools (so `toolgate replay testdata/histories/*.json`
 // passes with the default toolbox); testdata/histories/fixtures need internal/recordhistories/fixtures.
+// testdata/histories/rounds are parents, fixtures.RoundWorkflow running rounds with ExecuteRound
+// (replayed here), and testdata/histories/agent the example agent workflow (replayed by
+// examples/agent under its original workflow ID, which scopes its calls' IDs).
 //
 // # Panics and the worker's panic policy
 //

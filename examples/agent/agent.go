@@ -37,6 +37,11 @@ type AgentResult struct {
 // AgentWorkflow is the agent loop: model turn, round of tool calls, outcomes back to the model,
 // until the model answers without calls. See the package documentation.
 func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
+	return agentLoop(ctx, in, workflows.RoundOptions{})
+}
+
+// agentLoop is AgentWorkflow running every round with roundOptions (the replay tests vary them).
+func agentLoop(ctx workflow.Context, in AgentInput, roundOptions workflows.RoundOptions) (AgentResult, error) {
 	maxTurns := in.MaxTurns
 	if maxTurns <= 0 {
 		maxTurns = DefaultMaxTurns
@@ -65,7 +70,7 @@ func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
 		for i, raw := range next.ToolCalls {
 			calls[i], _ = toolcore.ParseToolCall(raw) // a malformed call stays zero: a contract error outcome
 		}
-		outcomes, err := workflows.ExecuteRound(ctx, calls, workflows.RoundOptions{})
+		outcomes, err := workflows.ExecuteRound(ctx, calls, roundOptions)
 		if err != nil {
 			// A fatal tool error (or the run's cancellation) stops the agent.
 			return AgentResult{}, err

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/temporalproto"
 	sdkclient "go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
@@ -40,6 +42,7 @@ type config struct {
 	prompt        string
 	scriptPath    string
 	json          bool
+	historyPath   string
 	timeout       time.Duration
 }
 
@@ -63,6 +66,7 @@ func parseFlags(args []string, getenv func(string) string) (config, error) {
 	fs.StringVar(&c.prompt, "prompt", "What is 20 + 22?", "the user's prompt")
 	fs.StringVar(&c.scriptPath, "script", "", "JSON file of the scripted model's turns ({\"turns\":[{\"text\":...,\"toolCalls\":[...]}]}; default: the add-and-echo script)")
 	fs.BoolVar(&c.json, "json", false, "print the workflow ID, run ID and the agent's result as one JSON object")
+	fs.StringVar(&c.historyPath, "history", "", "write the finished agent run's event history to this JSON file (the format `toolgate replay` and the replay tests read)")
 	fs.DurationVar(&c.timeout, "timeout", 2*time.Minute, "give up waiting for the answer after this long (the agent keeps running)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
@@ -139,6 +143,11 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 	if err := wr.Get(ctx, &result); err != nil {
 		return fmt.Errorf("agent %s: %w", id, err)
 	}
+	if cfg.historyPath != "" {
+		if err := writeHistory(ctx, c, wr.GetID(), wr.GetRunID(), cfg.historyPath); err != nil {
+			return err
+		}
+	}
 	if cfg.json {
 		return json.NewEncoder(stdout).Encode(output{WorkflowID: wr.GetID(), RunID: wr.GetRunID(), AgentResult: result})
 	}
@@ -164,6 +173,27 @@ func dial(ctx context.Context, cfg config) (sdkclient.Client, error) {
 			cfg.address, cfg.namespace, err)
 	}
 	return c, nil
+}
+
+// writeHistory writes the run's event history as JSON to path.
+func writeHistory(ctx context.Context, c sdkclient.Client, id, runID, path string) error {
+	hist := &historypb.History{}
+	it := c.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return fmt.Errorf("read history of %s: %w", id, err)
+		}
+		hist.Events = append(hist.Events, e)
+	}
+	data, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
+	if err != nil {
+		return fmt.Errorf("encode history of %s: %w", id, err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write history: %w", err)
+	}
+	return nil
 }
 
 // readScript reads a Script from a JSON file.

@@ -8,7 +8,8 @@
 //
 // Histories of calls to toolbox tools go to <out>/*.json (replayable with `toolgate replay`,
 // whose registry is the toolbox); those that need the tools of internal/recordhistories/fixtures go to
-// <out>/fixtures/*.json. It prints one line per history: events and bytes.
+// <out>/fixtures/*.json. The histories of parents, fixtures.RoundWorkflow running rounds of calls
+// as child workflows, go to <out>/rounds/*.json. It prints one line per history: events and bytes.
 package main
 
 import (
@@ -26,6 +27,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/temporalproto"
 	sdkclient "go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
 
@@ -62,9 +64,10 @@ func main() {
 
 // recorder holds what every scenario needs.
 type recorder struct {
-	sdk   sdkclient.Client
-	tools *client.Client
-	out   string
+	sdk       sdkclient.Client
+	tools     *client.Client
+	out       string
+	namespace string
 }
 
 // scenario is one recorded call: run starts it and returns its workflow ID once it is closed.
@@ -94,7 +97,7 @@ func record(ctx context.Context, out string, only *regexp.Regexp) error {
 	if err != nil {
 		return err
 	}
-	r := &recorder{sdk: sdk, tools: client.New(sdk, client.Options{Namespace: srv.Namespace()}), out: out}
+	r := &recorder{sdk: sdk, tools: client.New(sdk, client.Options{Namespace: srv.Namespace()}), out: out, namespace: srv.Namespace()}
 
 	// Canceled before any worker ran it: the first workflow task sees the cancel request.
 	id, err := r.tools.Start(ctx, mustCall("call-canceled-early", toolbox.NameAdd, `{"left":1,"right":2}`))
@@ -116,6 +119,13 @@ func record(ctx context.Context, out string, only *regexp.Regexp) error {
 	if !w.SearchAttributes() {
 		return errors.New("the dev server's namespace lacks the search attributes")
 	}
+	parents := sdkworker.New(sdk, roundQueue, sdkworker.Options{})
+	fixtures.RegisterRoundWorkflow(parents)
+	r.tools.RegisterAwaitToolCall(parents)
+	if err := parents.Start(); err != nil {
+		return fmt.Errorf("start the round parents' worker: %w", err)
+	}
+	defer parents.Stop()
 	if only.MatchString("canceled-before-start.json") {
 		if err := r.write(ctx, "canceled-before-start.json", id); err != nil {
 			return err
@@ -169,7 +179,94 @@ func scenarios() []scenario {
 		{"fixtures/reconciled.json", execute(mustCall("call-reconciled", fixtures.Reconciled, `{}`))},
 		{"fixtures/checkpointed.json", execute(mustCall("call-checkpointed", fixtures.Checkpointed, `{}`))},
 		{"fixtures/approval-canceled.json", cancelAwaitingApproval(mustCall("call-approval-canceled", fixtures.Approve, `{}`))},
+		// Parents: fixtures.RoundWorkflow runs rounds of calls as child workflows.
+		{"rounds/parallel.json", round("round-parallel", false, [][]json.RawMessage{{
+			rawCall("a", toolbox.NameAdd, `{"left":1,"right":2}`),
+			rawCall("b", "no_such_tool", `{}`),
+			rawCall("c", toolbox.NameEcho, `{"text":"hi"}`),
+			rawCall("d", toolbox.NameAdd, `{"left":"x","right":2}`),
+			json.RawMessage(`{"type":"toolCall"}`),
+			rawCall("a", toolbox.NameAdd, `{"left":5,"right":5}`),
+		}})},
+		{"rounds/sequential.json", round("round-sequential", true, [][]json.RawMessage{
+			{rawCall("a", toolbox.NameAdd, `{"left":1,"right":2}`), rawCall("b", toolbox.NameEcho, `{"text":"hi"}`)},
+			{rawCall("c", toolbox.NameAdd, `{"left":3,"right":4}`)},
+		})},
+		{"rounds/fatal.json", round("round-fatal", false, [][]json.RawMessage{{
+			rawCall("s1", fixtures.Sequential, `{}`),
+			rawCall("f2", fixtures.Fatal, `{}`),
+			rawCall("a3", toolbox.NameAdd, `{"left":1,"right":2}`),
+			rawCall("s4", fixtures.Sequential, `{}`),
+		}})},
+		{"rounds/attached.json", attachedRound},
+		{"rounds/canceled.json", canceledRound},
 	}
+}
+
+// roundQueue is the task queue of the worker running fixtures.RoundWorkflow (the children run on
+// the toolgate worker's default queue).
+const roundQueue = "fixtures-rounds"
+
+// round runs fixtures.RoundWorkflow with rounds to its end, whatever the outcome.
+func round(scope string, sequential bool, rounds [][]json.RawMessage) func(context.Context, *recorder) (string, error) {
+	return func(ctx context.Context, r *recorder) (string, error) {
+		return r.startRound(ctx, scope, fixtures.RoundInput{Rounds: rounds, Sequential: sequential, Scope: scope})
+	}
+}
+
+func (r *recorder) startRound(ctx context.Context, id string, in fixtures.RoundInput) (string, error) {
+	_, err := r.sdk.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{ID: id, TaskQueue: roundQueue}, fixtures.RoundWorkflowName, in)
+	if err != nil {
+		return "", err
+	}
+	return id, r.waitClosed(ctx, id)
+}
+
+// attachedRound: a client runs call a first; the round then submits a again beside b, so its
+// start of a is refused and it attaches through AwaitToolCall.
+func attachedRound(ctx context.Context, r *recorder) (string, error) {
+	const scope = "round-attached"
+	first := client.New(r.sdk, client.Options{Scope: scope, Namespace: r.namespace})
+	id, err := first.Start(ctx, mustCall("a", toolbox.NameAdd, `{"left":1,"right":2}`))
+	if err != nil {
+		return "", err
+	}
+	if err := r.waitClosed(ctx, id); err != nil {
+		return "", err
+	}
+	return r.startRound(ctx, scope, fixtures.RoundInput{Scope: scope, Rounds: [][]json.RawMessage{{
+		rawCall("a", toolbox.NameAdd, `{"left":1,"right":2}`),
+		rawCall("b", toolbox.NameAdd, `{"left":2,"right":2}`),
+	}}})
+}
+
+// canceledRound cancels the parent while its child's tool runs (it reported progress): the
+// child is canceled and awaited, the parent ends canceled.
+func canceledRound(ctx context.Context, r *recorder) (string, error) {
+	const scope = "round-canceled"
+	_, err := r.sdk.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{ID: scope, TaskQueue: roundQueue}, fixtures.RoundWorkflowName,
+		fixtures.RoundInput{Scope: scope, Rounds: [][]json.RawMessage{{
+			rawCall("s", toolbox.NameSleep, `{"seconds":600}`),
+			rawCall("a", toolbox.NameAdd, `{"left":1,"right":2}`),
+		}}})
+	if err != nil {
+		return "", err
+	}
+	if err := r.waitProgress(ctx, client.WorkflowID(scope, "s")); err != nil {
+		return "", err
+	}
+	if err := r.sdk.CancelWorkflow(ctx, scope, ""); err != nil {
+		return "", err
+	}
+	return scope, r.waitClosed(ctx, scope)
+}
+
+func rawCall(id, name, arguments string) json.RawMessage {
+	data, err := mustCall(id, name, arguments).MarshalJSON()
+	if err != nil {
+		panic(err)
+	}
+	return data
 }
 
 // decide starts call (its tool requires approval), waits until it waits for a decision, and
@@ -257,24 +354,32 @@ func cancelWhileRunning(call toolcore.ToolCall) func(context.Context, *recorder)
 		if err != nil {
 			return "", err
 		}
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			if _, ok, err := r.tools.ProgressByWorkflowID(ctx, id); err != nil {
-				return "", err
-			} else if ok {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				return "", ctx.Err()
-			case <-tick.C:
-			}
+		if err := r.waitProgress(ctx, id); err != nil {
+			return "", err
 		}
 		if err := r.tools.CancelByWorkflowID(ctx, id); err != nil {
 			return "", err
 		}
 		return id, r.waitClosed(ctx, id)
+	}
+}
+
+// waitProgress polls until the call's tool has reported progress (it is running); a call not
+// started yet (a parent's child) is waited for.
+func (r *recorder) waitProgress(ctx context.Context, id string) error {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if _, ok, err := r.tools.ProgressByWorkflowID(ctx, id); err != nil && !errors.Is(err, client.ErrNotFound) {
+			return err
+		} else if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for progress of %s: %w", id, ctx.Err())
+		case <-tick.C:
+		}
 	}
 }
 
