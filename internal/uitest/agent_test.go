@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/url"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -36,6 +38,8 @@ type agentRun struct {
 // real `toolgate dev`, as the README says to: its scripted conversation calls add and echo in one
 // round, through workflows.ExecuteRound, on the dev server's own toolbox worker. The answer quotes
 // the add tool's result, and each call is a ToolCallWorkflow that is a child of the agent workflow.
+// In Chromium, the agent's Relationships page in the Web UI lists both calls as its children,
+// linked to their runs (screenshot ui-agent-relationships.png).
 func TestExampleAgentAgainstDev(t *testing.T) {
 	if testing.Short() {
 		t.Skip("example agent: builds toolgate and the agent, starts a Temporal server")
@@ -66,6 +70,7 @@ func TestExampleAgentAgainstDev(t *testing.T) {
 	t.Cleanup(c.Close)
 	want := []string{agentID + "/toolcall-call-add", agentID + "/toolcall-call-echo"}
 	assert.Equal(t, want, childIDs(t, c, agentID, run.RunID), "the agent's history starts each call as a child")
+	childRuns := map[string]string{} // workflow ID -> run ID
 	for _, id := range want {
 		ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
 		d, err := c.DescribeWorkflowExecution(ctx, id, "")
@@ -76,8 +81,57 @@ func TestExampleAgentAgainstDev(t *testing.T) {
 		assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, info.GetStatus(), id)
 		assert.Equal(t, agentID, info.GetParentExecution().GetWorkflowId(), "%s: parent", id)
 		assert.Equal(t, run.RunID, info.GetParentExecution().GetRunId(), "%s: parent run", id)
+		childRuns[id] = info.GetExecution().GetRunId()
 	}
+
+	t.Run("web UI relationships", func(t *testing.T) {
+		tab := startBrowser(t)
+		page := dev.ui + "/namespaces/" + url.PathEscape(dev.namespace) + "/workflows/" + url.PathEscape(agentID) + "/" + url.PathEscape(run.RunID) + "/relationships"
+		shown, err := waitForPage[relationshipsPage](t, tab, page, relationshipsPageFunc, filepath.Join(artifactDir(t, moduleRoot(t)), "ui-agent-relationships.png"), agentID, want)
+		require.NoError(t, err)
+		assert.Equal(t, "completed", strings.ToLower(shown.Status))
+		assert.Equal(t, "2", shown.ChildCount)
+		require.Len(t, shown.Children, len(want))
+		for i, child := range shown.Children {
+			assert.Equal(t, want[i], child.ID)
+			// The link leads to the child's own run.
+			assert.Contains(t, child.Href, "/workflows/"+url.PathEscape(want[i])+"/"+childRuns[want[i]], child.ID)
+		}
+	})
 }
+
+// relationshipsPage is what a workflow's Relationships page shows, read by relationshipsPageFunc.
+type relationshipsPage struct {
+	Status     string `json:"status"`
+	ChildCount string `json:"childCount"`
+	Children   []struct {
+		ID   string `json:"id"`
+		Href string `json:"href"`
+	} `json:"children"`
+}
+
+// relationshipsPageFunc returns the page once the heading names the workflow and a link to each
+// expected child is shown, with the "Child Count" the page states; null until then. The
+// selectors are those of ui-server v2.55.0's workflow header and relationships tab.
+const relationshipsPageFunc = `(wid, children) => {
+	const text = (sel) => { const el = document.querySelector(sel); return el ? el.innerText.trim() : ""; };
+	if (text('[data-testid="workflow-id-heading"]') !== wid) {
+		return null;
+	}
+	const found = [];
+	for (const id of children) {
+		const a = Array.from(document.querySelectorAll("a[href]")).find((a) => a.innerText.trim() === id);
+		if (!a) {
+			return null;
+		}
+		found.push({ id: id, href: a.getAttribute("href") });
+	}
+	const count = /Child Count\s+(\d+)/.exec(document.body.innerText);
+	if (!count) {
+		return null;
+	}
+	return { status: text('[data-testid="execution-status"]'), childCount: count[1], children: found };
+}`
 
 // runAgent runs the agent binary with -json and args to completion and returns what it printed.
 func runAgent(t *testing.T, agent string, env []string, args ...string) agentRun {

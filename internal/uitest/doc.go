@@ -21,7 +21,7 @@
 //
 // # Artifacts
 //
-// Each page's screenshot (ui-workflows.png, ui-workflow.png, ui-workflow-history.png) is written,
+// Each page's screenshot (ui-workflows.png, ui-workflow.png, ui-workflow-history.png, ui-agent-relationships.png, ...) is written,
 // pass or fail, to $TOOLGATE_ARTIFACTS, else to .artifacts/ at the module root (git-ignored); the
 // test logs the paths.
 package uitest
