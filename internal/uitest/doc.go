@@ -10,6 +10,10 @@
 // Both workflow pages must show the workflow ID, the status Completed, the call as the Input and,
 // as the Result, exactly the tool-result message that `toolgate call` printed.
 //
+// The example agent (examples/agent, built as a binary) runs against the same kind of `toolgate
+// dev`: its answer quotes its tools' results, each of its tool calls is a child workflow of the
+// agent workflow, and the agent's Relationships page lists both children, linked to their runs.
+//
 // # How it runs
 //
 // The test builds cmd/toolgate once, starts `toolgate dev --in-memory --port 0 --ui-port 0` as a
@@ -21,7 +25,7 @@
 //
 // # Artifacts
 //
-// Each page's screenshot (ui-workflows.png, ui-workflow.png, ui-workflow-history.png, ui-agent-relationships.png, ...) is written,
-// pass or fail, to $TOOLGATE_ARTIFACTS, else to .artifacts/ at the module root (git-ignored); the
-// test logs the paths.
+// Each page's screenshot (ui-workflows.png, ui-workflow.png, ui-workflow-history.png,
+// ui-agent-relationships.png, ...) is written, pass or fail, to $TOOLGATE_ARTIFACTS, else to
+// .artifacts/ at the module root (git-ignored); the test logs the paths.
 package uitest
