@@ -58,15 +58,21 @@ func (c *Client) Execute(ctx context.Context, call toolcore.ToolCall) (toolcore.
 // workflow ID without waiting for the outcome; Result, Status, Progress and Cancel take it from
 // there.
 func (c *Client) Start(ctx context.Context, call toolcore.ToolCall) (workflowID string, err error) {
+	workflowID, _, err = c.StartRun(ctx, call)
+	return workflowID, err
+}
+
+// StartRun is Start that also returns the run ID of the call's execution, for ResultOfRun.
+func (c *Client) StartRun(ctx context.Context, call toolcore.ToolCall) (workflowID, runID string, err error) {
 	canonical, err := snapshot(call)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	run, err := c.start(ctx, call, canonical)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return run.GetID(), nil
+	return run.GetID(), run.GetRunID(), nil
 }
 
 // Result waits for the outcome of the call with callID (started by anyone) and returns it like
@@ -75,9 +81,16 @@ func (c *Client) Result(ctx context.Context, callID string) (toolcore.Result, er
 	return c.ResultByWorkflowID(ctx, c.WorkflowID(callID))
 }
 
-// ResultByWorkflowID is Result for a workflow ID.
+// ResultByWorkflowID is Result for a workflow ID. It first asks the server for the current run
+// of workflowID; ResultOfRun, for a run StartRun returned, saves that round trip.
 func (c *Client) ResultByWorkflowID(ctx context.Context, workflowID string) (toolcore.Result, error) {
 	return c.wait(ctx, c.sdk.GetWorkflow(ctx, workflowID, ""))
+}
+
+// ResultOfRun is ResultByWorkflowID for the run runID of workflowID (as StartRun returned it):
+// it waits on that run directly.
+func (c *Client) ResultOfRun(ctx context.Context, workflowID, runID string) (toolcore.Result, error) {
+	return c.wait(ctx, c.sdk.GetWorkflow(ctx, workflowID, runID))
 }
 
 // snapshot returns the canonical wire JSON of call, re-snapshotted so that a zero or otherwise

@@ -43,7 +43,7 @@ func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	}
 	// The start is detached from the request: a request that ends while starting leaves a call
 	// that a retry with the same key attaches to.
-	workflowID, err := h.tg.Start(context.WithoutCancel(ctx), call)
+	workflowID, runID, err := h.tg.StartRun(context.WithoutCancel(ctx), call)
 	if err != nil {
 		return nil, protocolError(err)
 	}
@@ -52,7 +52,8 @@ func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sd
 		defer stop()
 		go h.forwardProgress(progressCtx, req, token, workflowID)
 	}
-	res, err := h.tg.ResultByWorkflowID(ctx, workflowID)
+	// Waiting on the run the start returned saves a DescribeWorkflowExecution per call.
+	res, err := h.tg.ResultOfRun(ctx, workflowID, runID)
 	if err != nil && ctx.Err() != nil {
 		return nil, h.requestEnded(ctx, workflowID)
 	}

@@ -89,6 +89,7 @@ runs every phase with tiny counts (seconds), as make test does.`,
 	fs.IntVar(&o.cfg.InFlight, "in-flight", bench.DefaultInFlight, "in flight: sleep calls held running at once")
 	fs.IntVar(&o.cfg.Probes, "probes", bench.DefaultProbes, "in flight: no-op calls made while they are held")
 	fs.IntVar(&o.cfg.Cancels, "cancels", bench.DefaultCancels, "cancel: running tick calls canceled (progress and cancellation delays)")
+	fs.IntVar(&o.cfg.MCPCalls, "mcp-calls", bench.DefaultMCPCalls, "mcp: tools/call over streamable HTTP against client.Execute, measured calls each")
 	fs.DurationVar(&o.cfg.InFlightHeartbeat, "in-flight-heartbeat", toolcore.DefaultHeartbeatTimeout, "in flight: HeartbeatTimeout of the sleep tool (a held call heartbeats every third of this)")
 	fs.DurationVar(&o.cfg.InProcessTime, "in-process-time", bench.DefaultInProcessTime, "in process: how long each function is timed")
 	return cmd
@@ -112,6 +113,7 @@ func (o benchOptions) shortened(cmd *cobra.Command) bench.Config {
 		"in-flight":         {&cfg.InFlight, &short.InFlight},
 		"probes":            {&cfg.Probes, &short.Probes},
 		"cancels":           {&cfg.Cancels, &short.Cancels},
+		"mcp-calls":         {&cfg.MCPCalls, &short.MCPCalls},
 	} {
 		if !fs.Changed(flag) {
 			*pair[0] = *pair[1]

@@ -31,7 +31,7 @@ func TestBenchShort(t *testing.T) {
 	require.NoError(t, rep.Check())
 	assert.Equal(t, bench.DefaultSubjects(), rep.Settings.Subjects)
 	assert.Equal(t, bench.Short().InFlight, rep.InFlight.Calls)
-	for _, phase := range []string{"server", "in-process", "warmup", "latency", "breakdown", "throughput", "in-flight", "probe", "drain", "history"} {
+	for _, phase := range []string{"server", "in-process", "warmup", "latency", "breakdown", "throughput", "mcp", "in-flight", "probe", "drain", "history"} {
 		assert.Contains(t, errOut.String(), "bench: "+phase+" done in", "progress of phase %s", phase)
 	}
 

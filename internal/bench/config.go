@@ -93,6 +93,9 @@ type Config struct {
 	Probes int
 	// Cancels is the number of running tick calls the cancel phase cancels. Optional: default 30.
 	Cancels int
+	// MCPCalls is the number of measured calls per side of the MCP phase. Optional: default
+	// DefaultMCPCalls.
+	MCPCalls int
 	// InFlightHeartbeat is the HeartbeatTimeout of the sleep tool: every held call heartbeats
 	// every third of this when idle, and is lost when a heartbeat is two thirds of this late.
 	// Optional: default toolcore.DefaultHeartbeatTimeout (10 s), what a tool gets.
@@ -124,6 +127,7 @@ func Short() Config {
 		InFlight:         20,
 		Probes:           3,
 		Cancels:          2,
+		MCPCalls:         3,
 		InProcessTime:    10 * time.Millisecond,
 		BreakdownSample:  6,
 	}
@@ -132,7 +136,8 @@ func Short() Config {
 // Progress reports how far a phase is.
 type Progress struct {
 	// Phase is, in order, "in-process", "setup", "warmup", "latency", "breakdown",
-	// "throughput", "history", "cancel", "in-flight" (filling), "probe", "drain", then "done".
+	// "throughput", "history", "cancel", "mcp", "in-flight" (filling), "probe", "drain", then
+	// "done".
 	Phase string
 	// Done of Total steps (calls, mostly). Total 0: the phase has no count.
 	Done, Total int
@@ -163,6 +168,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.InFlight, DefaultInFlight)
 	def(&c.Probes, DefaultProbes)
 	def(&c.Cancels, DefaultCancels)
+	def(&c.MCPCalls, DefaultMCPCalls)
 	def(&c.BreakdownSample, DefaultBreakdownSample)
 	if c.InProcessTime <= 0 {
 		c.InProcessTime = DefaultInProcessTime

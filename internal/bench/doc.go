@@ -34,21 +34,29 @@
 //     the histories of a sample of the measured calls give the breakdown: where a call's wall
 //     time goes, segment by segment (client to start, each workflow task's dispatch and run, the
 //     activity, result to client).
+//
 //  2. Throughput: Concurrency callers, ThroughputCalls per subject in ThroughputBlocks blocks,
 //     alternating subjects: calls per second (calls / time inside the subject's blocks).
+//
 //  3. In process: toolcore.Execute of the no-op tool against a direct call of its function,
 //     ns and allocations per call.
+//
 //  4. In flight: InFlight concurrent `sleep` calls held running by one worker; while they are
 //     held, Probes sequential no-op calls measure latency under load; RSS of the process (server,
 //     worker and client together) before, while held, and its peak. Then they are released and
 //     drained. A held call whose heartbeats reach an overloaded server too late is timed out by
 //     it: the phase counts such calls as lost rather than failing.
+//
 //  5. History: events and bytes (sum of proto sizes of GetWorkflowHistory events) of one call
 //     that succeeds and one that ends in an error, per subject. toolgate's error is an error
 //     result (isError: true, the workflow completes); bare's is an activity failing with a
 //     non-retryable error, which fails the workflow.
 //
-// They run in the order 3, 1, 2, 5, 4: in process while the server is idle, in flight last
+//  6. MCP: a tools/call over streamable HTTP to toolgate's MCP server (package mcp, in process,
+//     on loopback) against client.Execute of the same no-op call, alternating call by call
+//     (MCPCalls each, after Warmup): p50 and p95 ratios MCP / Execute ([GoalMCPP50]).
+//
+// They run in the order 3, 1, 2, 5, cancel, 6, 4: in process while the server is idle, in flight last
 // because it loads the server most. Any failed call ends the run; Run returns the phases
 // completed before it.
 //

@@ -19,6 +19,7 @@ type Report struct {
 	Throughput       []ThroughputRow `json:"throughput"`
 	InProcess        InProcess       `json:"inProcess"`
 	Cancel           Cancel          `json:"cancel"`
+	MCP              MCP             `json:"mcp"`
 	InFlight         InFlight        `json:"inFlight"`
 	History          []HistoryRow    `json:"history"`
 	ElapsedSeconds   float64         `json:"elapsedSeconds"`
@@ -50,6 +51,7 @@ type Settings struct {
 	InFlight         int      `json:"inFlight"`
 	Probes           int      `json:"probes"`
 	Cancels          int      `json:"cancels"`
+	MCPCalls         int      `json:"mcpCalls"`
 	// InFlightHeartbeatMs is the sleep tool's HeartbeatTimeout.
 	InFlightHeartbeatMs float64 `json:"inFlightHeartbeatMs"`
 	InProcessMs         float64 `json:"inProcessMs"`
@@ -232,6 +234,9 @@ func (r Report) Check() error {
 	}
 	if c := r.Cancel; c.Calls != r.Settings.Cancels || c.Closed.N != c.Calls || c.Closed.P50Ms <= 0 || c.Progress.N < c.Calls {
 		missing("cancel: incomplete %+v", c)
+	}
+	if err := r.MCP.check(r.Settings.MCPCalls); err != nil {
+		errs = append(errs, err)
 	}
 	f := r.InFlight
 	if f.Calls != r.Settings.InFlight || f.Held <= 0 || f.Held > f.Calls || f.Lost < 0 || f.Lost > f.Calls || f.Probe.N != r.Settings.Probes || f.RSSBeforeMiB <= 0 || f.RSSHeldMiB <= 0 ||

@@ -22,7 +22,7 @@ func completeReport() Report {
 		Machine: Machine{Date: "2026-01-01T00:00:00Z", GoVersion: "go1.26.8", OS: "linux", Arch: "amd64", CPUs: 2, GOMAXPROCS: 2, CPUModel: "AMD EPYC"},
 		Server:  "embedded",
 		Settings: Settings{Subjects: []string{SubjectToolgate, SubjectBare}, Calls: 5, Warmup: 1, Block: 1, Concurrency: 2,
-			ThroughputCalls: 4, ThroughputBlocks: 2, InFlight: 3, Probes: 2, Cancels: 2, InFlightHeartbeatMs: 10000, InProcessMs: 10},
+			ThroughputCalls: 4, ThroughputBlocks: 2, InFlight: 3, Probes: 2, Cancels: 2, MCPCalls: 5, InFlightHeartbeatMs: 10000, InProcessMs: 10},
 		Latency: []LatencyRow{
 			{Subject: SubjectToolgate, Latencies: lat, RatioP50: 1.05, RatioP95: 1.1, RatioP99: 1.2},
 			{Subject: SubjectBare, Latencies: lat, RatioP50: 1, RatioP95: 1, RatioP99: 1},
@@ -44,6 +44,7 @@ func completeReport() Report {
 		InFlight: InFlight{Calls: 3, Held: 3, FillSeconds: 1, RSSBeforeMiB: 100, RSSHeldMiB: 110, PeakRSSMiB: 120, PeakSource: peakFromHWM,
 			KiBPerCall: 3413, GoHeapHeldMiB: 50, Probe: Latencies{N: 2, P50Ms: 20, P95Ms: 30, P99Ms: 30, MeanMs: 25, MinMs: 20, MaxMs: 30},
 			IdleP50Ms: 10, ProbeRatioP50: 2, DrainSeconds: 1},
+		MCP:            MCP{Calls: 5, Execute: lat, MCP: lat, RatioP50: 1, RatioP95: 1},
 		History:        []HistoryRow{hist(SubjectToolgate, CaseSuccess), hist(SubjectToolgate, CaseError), hist(SubjectBare, CaseSuccess), hist(SubjectBare, CaseError)},
 		ElapsedSeconds: 5,
 	}
@@ -61,6 +62,7 @@ func TestCheckIncomplete(t *testing.T) {
 	}{
 		{name: "no CPU model", breakIt: func(r *Report) { r.Machine.CPUModel = "" }, wantErr: "machine"},
 		{name: "cancel phase missing", breakIt: func(r *Report) { r.Cancel = Cancel{} }, wantErr: "cancel"},
+		{name: "mcp phase missing", breakIt: func(r *Report) { r.MCP = MCP{} }, wantErr: "mcp"},
 		{name: "no server", breakIt: func(r *Report) { r.Server = "" }, wantErr: "server"},
 		{name: "no baseline", breakIt: func(r *Report) { r.Settings.Subjects = []string{SubjectToolgate} }, wantErr: "baseline"},
 		{name: "latency row missing", breakIt: func(r *Report) { r.Latency = r.Latency[1:] }, wantErr: `latency: subject "toolgate"`},
@@ -107,6 +109,7 @@ func TestWriteText(t *testing.T) {
 		"CPU during the latency phase: 1.0 s of CPU in 2.0 s (0.50 cores)", CompSQLite, "gzip of gRPC messages: 3.0%",
 		"toolcore.Execute", "overhead 4998 ns",
 		"In flight: 3 sleep calls held running by one worker (heartbeat timeout 10s)", "all running after 1.0s", "peak 120 MiB (VmHWM)", "2.00x the idle toolgate p50",
+		"MCP: tools/call over streamable HTTP", "MCP / Execute: p50 1.00 (goal <= 1.20)",
 		"History of one call",
 		"elapsed 5.0s",
 	} {

@@ -69,6 +69,9 @@ func run(ctx context.Context, cfg Config, rep *Report) (err error) {
 	if rep.Cancel, err = h.cancel(ctx); err != nil {
 		return err
 	}
+	if rep.MCP, err = h.mcpPhase(ctx); err != nil {
+		return err
+	}
 	// In flight last: it loads the server most, and leaves the most behind.
 	runtime.GC()
 	idle, ok := rep.LatencyOf(SubjectToolgate)
@@ -91,6 +94,7 @@ func settingsOf(cfg Config) Settings {
 		InFlight:            cfg.InFlight,
 		Probes:              cfg.Probes,
 		Cancels:             cfg.Cancels,
+		MCPCalls:            cfg.MCPCalls,
 		InFlightHeartbeatMs: ms(cfg.InFlightHeartbeat),
 		InProcessMs:         ms(cfg.InProcessTime),
 	}

@@ -42,6 +42,9 @@ func (r Report) WriteText(w io.Writer) error {
 	if r.Cancel.Calls > 0 {
 		r.writeCancel(&b)
 	}
+	if r.MCP.Calls > 0 {
+		r.writeMCP(&b)
+	}
 	if r.InFlight.Calls > 0 {
 		r.writeInFlight(&b)
 	}
