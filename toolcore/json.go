@@ -250,71 +250,92 @@ func (s *scanner) number(dst []byte) ([]byte, error) {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-// str scans the string at s.pos and returns its unescaped contents. Without escapes the result
-// aliases the input; with escapes it is s.scratch, valid until the next call (escaped reports
-// which, so callers that keep it can copy).
+// str scans the string at s.pos and returns its unescaped contents. A plain-ASCII string without
+// escapes aliases the input; any other is decoded into s.scratch, valid until the next call
+// (escaped reports which, so callers that keep it can copy).
 func (s *scanner) str() (contents []byte, escaped bool, err error) {
 	d := s.data
 	start := s.pos + 1
 	i := start
-	for i < len(d) {
-		c := d[i]
-		switch {
-		case c == '"':
-			s.pos = i + 1
-			return d[start:i], false, nil
-		case c == '\\':
-			return s.strEscaped(start, i)
-		case c < 0x20:
-			return nil, false, s.syntaxError(i, "control character U+%04X in string, want it escaped", c)
-		case c < utf8.RuneSelf:
-			i++
-		default:
-			r, size := utf8.DecodeRune(d[i:])
-			if r == utf8.RuneError && size == 1 {
-				return nil, false, &jsonError{msg: fmt.Sprintf("invalid UTF-8 at byte %d%s", i, s.of)}
-			}
-			i += size
-		}
+	for i < len(d) && plainASCII(d[i]) {
+		i++
 	}
-	return nil, false, s.syntaxError(i, "unexpected end of input in string")
+	if i < len(d) && d[i] == '"' {
+		s.pos = i + 1
+		return d[start:i], false, nil
+	}
+	if n := skipString(d, start-1) - start; cap(s.scratch) < n {
+		s.scratch = make([]byte, 0, n) // an upper bound of the decoded length
+	}
+	buf, end, fault, at := decodeString(d, i, append(s.scratch[:0], d[start:i]...), false)
+	switch fault {
+	case faultNone:
+		s.pos = end
+		s.scratch = buf
+		return buf, true, nil
+	case faultControl:
+		err = s.syntaxError(at, "control character U+%04X in string, want it escaped", d[at])
+	case faultEscape:
+		err = s.syntaxError(at, "invalid escape %s in string", s.found(at+1))
+	case faultHex:
+		err = s.syntaxError(at, "invalid \\u escape in string, want 4 hex digits")
+	case faultSurrogate:
+		err = &jsonError{msg: fmt.Sprintf("lone surrogate %s at byte %d%s (not a Unicode character)",
+			d[at:at+6], at, s.of)}
+	case faultUTF8:
+		err = &jsonError{msg: fmt.Sprintf("invalid UTF-8 at byte %d%s", at, s.of)}
+	default:
+		err = s.syntaxError(at, "unexpected end of input in string")
+	}
+	return nil, false, err
 }
 
-// strEscaped continues str from the first backslash at i.
-func (s *scanner) strEscaped(start, i int) ([]byte, bool, error) {
-	d := s.data
-	if n := skipString(d, start-1) - start; cap(s.scratch) < n {
-		s.scratch = make([]byte, 0, n) // an upper bound of the unescaped length
-	}
-	buf := append(s.scratch[:0], d[start:i]...)
+// stringFault is what decodeString stopped at, or faultNone.
+type stringFault uint8
+
+const (
+	faultNone      stringFault = iota
+	faultEnd                   // the input ended before the closing quote
+	faultControl               // an unescaped control character
+	faultEscape                // a backslash that starts no escape
+	faultHex                   // \u without four hex digits
+	faultSurrogate             // a lone surrogate (U+FFFD when lenient)
+	faultUTF8                  // invalid UTF-8 (U+FFFD when lenient)
+)
+
+// decodeString appends to buf the decoded contents of the JSON string whose body continues at
+// d[i] (anywhere past its opening quote) and returns them with the offset just past the closing
+// quote. It is the one escape decoder. Strict, it stops at the first fault with its offset;
+// lenient, it replaces invalid UTF-8 and lone surrogates with U+FFFD, as encoding/json does.
+func decodeString[S ~string | ~[]byte](d S, i int, buf []byte, lenient bool) (out []byte, end int, fault stringFault, at int) {
 	for i < len(d) {
 		c := d[i]
 		switch {
 		case c == '"':
-			s.pos = i + 1
-			s.scratch = buf
-			return buf, true, nil
+			return buf, i + 1, faultNone, 0
 		case c == '\\':
 			if i+1 >= len(d) {
-				return nil, false, s.syntaxError(i+1, "unexpected end of input in string")
+				return buf, 0, faultEnd, i + 1
 			}
-			switch e := d[i+1]; {
-			case simpleEscape(e) != 0:
-				buf = append(buf, simpleEscape(e))
-			case e == 'u':
-				r, n, err := s.unicodeEscape(i)
-				if err != nil {
-					return nil, false, err
-				}
-				buf = utf8.AppendRune(buf, r)
-				i += n
+			if e := simpleEscape(d[i+1]); e != 0 {
+				buf = append(buf, e)
+				i += 2
 				continue
-			default:
-				return nil, false, s.syntaxError(i, "invalid escape %s in string", s.found(i+1))
 			}
-			i += 2
+			if d[i+1] != 'u' {
+				return buf, 0, faultEscape, i
+			}
+			r, n, f, fAt := unicodeEscape(d, i)
+			switch {
+			case f == faultSurrogate && lenient:
+				r = utf8.RuneError
+			case f != faultNone:
+				return buf, 0, f, fAt
+			}
+			buf = utf8.AppendRune(buf, r)
+			i += n
 		case c < 0x20:
-			return nil, false, s.syntaxError(i, "control character U+%04X in string, want it escaped", c)
+			return buf, 0, faultControl, i
 		case c < utf8.RuneSelf:
 			j := i + 1
 			for j < len(d) && plainASCII(d[j]) {
@@ -323,50 +344,50 @@ func (s *scanner) strEscaped(start, i int) ([]byte, bool, error) {
 			buf = append(buf, d[i:j]...)
 			i = j
 		default:
-			r, size := utf8.DecodeRune(d[i:])
+			r, size := utf8.DecodeRuneInString(string(d[i:min(i+utf8.UTFMax, len(d))]))
 			if r == utf8.RuneError && size == 1 {
-				return nil, false, &jsonError{msg: fmt.Sprintf("invalid UTF-8 at byte %d%s", i, s.of)}
+				if !lenient {
+					return buf, 0, faultUTF8, i
+				}
+				buf = utf8.AppendRune(buf, utf8.RuneError)
+			} else {
+				buf = append(buf, d[i:i+size]...)
 			}
-			buf = append(buf, d[i:i+size]...)
 			i += size
 		}
 	}
-	return nil, false, s.syntaxError(i, "unexpected end of input in string")
+	return buf, 0, faultEnd, i
 }
 
 // plainASCII reports whether c stands for itself inside a JSON string.
 func plainASCII(c byte) bool { return c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' }
 
-// unicodeEscape decodes the \uXXXX at i (a surrogate pair takes two escapes) and returns the rune
-// and the number of input bytes used. A lone surrogate is an error.
-func (s *scanner) unicodeEscape(i int) (rune, int, error) {
-	r, ok := hex4(s.data, i+2)
+// unicodeEscape decodes the \uXXXX at d[i] (a surrogate pair takes two escapes) and returns the
+// rune and the number of input bytes used, or the fault and its offset. A lone surrogate uses 6
+// bytes, so a lenient caller can replace it and go on.
+func unicodeEscape[S ~string | ~[]byte](d S, i int) (r rune, n int, fault stringFault, at int) {
+	r, ok := hex4(d, i+2)
 	if !ok {
-		return 0, 0, s.syntaxError(i, "invalid \\u escape in string, want 4 hex digits")
+		return 0, 0, faultHex, i
 	}
 	switch {
 	case r >= 0xDC00 && r <= 0xDFFF:
-		return 0, 0, s.loneSurrogate(i)
+		return 0, 6, faultSurrogate, i
 	case r >= 0xD800 && r <= 0xDBFF:
 		j := i + 6
-		if j+1 < len(s.data) && s.data[j] == '\\' && s.data[j+1] == 'u' {
-			lo, ok := hex4(s.data, j+2)
+		if j+1 < len(d) && d[j] == '\\' && d[j+1] == 'u' {
+			lo, ok := hex4(d, j+2)
 			if !ok {
-				return 0, 0, s.syntaxError(j, "invalid \\u escape in string, want 4 hex digits")
+				return 0, 0, faultHex, j
 			}
 			if lo >= 0xDC00 && lo <= 0xDFFF {
-				return utf16Pair(r, lo), 12, nil
+				return utf16Pair(r, lo), 12, faultNone, 0
 			}
 		}
-		return 0, 0, s.loneSurrogate(i)
+		return 0, 6, faultSurrogate, i
 	default:
-		return r, 6, nil
+		return r, 6, faultNone, 0
 	}
-}
-
-func (s *scanner) loneSurrogate(i int) error {
-	return &jsonError{msg: fmt.Sprintf("lone surrogate %s at byte %d%s (not a Unicode character)",
-		s.data[i:i+6], i, s.of)}
 }
 
 func utf16Pair(hi, lo rune) rune { return 0x10000 + (hi-0xD800)<<10 + (lo - 0xDC00) }
@@ -779,48 +800,12 @@ func skipString[S ~string | ~[]byte](c S, i int) int {
 // unquote returns the contents of the valid JSON string literal q (quotes included): canonical
 // JSON, or a string of a json.RawMessage that json.Valid accepted. Invalid UTF-8 and \u escapes of
 // lone surrogates become U+FFFD, as encoding/json decodes them (canonical strings have neither).
-// It is the one lenient escape decoder; the scanner's strict one (str) rejects what it replaces.
 func unquote[S ~string | ~[]byte](q S) string {
 	body := string(q[1 : len(q)-1])
 	if strings.IndexByte(body, '\\') < 0 {
 		return serValidUTF8(body)
 	}
-	buf := make([]byte, 0, len(body))
-	for i := 0; i < len(body); {
-		c := body[i]
-		if c != '\\' {
-			r, size := utf8.DecodeRuneInString(body[i:])
-			if r == utf8.RuneError && size == 1 {
-				buf = utf8.AppendRune(buf, utf8.RuneError)
-			} else {
-				buf = append(buf, body[i:i+size]...)
-			}
-			i += size
-			continue
-		}
-		e := body[i+1]
-		i += 2
-		switch e {
-		case 'u':
-			r, _ := hex4(body, i)
-			i += 4
-			if r >= 0xD800 && r <= 0xDFFF {
-				lo := rune(-1)
-				if r <= 0xDBFF && i+6 <= len(body) && body[i] == '\\' && body[i+1] == 'u' {
-					lo, _ = hex4(body, i+2)
-				}
-				if lo >= 0xDC00 && lo <= 0xDFFF {
-					r = utf16Pair(r, lo)
-					i += 6
-				} else {
-					r = utf8.RuneError
-				}
-			}
-			buf = utf8.AppendRune(buf, r)
-		default:
-			buf = append(buf, simpleEscape(e))
-		}
-	}
+	buf, _, _, _ := decodeString(q, 1, make([]byte, 0, len(body)), true)
 	return string(buf)
 }
 
