@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -116,66 +116,54 @@ func (r *Result) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// resultFields are the wire names of the six fields, in encoding order.
+var resultFields = [...]string{"id", "role", "toolCallId", "toolName", "content", "isError"}
+
 func decodeWireResult(data []byte) (Result, error) {
 	if len(data) > maxResultBytes {
 		return Result{}, fmt.Errorf("%d bytes exceed %d", len(data), maxResultBytes)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	s := &scanner{data: data}
+	s.skipWS()
+	if s.pos >= len(data) || data[s.pos] != '{' {
 		return Result{}, errors.New("not a JSON object")
 	}
 	var w wireResult
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return Result{}, err
+	strs := [...]*string{&w.ID, &w.Role, &w.ToolCallID, &w.ToolName, &w.Content}
+	var seen [len(resultFields)]bool
+	err := s.eachMember(func(key []byte) error {
+		i := slices.Index(resultFields[:], string(key))
+		switch {
+		case i < 0:
+			return fmt.Errorf("unknown field %s", quoteShort(string(key)))
+		case seen[i]:
+			return fmt.Errorf("duplicate field %q", key)
 		}
-		key, _ := tok.(string)
-		if seen[key] {
-			return Result{}, fmt.Errorf("duplicate field %q", key)
-		}
-		seen[key] = true
-		val, err := dec.Token()
-		if err != nil {
-			return Result{}, err
-		}
-		var dst *string
-		switch key {
-		case "id":
-			dst = &w.ID
-		case "role":
-			dst = &w.Role
-		case "toolCallId":
-			dst = &w.ToolCallID
-		case "toolName":
-			dst = &w.ToolName
-		case "content":
-			dst = &w.Content
-		case "isError":
-			b, ok := val.(bool)
-			if !ok {
-				return Result{}, errors.New(`"isError" must be a boolean`)
+		seen[i] = true
+		kind := kindOf(data[s.pos])
+		if i == len(strs) { // isError
+			if kind != kindBool {
+				return errors.New(`"isError" must be a boolean`)
 			}
-			w.IsError = b
-			continue
-		default:
-			return Result{}, fmt.Errorf("unknown field %s", quoteShort(key))
+			w.IsError = data[s.pos] == 't'
+			_, err := s.value(nil)
+			return err
 		}
-		s, ok := val.(string)
-		if !ok {
-			return Result{}, fmt.Errorf("%q must be a string", key)
+		if kind != kindString {
+			return fmt.Errorf("%q must be a string", key)
 		}
-		*dst = s
-	}
-	if _, err := dec.Token(); err != nil { // the closing brace
+		text, _, err := s.str()
+		*strs[i] = string(text)
+		return err
+	})
+	if err != nil {
 		return Result{}, err
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	if s.skipWS(); s.pos < len(data) {
 		return Result{}, errors.New("trailing data after the object")
 	}
-	for _, key := range []string{"id", "role", "toolCallId", "toolName", "content", "isError"} {
-		if !seen[key] {
+	for i, key := range resultFields {
+		if !seen[i] {
 			return Result{}, fmt.Errorf("missing field %q", key)
 		}
 	}
