@@ -14,11 +14,13 @@ dev:
 
 ## test: what CI runs (.ci/run): setup, vet, then every test, split in two groups by what the
 ## test binaries link (scripts/packages says which group a package is in):
-##   test-race    unit and in-process tests, under the race detector;
-##   test-norace  tests that link the Temporal server or run the toolgate binary: without it, so
-##                the ~1,800 server packages are compiled once (not again with race
-##                instrumentation) and shared with bin/toolgate, linked once here and handed to
-##                every process-level suite through TOOLGATE_BIN.
+##   test-race    every test binary that does not link the Temporal server, under the race
+##                detector: unit tests, and client, worker and tools against a real server run
+##                as a process (bin/toolgate, linked once here and handed to every suite
+##                through TOOLGATE_BIN);
+##   test-norace  tests that link the server: without the race detector, so the ~1,800 server
+##                packages are compiled once (not again with race instrumentation) and shared
+##                with bin/toolgate.
 test: setup vet check test-race test-norace
 
 ## setup: install what the tests need when it is missing (Chromium, interop/'s npm packages, ...).
@@ -31,8 +33,9 @@ vet:
 
 # The package lists are computed first, so a failing `go list` fails the target instead of
 # testing nothing.
-test-race:
-	pkgs=$$(GO=$(GO) scripts/packages race) && $(GO) test -race -timeout 15m $$pkgs
+test-race: bin/toolgate
+	pkgs=$$(GO=$(GO) scripts/packages race) && \
+		TOOLGATE_BIN=$(CURDIR)/bin/toolgate $(GO) test -race -timeout 15m $$pkgs
 
 # -ldflags=-w: no DWARF in these test binaries (stack traces keep working); it cuts each server
 # link by about 40% of its CPU time and 15% of its memory.

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	tgclient "github.com/toolgate/toolgate/client"
-	"github.com/toolgate/toolgate/internal/devserver"
 	"github.com/toolgate/toolgate/internal/devserver/devtest"
 	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/mcp"
@@ -21,7 +20,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	code := devtest.Main(m, devserver.Options{})
+	code := devtest.Main(m)
 	testbin.Cleanup()
 	os.Exit(code)
 }

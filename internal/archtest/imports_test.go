@@ -63,6 +63,12 @@ var rules = []rule{
 		to: []string{"go.temporal.io/server/...", module + "/internal/devserver/..."},
 	},
 	{
+		// So the suites that use them run under the race detector without compiling the server.
+		name: "shared test servers are processes, never linked",
+		from: []string{module + "/internal/devserver/devtest", module + "/internal/testbin"},
+		to:   []string{"go.temporal.io/server/...", module + "/internal/devserver"},
+	},
+	{
 		name: "client never depends on activities",
 		from: []string{module + "/client/..."},
 		to:   []string{module + "/activities/..."},

@@ -4,10 +4,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/toolgate/toolgate/internal/devserver"
 	"github.com/toolgate/toolgate/internal/devserver/devtest"
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(devtest.Main(m, devserver.Options{}))
+	os.Exit(devtest.Main(m))
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/toolgate/toolgate/activities"
 	"github.com/toolgate/toolgate/client"
-	"github.com/toolgate/toolgate/internal/devserver"
 	"github.com/toolgate/toolgate/internal/devserver/devtest"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/toolbox"
@@ -26,7 +25,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(devtest.Main(m, devserver.Options{}))
+	os.Exit(devtest.Main(m))
 }
 
 // TestScrapeAfterCalls runs real calls through a worker whose client reports to a metrics

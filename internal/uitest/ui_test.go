@@ -1,7 +1,6 @@
 package uitest
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -244,61 +242,24 @@ type dev struct {
 	namespace string
 }
 
-// startDev starts `toolgate dev` in memory on free ports and waits for its address lines.
-// Cleanup interrupts it (Ctrl-C) and waits for it to exit.
-func startDev(t *testing.T, bin string, extra ...string) dev {
+// startDev starts `toolgate dev` (bin is testbin.Toolgate's) in memory on free ports and waits for
+// its address lines. Cleanup interrupts it (Ctrl-C) and waits for it to exit.
+func startDev(t *testing.T, _ string, extra ...string) dev {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"dev", "--in-memory", "--port", "0", "--ui-port", "0"}, extra...)...)
-	cmd.Env = childEnv()
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	stdout, err := cmd.StdoutPipe()
+	ctx, cancel := context.WithTimeout(t.Context(), readyTimeout)
+	defer cancel()
+	p, err := testbin.StartDev(ctx, nil, append([]string{"--in-memory", "--port", "0", "--ui-port", "0"}, extra...)...)
 	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-
-	lines := make(chan string, 16)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait() // after stdout reaches EOF: Wait closes the pipe
-		close(exited)
-	}()
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(stopTimeout):
-			_ = cmd.Process.Kill()
-			<-exited
-			t.Errorf("toolgate dev did not stop within %s of Ctrl-C", stopTimeout)
+		if err := p.Stop(stopTimeout); err != nil {
+			t.Error(err)
 		}
 		if t.Failed() {
-			t.Logf("toolgate dev stderr:\n%s", tail(stderr.String(), 8000))
+			t.Logf("toolgate dev stderr:\n%s", p.StderrTail(8000))
 		}
 	})
-
-	addr := map[string]string{}
-	deadline := time.After(readyTimeout)
-	for addr["data"] == "" { // data is the last line printed
-		select {
-		case line, ok := <-lines:
-			require.True(t, ok, "toolgate dev exited before it was ready:\n%s", tail(stderr.String(), 4000))
-			key, value, _ := strings.Cut(line, " ")
-			addr[key] = value
-		case <-deadline:
-			require.FailNow(t, "toolgate dev was not ready within "+readyTimeout.String(), tail(stderr.String(), 4000))
-		}
-	}
-	d := dev{frontend: addr["frontend"], ui: addr["ui"], namespace: addr["namespace"]}
-	require.NotEmpty(t, d.frontend, "no frontend line: %v", addr)
-	require.NotEmpty(t, d.ui, "no ui line: %v", addr)
-	require.NotEmpty(t, d.namespace, "no namespace line: %v", addr)
+	d := dev{frontend: p.Frontend(), ui: p.Ready["ui"], namespace: p.Namespace()}
+	require.NotEmpty(t, d.ui, "no ui line: %v", p.Ready)
 	t.Logf("toolgate dev: frontend %s, ui %s", d.frontend, d.ui)
 	return d
 }
@@ -337,34 +298,9 @@ func artifactDir(t *testing.T, root string) string {
 
 // childEnv is this process's environment without TEMPORAL_* and TOOLGATE_* variables (the test
 // sets the ones it means), plus extra.
-func childEnv(extra ...string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "TEMPORAL_") || strings.HasPrefix(kv, "TOOLGATE_") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, extra...)
-}
+var childEnv = testbin.ChildEnv
 
-// syncBuffer is a bytes.Buffer that processes and goroutines may write to at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = testbin.SyncBuffer
 
 // withoutDBus drops Chromium's complaints that there is no D-Bus, which it makes by the dozen on
 // machines without a desktop session and which say nothing about the page.
@@ -378,10 +314,4 @@ func withoutDBus(s string) string {
 	return strings.Join(kept, "\n")
 }
 
-// tail is the last n bytes of s.
-func tail(s string, n int) string {
-	if len(s) > n {
-		return "..." + s[len(s)-n:]
-	}
-	return s
-}
+var tail = testbin.Tail

@@ -11,12 +11,10 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/toolgate/toolgate/internal/devserver"
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(Main(m, devserver.Options{}))
+	os.Exit(Main(m))
 }
 
 func echoWorkflow(_ workflow.Context, s string) (string, error) {

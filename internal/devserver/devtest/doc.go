@@ -1,9 +1,11 @@
-// Package devtest shares one embedded Temporal server among the tests of a package.
+// Package devtest shares one Temporal server among the tests of a package: a `toolgate dev`
+// process (in memory, no Web UI), so test binaries do not link the server and run under the race
+// detector (client, worker and tools in the test process, against a real server).
 //
 // # Use
 //
 //	func TestMain(m *testing.M) {
-//		os.Exit(devtest.Main(m, devserver.Options{}))
+//		os.Exit(devtest.Main(m))
 //	}
 //
 //	func TestSomething(t *testing.T) {
@@ -19,6 +21,6 @@
 //
 // # Logs
 //
-// The server's warnings and errors, and the SDK clients' warnings and errors, go to stderr; go
-// test shows them only when the package fails (or with -v).
+// The SDK clients' warnings and errors go to stderr; go test shows them only when the package
+// fails (or with -v). The server's stderr is printed when the package fails.
 package devtest
