@@ -202,3 +202,30 @@ func TestToolCallWorkflowApprovalRule(t *testing.T) {
 	assert.Equal(t, toolcore.CodeToolApprovalExpired, big.result.ErrorCode())
 	assert.Equal(t, int64(1), runs.Load(), "a call the rule holds does not run without a decision")
 }
+
+// An approval rule that blocks is cut off by the validator's wall-clock guard and fails safe:
+// the call waits for a reviewer (here none comes, so it expires) and the tool never runs.
+func TestToolCallWorkflowBlockingApprovalRule(t *testing.T) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	var runs atomic.Int64
+	hangs := toolcore.MustDefine(toolcore.Definition[struct{}]{
+		Name:        "hangs",
+		Description: "its approval rule never returns",
+		Execute: func(context.Context, struct{}) (any, error) {
+			runs.Add(1)
+			return "ran", nil
+		},
+		Options: toolcore.Options{ApprovalTimeout: time.Minute},
+		ApprovalRule: func(struct{}) bool {
+			<-release
+			return false
+		},
+	})
+	got := runWorkflow(t, newRegistry(t, hangs), call("c1", "hangs", `{}`), runOptions{
+		workflows: workflows.Workflows{ValidateTimeout: 20 * time.Millisecond},
+	})
+	require.NoError(t, got.err)
+	assert.Equal(t, toolcore.CodeToolApprovalExpired, got.result.ErrorCode())
+	assert.Zero(t, runs.Load(), "a call whose rule did not answer must not run without a decision")
+}

@@ -26,9 +26,11 @@ type Workflows struct {
 	// TaskQueue is where ExecuteTool runs for tools without Options.TaskQueue. Optional: default
 	// the workflow's own task queue.
 	TaskQueue string
-	// ValidateTimeout bounds the wall-clock time of a validator, which runs in workflow code;
-	// one that has not returned by then is a TOOL_VALIDATION_FAILED result. Values above
-	// MaxValidateTimeout are lowered to it. Optional: default DefaultValidateTimeout.
+	// ValidateTimeout bounds the wall-clock time of a call's validator and approval rule
+	// together, which run in workflow code: a validator that has not returned by then is a
+	// TOOL_VALIDATION_FAILED result, an approval rule that has not returned holds the call for a
+	// reviewer. Values above MaxValidateTimeout are lowered to it. Optional: default
+	// DefaultValidateTimeout.
 	ValidateTimeout time.Duration
 	// Attempts is the set of ExecuteTool attempts running in this process (the activities'
 	// Attempts): a canceled call hurries its attempt's heartbeats, so the cancellation reaches
@@ -69,7 +71,8 @@ func (w *Workflows) ToolCallWorkflow(ctx workflow.Context, input Input) (toolcor
 	if !found {
 		return w.complete(ctx, call, toolcore.NotFoundResult(call))
 	}
-	accepted, rejected, ok := validate(tool, call, w.validateTimeout())
+	guardBudget := newBudget(w.validateTimeout())
+	accepted, rejected, ok := validate(tool, call, guardBudget)
 	if !ok {
 		w.countRejection(ctx, call, rejected)
 		return w.complete(ctx, call, rejected)
@@ -77,7 +80,7 @@ func (w *Workflows) ToolCallWorkflow(ctx workflow.Context, input Input) (toolcor
 	if ctx.Err() != nil {
 		return w.canceled(ctx, call)
 	}
-	if tool.NeedsApproval(accepted) {
+	if needsApproval(tool, accepted, guardBudget) {
 		if approved, res, err := w.awaitApproval(ctx, call, tool); !approved {
 			return res, err
 		}
