@@ -5,11 +5,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"os"
 	"os/exec"
 	"regexp"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -37,16 +35,7 @@ func toolgateBinary(t *testing.T) string {
 
 // childEnv is this process's environment without TEMPORAL_* and TOOLGATE_* variables (the tests
 // pass what they mean as flags), plus extra.
-func childEnv(extra ...string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "TEMPORAL_") || strings.HasPrefix(kv, "TOOLGATE_") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, extra...)
-}
+var childEnv = testbin.ChildEnv
 
 // mcpCommand is the `toolgate mcp` command line serving f's worker, plus extra flags.
 func mcpCommand(t *testing.T, f *fixture, extra ...string) []string {
@@ -136,7 +125,7 @@ func TestTypeScriptClientAfterServerKilled(t *testing.T) {
 
 			held := typeScriptClient(t, "held", append(heldEnv, "MCP_KEY="+key))
 			stdout, err := held.StdoutPipe()
-			var stderr bytes.Buffer
+			var stderr testbin.SyncBuffer
 			held.Stderr = &stderr
 			require.NoError(t, err)
 			require.NoError(t, held.Start())
@@ -188,7 +177,7 @@ func TestWorkerCommandMountsMCPServer(t *testing.T) {
 	cmd := exec.Command(bin, "worker", "--address", srv.FrontendAddress(), "--namespace", srv.Namespace(),
 		"--task-queue", queue, "--mcp", "ts=node "+sdkExampleServer(t, "progressExample.js"))
 	cmd.Env = childEnv()
-	var stderr lockedBuffer
+	var stderr testbin.SyncBuffer
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
@@ -203,22 +192,4 @@ func TestWorkerCommandMountsMCPServer(t *testing.T) {
 	res := execute(t, tg, "worker-ts-count", "ts_count", `{"n":2}`)
 	assert.False(t, res.IsError(), res.Content())
 	assert.Equal(t, `"Counted to 2"`, res.Content())
-}
-
-// lockedBuffer is a bytes.Buffer safe for a writing process and a reading test.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
