@@ -53,16 +53,7 @@ func toolgateBinary(t *testing.T) string {
 
 // childEnv is this process's environment without TEMPORAL_* and TOOLGATE_* variables (the tests
 // set the ones they mean), plus extra.
-func childEnv(extra ...string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "TEMPORAL_") || strings.HasPrefix(kv, "TOOLGATE_") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, extra...)
-}
+var childEnv = testbin.ChildEnv
 
 // outcome is what a finished toolgate process left.
 type outcome struct {

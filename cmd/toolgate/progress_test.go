@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	tgclient "github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/toolcore"
 )
 
@@ -87,31 +87,13 @@ func TestResolveProgressMode(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for the poller and the test.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func TestWatchProgressShowsChangesOnce(t *testing.T) {
 	reports := []toolcore.Progress{
 		{Completed: 1, Total: 3},
 		{Completed: 1, Total: 3}, // unchanged: not shown again
 		{Completed: 2, Total: 3},
 	}
-	var out lockedBuffer
+	var out testbin.SyncBuffer
 	polled := make(chan struct{})
 	var n int
 	poll := func(context.Context) (toolcore.Progress, bool, error) {
@@ -134,7 +116,7 @@ func TestWatchProgressShowsChangesOnce(t *testing.T) {
 }
 
 func TestWatchProgressBarIsCleared(t *testing.T) {
-	var out lockedBuffer
+	var out testbin.SyncBuffer
 	polled := make(chan struct{}, 1)
 	poll := func(context.Context) (toolcore.Progress, bool, error) {
 		select {
