@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolgate/toolgate/codec"
 	"github.com/toolgate/toolgate/internal/devserver"
+	"github.com/toolgate/toolgate/internal/pgstore"
 	"github.com/toolgate/toolgate/wire"
 	"github.com/toolgate/toolgate/worker"
 )
@@ -24,6 +25,7 @@ import (
 type devOptions struct {
 	dataDir        string
 	inMemory       bool
+	db             string
 	namespace      string
 	port           int
 	uiPort         int
@@ -53,7 +55,7 @@ When everything is ready it prints, on stdout, one "key value" line each:
   task-queue toolgate
   data /home/me/.local/share/toolgate
 
-(no ui line with --no-ui; with --codec-key a "codec-server http://..." line after ui, the codec server the UI decodes
+(no ui line with --no-ui; "data postgres://user@host:port/database" with --db; with --codec-key a "codec-server http://..." line after ui, the codec server the UI decodes
 payloads with; a "metrics http://.../metrics" line with --metrics-listen; "data in-memory" with --in-memory). Port 0 picks a free port and the
 printed line says which. Ctrl-C (or SIGTERM) stops the worker (running tools get --stop-timeout
 to finish, then their context is canceled; a second Ctrl-C kills at once), then the UI and the
@@ -61,11 +63,18 @@ server, and exits 0. Started again on the same data directory, the server still 
 earlier call: toolgate result finds them.
 
 The default data directory is $TOOLGATE_DATA_DIR, else $XDG_DATA_HOME/toolgate, else
-~/.local/share/toolgate: one per user, the same whichever directory you start from.`,
+~/.local/share/toolgate: one per user, the same whichever directory you start from.
+
+--db postgres://user[:password]@host[:port][/database][?sslmode=disable|require|verify-full]
+runs the server on an existing PostgreSQL instead: the main store in the database (default
+temporal), visibility in <database>_visibility, both created with the server's schemas when
+missing (the server's own SQL tooling, what temporal-sql-tool runs) and upgraded when older. The
+dev server has one history shard, fixed for the life of a database: give it databases of its own.`,
 		Example: `  toolgate dev
   toolgate dev --in-memory --port 0 --ui-port 0
   toolgate dev --codec-key keys.txt --metrics-listen 127.0.0.1:9464
-  toolgate dev --data-dir ./.toolgate --root ./docs --allow-host example.com`,
+  toolgate dev --data-dir ./.toolgate --root ./docs --allow-host example.com
+  toolgate dev --db postgres://me@127.0.0.1:5432/toolgate_dev`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDev(cmd.Context(), a, o)
@@ -74,6 +83,7 @@ The default data directory is $TOOLGATE_DATA_DIR, else $XDG_DATA_HOME/toolgate, 
 	fs := cmd.Flags()
 	fs.StringVar(&o.dataDir, "data-dir", defaultDataDir(a.lookupEnv), "directory of the SQLite database, created if missing")
 	fs.BoolVar(&o.inMemory, "in-memory", false, "keep everything in memory: nothing survives a restart")
+	fs.StringVar(&o.db, "db", "", "run the server on this PostgreSQL (postgres://user[:password]@host[:port][/database]) instead of SQLite")
 	fs.StringVarP(&o.namespace, "namespace", "n", "default", "namespace to create and serve")
 	fs.IntVar(&o.port, "port", 7233, "frontend gRPC port on 127.0.0.1 (0: any free port)")
 	fs.IntVar(&o.uiPort, "ui-port", 8233, "Web UI HTTP port on 127.0.0.1 (0: any free port)")
@@ -82,11 +92,12 @@ The default data directory is $TOOLGATE_DATA_DIR, else $XDG_DATA_HOME/toolgate, 
 	fs.StringVar(&o.serverLogLevel, "server-log-level", "error", "lowest level of the Temporal server's own log lines (it is chatty)")
 	bindEnv(fs, "data-dir", "TOOLGATE_DATA_DIR")
 	bindEnv(fs, "namespace", "TEMPORAL_NAMESPACE")
+	bindEnv(fs, "db", "TOOLGATE_DB")
 	addTaskQueueFlag(cmd, &o.taskQueue)
 	addToolboxFlags(cmd, &o.toolbox)
 	addMetricsFlag(cmd, &o.metrics)
 	addCodecKeyFlag(cmd, &o.codecKey)
-	cmd.MarkFlagsMutuallyExclusive("data-dir", "in-memory")
+	cmd.MarkFlagsMutuallyExclusive("data-dir", "in-memory", "db")
 	return cmd
 }
 
@@ -115,8 +126,13 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 	if serverLevel > a.logger.Level() {
 		serverLogger = serverLogger.WithOptions(zap.IncreaseLevel(serverLevel))
 	}
+	if o.db != "" {
+		if _, err := pgstore.ParseURL(o.db); err != nil {
+			return badInput(fmt.Errorf("--db: %w", err))
+		}
+	}
 	dataDir := ""
-	if !o.inMemory {
+	if !o.inMemory && o.db == "" {
 		dataDir, err = filepath.Abs(o.dataDir)
 		if err != nil {
 			return badInput(fmt.Errorf("resolve --data-dir: %w", err))
@@ -159,6 +175,7 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 	srv, err := devserver.Start(ctx, devserver.Options{
 		UICodecEndpoint: codecEndpoint,
 		DataDir:         dataDir,
+		Postgres:        o.db,
 		Namespace:       o.namespace,
 		UI:              !o.noUI,
 		Logger:          serverLogger,
@@ -202,7 +219,10 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 	}
 
 	data := "in-memory"
-	if dataDir != "" {
+	switch {
+	case o.db != "":
+		data = srv.Database()
+	case dataDir != "":
 		data = dataDir
 	}
 	ready := fmt.Sprintf("frontend %s\n", srv.FrontendAddress())

@@ -44,6 +44,8 @@ func TestUsageErrors(t *testing.T) {
 		{name: "result without an ID", args: []string{"result"}, wantStderr: "give the workflow ID"},
 		{name: "both workflow ID and call ID", args: []string{"status", "toolcall-a", "--call-id", "a"}, wantStderr: "not both"},
 		{name: "data dir and in-memory", args: []string{"dev", "--in-memory", "--data-dir", "x"}, wantStderr: "[data-dir in-memory] were all set"},
+		{name: "db and in-memory", args: []string{"dev", "--in-memory", "--db", "postgres://u@h/d"}, wantStderr: "[db in-memory] were all set"},
+		{name: "db not a PostgreSQL URL", args: []string{"dev", "--db", "mysql://u@h/d"}, wantStderr: "want postgres://"},
 		{name: "bad log level", args: []string{"--log-level", "loud", "tools"}, wantStderr: "parse --log-level"},
 		{name: "bad log format from env", args: []string{"tools"}, env: []string{"TOOLGATE_LOG_FORMAT=xml"}, wantStderr: "neither console nor json"},
 		{name: "bad bool from env", args: []string{"status", "toolcall-a"}, env: []string{"TEMPORAL_TLS=maybe"}, wantStderr: "$TEMPORAL_TLS (--tls)"},

@@ -10,8 +10,8 @@
 //   - client never depends on activities: the names they share live in package wire.
 //   - Only internal/devserver imports go.temporal.io/server directly; commands and tests that
 //     need a server use internal/devserver (or internal/devserver/devtest). The one other
-//     exception is internal/cluster (and its cmd/clusternode): the test harness that runs
-//     several server processes on PostgreSQL.
+//     exceptions are internal/cluster (and its cmds): the test harness that runs several server
+//     processes on PostgreSQL, and internal/pgstore, which sets up PostgreSQL stores for both.
 //
 // The test needs the go command (it runs `go list`, which compiles nothing).
 package archtest

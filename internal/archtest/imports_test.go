@@ -78,8 +78,9 @@ var rules = []rule{
 		from:   []string{module + "/..."},
 		to:     []string{"go.temporal.io/server/..."},
 		direct: true,
-		// internal/cluster configures multi-process clusters on PostgreSQL for tests.
-		except: []string{module + "/internal/devserver", module + "/internal/cluster/..."},
+		// internal/cluster configures multi-process clusters on PostgreSQL for tests;
+		// internal/pgstore sets up PostgreSQL stores for both (schema tooling).
+		except: []string{module + "/internal/devserver", module + "/internal/cluster/...", module + "/internal/pgstore"},
 	},
 }
 

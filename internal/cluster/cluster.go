@@ -16,6 +16,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/toolgate/toolgate/internal/pgstore"
 	"github.com/toolgate/toolgate/internal/searchattr"
 )
 
@@ -68,7 +69,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, errors.Join(err, c.Stop())
 	}
 	stores := PostgresStores(pg.Address())
-	if err := SetupSchemas(stores); err != nil {
+	if err := pgstore.Setup(stores); err != nil {
 		return fail(err)
 	}
 	grpcPorts, err := freePorts(opts.Nodes * len(Services))

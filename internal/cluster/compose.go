@@ -15,6 +15,8 @@ import (
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/dynamicconfig"
 	"go.temporal.io/server/common/primitives"
+
+	"github.com/toolgate/toolgate/internal/pgstore"
 )
 
 // Generated files, relative to the module root. `go generate ./internal/cluster` writes them
@@ -34,10 +36,7 @@ var composeTemplate string
 // ComposeSpec is the [NodeSpec] of the compose file's one server node: PostgreSQL at
 // postgresql:5432 (user and password temporal) and Temporal's standard ports.
 func ComposeSpec() NodeSpec {
-	stores := PostgresStores("postgresql:5432")
-	for _, s := range []*config.SQL{&stores.Main, &stores.Visibility} {
-		s.User, s.Password = "temporal", "temporal"
-	}
+	stores := pgstore.NewStores("postgresql:5432", "temporal", "temporal", pgstore.DefaultDatabase)
 	return NodeSpec{Stores: stores, Ports: []NodePorts{
 		{GRPC: 7233, Membership: 6933}, // frontend
 		{GRPC: 7234, Membership: 6934}, // history

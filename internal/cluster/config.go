@@ -6,8 +6,9 @@ import (
 	"go.temporal.io/server/common/cluster"
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/dynamicconfig"
-	"go.temporal.io/server/common/persistence/sql/sqlplugin/postgresql"
 	"go.temporal.io/server/common/primitives"
+
+	"github.com/toolgate/toolgate/internal/pgstore"
 )
 
 // NumHistoryShards is fixed for the life of a database: every node must use the same number.
@@ -16,34 +17,14 @@ const NumHistoryShards = 4
 // clusterName is the Temporal cluster's name in its metadata.
 const clusterName = "active"
 
-// Database names of the two stores.
-const (
-	mainDatabase       = "temporal"
-	visibilityDatabase = "temporal_visibility"
-)
-
 // Stores holds the SQL configuration of Temporal's main and visibility stores.
-type Stores struct {
-	Main       config.SQL
-	Visibility config.SQL
-}
+type Stores = pgstore.Stores
 
-// PostgresStores returns the stores on the PostgreSQL server at address (host:port), as the
-// superuser `postgres` without a password (a [Postgres] trusts it).
+// PostgresStores returns the stores (databases temporal and temporal_visibility) on the
+// PostgreSQL server at address (host:port), as the superuser `postgres` without a password (a
+// [Postgres] trusts it).
 func PostgresStores(address string) Stores {
-	store := func(db string) config.SQL {
-		return config.SQL{
-			PluginName:      postgresql.PluginName,
-			DatabaseName:    db,
-			ConnectAddr:     address,
-			ConnectProtocol: "tcp",
-			User:            postgresUser,
-			MaxConns:        20,
-			MaxIdleConns:    20,
-			MaxConnLifetime: time.Hour,
-		}
-	}
-	return Stores{Main: store(mainDatabase), Visibility: store(visibilityDatabase)}
+	return pgstore.NewStores(address, postgresUser, "", pgstore.DefaultDatabase)
 }
 
 // Services lists the server's services in the order of a node's ports.

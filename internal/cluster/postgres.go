@@ -149,7 +149,7 @@ func (pg *Postgres) waitAccepting(ctx context.Context) error {
 		default:
 		}
 		out, err := exec.CommandContext(ctx, filepath.Join(PostgresBinDir, "pg_isready"),
-			"-h", loopback, "-p", strconv.Itoa(pg.port), "-U", postgresUser, "-d", defaultDatabase, "-t", "2").CombinedOutput()
+			"-h", loopback, "-p", strconv.Itoa(pg.port), "-U", postgresUser, "-d", "postgres", "-t", "2").CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("pg_isready: %w: %s", err, out)
 		}

@@ -7,8 +7,13 @@ import (
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/dynamicconfig"
 	"go.temporal.io/server/common/membership/static"
-	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
 	"go.temporal.io/server/common/primitives"
+)
+
+// Names of the stores in the server's configuration.
+const (
+	mainStoreName       = "main"
+	visibilityStoreName = "visibility"
 )
 
 // numServices counts the server's services: frontend, history, matching, worker.
@@ -31,18 +36,22 @@ func serviceNames() [numServices]primitives.ServiceName {
 // serverConfig returns a fresh config for one server (the server mutates it while starting, so
 // it is never shared): one history shard, every service on its own loopback port, no metrics,
 // no pprof, no archival.
-func serverConfig(store *config.SQL, ports servicePorts) *config.Config {
+func serverConfig(st stores, ports servicePorts) *config.Config {
 	frontend := hostPort(ports[0])
-	sql := *store
+	main := *st.main
+	persistence := config.Persistence{
+		DefaultStore:     mainStoreName,
+		VisibilityStore:  mainStoreName,
+		NumHistoryShards: 1,
+		DataStores:       map[string]config.DataStore{mainStoreName: {SQL: &main}},
+	}
+	if st.visibility != nil {
+		vis := *st.visibility
+		persistence.VisibilityStore = visibilityStoreName
+		persistence.DataStores[visibilityStoreName] = config.DataStore{SQL: &vis}
+	}
 	cfg := &config.Config{
-		Persistence: config.Persistence{
-			DefaultStore:     sqliteplugin.PluginName,
-			VisibilityStore:  sqliteplugin.PluginName,
-			NumHistoryShards: 1,
-			DataStores: map[string]config.DataStore{
-				sqliteplugin.PluginName: {SQL: &sql},
-			},
-		},
+		Persistence: persistence,
 		ClusterMetadata: &cluster.Config{
 			EnableGlobalNamespace:    false,
 			FailoverVersionIncrement: 10,

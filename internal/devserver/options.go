@@ -21,6 +21,14 @@ type Options struct {
 	// Optional: default "" keeps the state in memory; it is gone when the process exits.
 	DataDir string
 
+	// Postgres runs the server on PostgreSQL instead of SQLite: a URL
+	// postgres://user[:password]@host[:port][/database][?sslmode=...]. The main store is the
+	// database (default "temporal"), visibility the database with "_visibility" appended; both are
+	// created, with the server's schemas, when missing, and brought to the server's schema version.
+	// The server has one history shard, fixed for the life of the database: use databases of
+	// their own, not those of a cluster. Optional: default "" (SQLite, see DataDir).
+	Postgres string
+
 	// Namespace is created if missing, with the toolgate search attributes.
 	// Optional: default "default".
 	Namespace string
@@ -62,6 +70,8 @@ func (o Options) withDefaults() (Options, error) {
 		o.Logger = zap.NewNop()
 	}
 	switch {
+	case o.Postgres != "" && o.DataDir != "":
+		return o, fmt.Errorf("check options: DataDir and Postgres both set")
 	case o.Retention < 0:
 		return o, fmt.Errorf("check options: negative retention %v", o.Retention)
 	case o.FrontendPort < 0 || o.FrontendPort > 65535:

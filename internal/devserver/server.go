@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/log"
 	"go.temporal.io/server/temporal"
 	"go.uber.org/zap"
@@ -31,6 +30,7 @@ type Server struct {
 	ui        *uiServer // nil without Options.UI
 	frontend  string
 	namespace string
+	database  string // the PostgreSQL URL without password, "" on SQLite
 	logLevel  zap.AtomicLevel
 
 	stopOnce sync.Once
@@ -71,6 +71,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 
 	s := &Server{
 		namespace: opts.Namespace,
+		database:  store.redacted,
 		logLevel:  zap.NewAtomicLevelAt(zapcore.WarnLevel),
 	}
 	logger := newServerLogger(opts.Logger, s.logLevel)
@@ -97,7 +98,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 
 // startWithRetry starts a server on the ports pick returns, picking again when one of them was
 // taken before the server could bind it.
-func startWithRetry(store *config.SQL, logger log.Logger, pick func() (servicePorts, error), warn *zap.Logger) (temporal.Server, servicePorts, error) {
+func startWithRetry(store stores, logger log.Logger, pick func() (servicePorts, error), warn *zap.Logger) (temporal.Server, servicePorts, error) {
 	for attempt := 1; ; attempt++ {
 		ports, err := pick()
 		if err != nil {
@@ -130,7 +131,7 @@ func pickPorts(frontendPort int) (servicePorts, error) {
 
 // startTemporal builds and starts the server. A port taken under it comes back as an error that
 // isAddrInUse recognizes (the server reports it through Logger.Fatal, see serverLogger).
-func startTemporal(store *config.SQL, ports servicePorts, logger log.Logger) (temporal.Server, error) {
+func startTemporal(store stores, ports servicePorts, logger log.Logger) (temporal.Server, error) {
 	var srv temporal.Server
 	err := catchFatal(func() error {
 		var err error
@@ -160,6 +161,12 @@ func startTemporal(store *config.SQL, ports servicePorts, logger log.Logger) (te
 		return nil, err
 	}
 	return srv, nil
+}
+
+// Database is the PostgreSQL store's URL without its password (Options.Postgres), or "" on
+// SQLite.
+func (s *Server) Database() string {
+	return s.database
 }
 
 // FrontendAddress is the frontend's "127.0.0.1:port", the address SDK clients and workers dial.

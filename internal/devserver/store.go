@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/server/schema/sqlite"
 	"go.uber.org/zap"
 
+	"github.com/toolgate/toolgate/internal/pgstore"
 	"github.com/toolgate/toolgate/internal/searchattr"
 )
 
@@ -23,13 +24,67 @@ const dbFileName = "temporal.db"
 // clusterName is the name of the single local cluster.
 const clusterName = "active"
 
-// openStore returns the SQLite config for opts, with the schema in place and the namespace
-// created (with the search attributes and retention) when missing.
+// stores are the server's persistence: main, and visibility when it is a store of its own (nil:
+// the main store holds visibility too, as with SQLite).
+type stores struct {
+	main, visibility *config.SQL
+	redacted         string // PostgreSQL's URL without password; "" for SQLite
+}
+
+// openStore returns the stores for opts (PostgreSQL with opts.Postgres, else SQLite), with the
+// schema in place and the namespace created (with the search attributes and retention) when
+// missing.
 //
 // The server's SQLite plugin keeps one connection per DSN for the life of the process (it never
 // closes them), so an in-memory database needs a name no other server in the process uses, and
 // a file stays open after Stop (a later Start on the same file reuses the connection).
-func openStore(opts Options) (*config.SQL, error) {
+func openStore(opts Options) (stores, error) {
+	if opts.Postgres != "" {
+		return openPostgres(opts)
+	}
+	cfg, err := openSQLite(opts)
+	if err != nil {
+		return stores{}, err
+	}
+	if err := createNamespace(cfg, opts); err != nil {
+		return stores{}, err
+	}
+	return stores{main: cfg}, nil
+}
+
+// openPostgres sets up the databases and schemas of opts.Postgres when missing (or older than
+// the server's) with the server's own SQL tooling.
+func openPostgres(opts Options) (stores, error) {
+	pg, err := pgstore.ParseURL(opts.Postgres)
+	if err != nil {
+		return stores{}, err
+	}
+	if err := pgstore.Setup(pg); err != nil {
+		return stores{}, fmt.Errorf("set up %s: %w", pg.Redacted(), err)
+	}
+	if err := createNamespace(&pg.Main, opts); err != nil {
+		return stores{}, err
+	}
+	return stores{main: &pg.Main, visibility: &pg.Visibility, redacted: pg.Redacted()}, nil
+}
+
+// createNamespace creates opts.Namespace in the main store unless it exists.
+func createNamespace(cfg *config.SQL, opts Options) error {
+	ns, err := sqlite.NewNamespaceConfig(clusterName, opts.Namespace, false, searchattr.Definitions())
+	if err != nil {
+		return fmt.Errorf("configure namespace %q: %w", opts.Namespace, err)
+	}
+	ns.Detail.Config.Retention = timestamp.DurationPtr(opts.Retention)
+	// CreateNamespaces (generic SQL despite its package) skips a namespace that exists;
+	// ensureSearchAttributes covers that case.
+	if err := sqlite.CreateNamespaces(cfg, ns); err != nil {
+		return fmt.Errorf("create namespace %q: %w", opts.Namespace, err)
+	}
+	return nil
+}
+
+// openSQLite returns the SQLite config for opts, with the schema in place.
+func openSQLite(opts Options) (*config.SQL, error) {
 	cfg := &config.SQL{
 		PluginName:        sqliteplugin.PluginName,
 		ConnectAttributes: map[string]string{},
@@ -57,15 +112,6 @@ func openStore(opts Options) (*config.SQL, error) {
 		if err := setupSchemaIfNew(cfg); err != nil {
 			return nil, err
 		}
-	}
-	ns, err := sqlite.NewNamespaceConfig(clusterName, opts.Namespace, false, searchattr.Definitions())
-	if err != nil {
-		return nil, fmt.Errorf("configure namespace %q: %w", opts.Namespace, err)
-	}
-	ns.Detail.Config.Retention = timestamp.DurationPtr(opts.Retention)
-	// CreateNamespaces skips a namespace that exists; ensureSearchAttributes covers that case.
-	if err := sqlite.CreateNamespaces(cfg, ns); err != nil {
-		return nil, fmt.Errorf("create namespace %q: %w", opts.Namespace, err)
 	}
 	return cfg, nil
 }

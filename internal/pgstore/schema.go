@@ -1,4 +1,4 @@
-package cluster
+package pgstore
 
 import (
 	"fmt"
@@ -17,21 +17,20 @@ const (
 	visibilitySchema = "postgresql/v12/visibility"
 )
 
-// defaultDatabase is the database that exists in a new PostgreSQL cluster; the tool connects to
+// adminDatabase is the database that exists in every PostgreSQL cluster; the tool connects to
 // it to create the others.
-const defaultDatabase = "postgres"
+const adminDatabase = "postgres"
 
-// SetupSchemas creates the main and visibility databases of stores and brings each to the
-// server's current schema, as `temporal-sql-tool create-database`, `setup-schema -v 0.0` and
-// `update-schema --schema-name ...` do (the same library code, in process).
-func SetupSchemas(stores Stores) error {
+// Setup creates the main and visibility databases of stores when missing and brings each to the
+// server's current schema (see the package doc).
+func Setup(stores Stores) error {
 	logger := log.NewNoopLogger()
 	for _, s := range []struct {
 		sql    config.SQL
 		schema string
 	}{{stores.Main, mainSchema}, {stores.Visibility, visibilitySchema}} {
 		create := s.sql
-		if err := sqltool.DoCreateDatabase(&create, defaultDatabase, logger); err != nil {
+		if err := sqltool.DoCreateDatabase(&create, adminDatabase, logger); err != nil {
 			return fmt.Errorf("create database %s: %w", s.sql.DatabaseName, err)
 		}
 		sql := s.sql

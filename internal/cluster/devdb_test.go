@@ -1,0 +1,105 @@
+package cluster_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	tgclient "github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/cluster"
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
+)
+
+// TestDevOnPostgres: `toolgate dev --db postgres://...` on a PostgreSQL server without toolgate's
+// databases creates them with the server's schemas and serves a call; stopped and started again
+// on the same databases, it finds that call's result and serves another; PostgreSQL visibility
+// lists both by ToolName.
+func TestDevOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL and toolgate dev")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	toolgate := toolgateBinary(t)
+	pg, err := cluster.StartPostgres(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, pg.Stop()) })
+	url := "postgres://postgres@" + pg.Address() + "/toolgate_dev"
+
+	call := func(id string, left int) toolcore.ToolCall {
+		c, err := toolcore.NewToolCall(id, "add", fmt.Appendf(nil, `{"left":%d,"right":1}`, left))
+		require.NoError(t, err)
+		return c
+	}
+	first, second := call("pg-first", 41), call("pg-second", 99)
+
+	frontend, stop := startDevOnPostgres(t, toolgate, url)
+	cl := tgclient.New(dial(t, frontend), tgclient.Options{TaskQueue: wire.DefaultTaskQueue})
+	res, err := cl.Execute(ctx, first)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"sum":42}`, res.Content())
+	stop()
+
+	frontend, stop = startDevOnPostgres(t, toolgate, url)
+	defer stop()
+	sdk := dial(t, frontend)
+	cl = tgclient.New(sdk, tgclient.Options{TaskQueue: wire.DefaultTaskQueue})
+	res, err = cl.Result(ctx, first.ID())
+	require.NoError(t, err, "the first call's result survives the restart")
+	require.JSONEq(t, `{"sum":42}`, res.Content())
+	res, err = cl.Execute(ctx, second)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"sum":100}`, res.Content())
+	query := fmt.Sprintf("%s = 'add' AND %s = '%s'", wire.SearchAttributeToolName, wire.SearchAttributeToolOutcome, wire.OutcomeOK)
+	require.NoError(t, waitListed(ctx, sdk, query, 2), query)
+}
+
+// startDevOnPostgres starts `toolgate dev --db url --no-ui --port 0`, waits until it prints its
+// data line and returns its frontend and a stop function (SIGINT, then wait; also run at cleanup).
+func startDevOnPostgres(t *testing.T, toolgate, url string) (string, func()) {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command(toolgate, "dev", "--db", url, "--no-ui", "--port", "0", "--log-level", "warn")
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	lines := bufio.NewScanner(stdout)
+	var frontend, data string
+	for data == "" && lines.Scan() {
+		if v, ok := strings.CutPrefix(lines.Text(), "frontend "); ok {
+			frontend = v
+		}
+		if v, ok := strings.CutPrefix(lines.Text(), "data "); ok {
+			data = v
+		}
+	}
+	go func() {
+		for lines.Scan() {
+		}
+		done <- cmd.Wait()
+	}()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		require.NoError(t, <-done, "toolgate dev --db exits 0 on SIGINT\n%s", stderr.String())
+	}
+	t.Cleanup(stop)
+	require.Equal(t, url, data, "toolgate dev --db prints its database\n%s", stderr.String())
+	require.NotEmpty(t, frontend)
+	return frontend, stop
+}
