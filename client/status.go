@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -68,6 +69,8 @@ type Status struct {
 	// Err is the outcome error of a Failed, Canceled, Terminated or TimedOut call, as Execute
 	// would return it, or nil.
 	Err error
+	// Started is when the call's workflow started; Closed when it closed (zero while running).
+	Started, Closed time.Time
 }
 
 // Status describes the call with callID.
@@ -86,6 +89,10 @@ func (c *Client) StatusByWorkflowID(ctx context.Context, workflowID string) (Sta
 		WorkflowID: workflowID,
 		RunID:      info.GetExecution().GetRunId(),
 		State:      stateOf(info.GetStatus()),
+		Started:    info.GetStartTime().AsTime(),
+	}
+	if info.GetCloseTime() != nil {
+		st.Closed = info.GetCloseTime().AsTime()
 	}
 	rec, err := c.recordedCall(ctx, workflowID, st.RunID)
 	if err != nil {

@@ -9,11 +9,13 @@
 // until the tool has seen its context canceled), "held" (first prints {"pid": <stdio server's
 // pid or null>} on a line of its own, then calls count with MCP_KEY as idempotency key and
 // reports how the call ended: the test kills the server meanwhile), "retry" (the same call,
-// reporting its result).
+// reporting its result), and the MCP tasks utility: "task-start" (count with MCP_KEY as a task,
+// reporting the task), "task-finish" (tasks/get, tasks/result, tasks/list and tasks/cancel of
+// MCP_TASK_ID, maybe on another server process), "task-cancel" (wait as a task, then cancel it).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const IDEMPOTENCY_KEY = "io.toolgate/idempotencyKey";
 
@@ -100,7 +102,60 @@ async function retry(client) {
   return { result: await client.callTool(countByKey()) };
 }
 
-const scenarios = { basic, cancel, held, retry };
+// callAsTask sends tools/call with a "task" member and returns the CreateTaskResult's task.
+async function callAsTask(client, params) {
+  const { tools } = await client.listTools(); // caches each tool's execution.taskSupport
+  const created = await client.request({ method: "tools/call", params }, CreateTaskResultSchema, { task: { ttl: 60000 } });
+  return { task: created.task, taskSupport: tools.find((t) => t.name === params.name)?.execution?.taskSupport ?? null };
+}
+
+async function taskStart(client) {
+  return await callAsTask(client, countByKey());
+}
+
+async function settle(promise) {
+  try {
+    return { value: await promise };
+  } catch (err) {
+    return { error: errorReport(err) };
+  }
+}
+
+async function taskFinish(client) {
+  const taskId = process.env.MCP_TASK_ID;
+  const report = { capabilities: client.getServerCapabilities()?.tasks ?? null };
+  // The test releases the task's tool once it has read this line.
+  process.stdout.write(JSON.stringify({ before: await client.experimental.tasks.getTask(taskId) }) + "\n");
+  report.result = await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+  report.after = await client.experimental.tasks.getTask(taskId);
+  // The visibility store lags history by a moment: look again until listed, for a while.
+  report.listed = false;
+  for (let attempt = 0; attempt < 100 && !report.listed; attempt++) {
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    let cursor;
+    do {
+      const page = await client.experimental.tasks.listTasks(cursor);
+      report.listed ||= page.tasks.some((t) => t.taskId === taskId && t.status === report.after.status);
+      cursor = page.nextCursor;
+    } while (cursor && !report.listed);
+  }
+  report.cancelTerminal = await settle(client.experimental.tasks.cancelTask(taskId));
+  report.unknown = await settle(client.experimental.tasks.getTask("toolcall-no-such-task"));
+  return report;
+}
+
+async function taskCancel(client) {
+  const { task } = await callAsTask(client, { name: "wait", arguments: {} });
+  const report = { created: task };
+  report.cancelled = await client.experimental.tasks.cancelTask(task.taskId);
+  report.get = await client.experimental.tasks.getTask(task.taskId);
+  report.result = await settle(client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema));
+  // Returns once the canceled task's tool has seen its context canceled.
+  report.observed = await client.callTool({ name: "observed", arguments: {} });
+  return report;
+}
+
+const scenarios = { basic, cancel, held, retry, "task-start": taskStart, "task-finish": taskFinish, "task-cancel": taskCancel };
 const client = new Client({ name: "toolgate-interop", version: "1.0.0" });
 const t = transport();
 await client.connect(t);

@@ -24,12 +24,14 @@ type callHandler struct {
 	progressInterval time.Duration
 }
 
-func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+// toolCall is the tool call of a tools/call request: its ID is the idempotency key in _meta, or
+// a fresh one.
+func (h *callHandler) toolCall(req *sdk.CallToolRequest) (toolcore.ToolCall, error) {
 	callID := newCallID()
 	if v, ok := req.Params.Meta[IdempotencyKeyMeta]; ok {
 		key, isString := v.(string)
 		if !isString || key == "" {
-			return nil, invalidParams(fmt.Sprintf("_meta %q must be a non-empty string", IdempotencyKeyMeta))
+			return toolcore.ToolCall{}, invalidParams(fmt.Sprintf("_meta %q must be a non-empty string", IdempotencyKeyMeta))
 		}
 		callID = key
 	}
@@ -39,7 +41,15 @@ func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	}
 	call, err := toolcore.NewToolCall(callID, req.Params.Name, arguments)
 	if err != nil {
-		return nil, protocolError(err)
+		return toolcore.ToolCall{}, protocolError(err)
+	}
+	return call, nil
+}
+
+func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	call, err := h.toolCall(req)
+	if err != nil {
+		return nil, err
 	}
 	// The start is detached from the request: a request that ends while starting leaves a call
 	// that a retry with the same key attaches to.

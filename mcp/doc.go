@@ -34,6 +34,15 @@
 // the recorded run and gets its outcome: the tool does not run again. Without a key each call
 // gets a fresh ID ("mcp-<random hex>").
 //
+// # Tasks
+//
+// The server implements the tasks utility of MCP 2025-11-25 (the io.modelcontextprotocol/tasks
+// extension) through the Go SDK's extension points: a task-augmented tools/call answers at once
+// with a task whose ID is the workflow ID, and tasks/get, tasks/result, tasks/list and
+// tasks/cancel read and act on Temporal, so a task outlives the MCP server process. Serve stdio
+// through Transport (HTTPHandler does it for HTTP): it keeps the request's "task" member, which
+// the SDK's request type drops.
+//
 // # Remote MCP servers as tools
 //
 // Mount connects to an MCP server (Target: a command over stdio, or a streamable HTTP URL) and
@@ -43,6 +52,7 @@
 //
 // # Transports
 //
-// Serve any SDK transport (mcp.StdioTransport for a local agent) with Server.Run, or mount
-// HTTPHandler, the streamable HTTP transport with the spec's Origin and Host checks.
+// Serve any SDK transport wrapped by Transport (Transport(&mcp.StdioTransport{}) for a local
+// agent) with Server.Run, or mount HTTPHandler, the streamable HTTP transport with the spec's
+// Origin and Host checks.
 package mcp

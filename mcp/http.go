@@ -1,6 +1,8 @@
 package mcp
 
 import (
+	"bytes"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -21,10 +23,14 @@ type HTTPOptions struct {
 	AllowedOrigins []string
 }
 
+// maxBodyBytes bounds a request body HTTPHandler reads.
+const maxBodyBytes = 16 << 20
+
 // HTTPHandler serves s over the streamable HTTP transport. It answers 403 Forbidden to a request
 // whose Host is not a loopback name or one of opts.AllowedHosts (DNS rebinding), and to one whose
 // Origin header is present but neither a loopback origin nor one of opts.AllowedOrigins, as the
-// MCP transport spec requires.
+// MCP transport spec requires. Like Transport, it moves the "task" member of a tools/call
+// request into _meta for the server's task support.
 func HTTPHandler(s *sdk.Server, opts HTTPOptions) http.Handler {
 	inner := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -35,6 +41,15 @@ func HTTPHandler(s *sdk.Server, opts HTTPOptions) http.Handler {
 		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, opts.AllowedOrigins) {
 			http.Error(w, "Forbidden: Origin not allowed", http.StatusForbidden)
 			return
+		}
+		if r.Method == http.MethodPost && r.Body != nil {
+			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+			if err != nil {
+				http.Error(w, "Request body too large or unreadable", http.StatusRequestEntityTooLarge)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(liftTaskBody(body)))
+			r.ContentLength = -1
 		}
 		inner.ServeHTTP(w, r)
 	})

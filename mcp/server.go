@@ -11,14 +11,15 @@ import (
 	"github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/tooldefs"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // IdempotencyKeyMeta is the tools/call _meta key whose string value is the tool call ID: a
 // retried call with the same key attaches to the recorded run instead of running again.
-const IdempotencyKeyMeta = "io.toolgate/idempotencyKey"
+const IdempotencyKeyMeta = wire.MCPIdempotencyKeyMeta
 
 // WorkflowIDMeta is the _meta key of a CallToolResult that names the call's workflow ID.
-const WorkflowIDMeta = "io.toolgate/workflowId"
+const WorkflowIDMeta = wire.MCPWorkflowIDMeta
 
 // DefaultProgressInterval is how often a call with a progress token reads the tool's progress.
 const DefaultProgressInterval = 250 * time.Millisecond
@@ -45,11 +46,19 @@ func NewServer(tg *client.Client, tools []toolcore.ToolInfo, opts Options) *sdk.
 	if opts.ProgressInterval <= 0 {
 		opts.ProgressInterval = DefaultProgressInterval
 	}
+	caps := &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}}
+	caps.AddExtension(wire.MCPTasksExtension, tasksCapability)
 	s := sdk.NewServer(&sdk.Implementation{Name: opts.Name, Version: opts.Version},
-		&sdk.ServerOptions{Logger: opts.Logger})
+		&sdk.ServerOptions{Logger: opts.Logger, Capabilities: caps})
+	t := &tasks{tg: tg, handlers: map[string]*callHandler{}}
 	for _, info := range tools {
 		h := &callHandler{tg: tg, hasOutputSchema: len(info.OutputSchema) > 0, progressInterval: opts.ProgressInterval}
+		t.handlers[info.Name] = h
 		s.AddTool(toolDefinition(info), h.handle)
+	}
+	if err := t.install(s); err != nil {
+		// Only a method name of the standard set fails, and the task methods are none of them.
+		panic(err)
 	}
 	return s
 }

@@ -15,6 +15,7 @@
 //   - catalog.go: the tool catalog workflow [ToolCatalogWorkflowName] and its ID prefix.
 //   - workflowid.go: [WorkflowIDPrefix] of a call's workflow ID and [ToolSetIdentityMarker] of a
 //     worker's identity.
+//   - mcp.go: the _meta keys, task methods and task statuses toolgate uses on MCP.
 //
 // Features that add wire names (updates, queries, error codes) add them in a file of their own
 // here, each name documented where it is declared and in docs/contract.md.

@@ -74,7 +74,7 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) error {
 	}
 	server := mcp.NewServer(tg, tools, mcp.Options{})
 	if o.listen == "" {
-		err := server.Run(ctx, &sdk.StdioTransport{})
+		err := server.Run(ctx, mcp.Transport(&sdk.StdioTransport{}))
 		if errors.Is(err, context.Canceled) {
 			return nil
 		}

@@ -1,0 +1,58 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/toolgate/toolgate/wire"
+)
+
+// CallSummary is a call as the visibility store lists it.
+type CallSummary struct {
+	WorkflowID string
+	RunID      string
+	State      State
+	// Started is when the call's workflow started; Closed when it closed (zero while running).
+	Started, Closed time.Time
+	// Outcome is the ToolOutcome search attribute (wire.OutcomeOK, a result error code, ...);
+	// empty while running or when the namespace lacks the attribute.
+	Outcome string
+}
+
+// ListCalls returns one page of the calls on this client's task queue (ToolCallWorkflow
+// executions), newest first: at most pageSize of them, and the token of the next page (nil after
+// the last). Pass nil for the first page. Visibility lags history by a moment: a call that has
+// just started may be missing from a page.
+func (c *Client) ListCalls(ctx context.Context, pageSize int, token []byte) ([]CallSummary, []byte, error) {
+	resp, err := c.sdk.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Namespace:     c.opts.Namespace,
+		PageSize:      int32(pageSize),
+		NextPageToken: token,
+		Query:         fmt.Sprintf("WorkflowType = %q AND TaskQueue = %q", wire.ToolCallWorkflowName, c.opts.TaskQueue),
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list calls: %w", err)
+	}
+	calls := make([]CallSummary, 0, len(resp.GetExecutions()))
+	for _, e := range resp.GetExecutions() {
+		s := CallSummary{
+			WorkflowID: e.GetExecution().GetWorkflowId(),
+			RunID:      e.GetExecution().GetRunId(),
+			State:      stateOf(e.GetStatus()),
+			Started:    e.GetStartTime().AsTime(),
+			Outcome:    c.keyword(e.GetSearchAttributes().GetIndexedFields()[wire.SearchAttributeToolOutcome]),
+		}
+		if e.GetCloseTime() != nil {
+			s.Closed = e.GetCloseTime().AsTime()
+		}
+		calls = append(calls, s)
+	}
+	next := resp.GetNextPageToken()
+	if len(next) == 0 {
+		next = nil
+	}
+	return calls, next, nil
+}

@@ -1,0 +1,330 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
+)
+
+// Tasks (the tasks utility of MCP 2025-11-25, the io.modelcontextprotocol/tasks extension) are
+// built on the Go SDK's extension points, since v1.8.0 has none: receiving middleware answers
+// task-augmented tools/call and adds the capability and each tool's execution.taskSupport to the
+// initialize and tools/list results; AddReceivingCustomMethod serves tasks/get, tasks/result,
+// tasks/list and tasks/cancel. The SDK's CallToolParams drop the request's "task" member, so
+// toolgate's transports (Transport, HTTPHandler) move it into _meta (wire.MCPTaskMeta) first.
+//
+// A task is the call's workflow: its ID is the workflow ID, and every answer reads Temporal, so
+// tasks survive restarts of the MCP server.
+
+// TaskPollInterval is the pollInterval (ms) tasks suggest to requestors.
+const TaskPollInterval = 500
+
+// taskListPageSize bounds one page of tasks/list.
+const taskListPageSize = 100
+
+// Task is the Task object of the MCP tasks utility.
+type Task struct {
+	TaskID        string `json:"taskId"`
+	Status        string `json:"status"`
+	StatusMessage string `json:"statusMessage,omitempty"`
+	CreatedAt     string `json:"createdAt"`
+	LastUpdatedAt string `json:"lastUpdatedAt"`
+	// TTL is always null (unlimited): the namespace's retention, counted from the call's close,
+	// decides when Temporal deletes it.
+	TTL          *int64 `json:"ttl"`
+	PollInterval int64  `json:"pollInterval,omitempty"`
+}
+
+type taskIDParams struct {
+	sdk.ParamsBase
+	TaskID string `json:"taskId"`
+}
+
+type listTasksParams struct {
+	sdk.ParamsBase
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// taskResult is the result of tasks/get and tasks/cancel: the task's members.
+type taskResult struct {
+	sdk.ResultBase
+	Task
+}
+
+type createTaskResult struct {
+	sdk.ResultBase
+	Task Task `json:"task"`
+}
+
+type listTasksResult struct {
+	sdk.ResultBase
+	Tasks      []Task `json:"tasks"`
+	NextCursor string `json:"nextCursor,omitempty"`
+}
+
+// rawResult is a result re-encoded by the middleware (initialize, tools/list).
+type rawResult struct {
+	sdk.ResultBase
+	raw json.RawMessage
+}
+
+func (r *rawResult) MarshalJSON() ([]byte, error) { return r.raw, nil }
+
+// tasksCapability is what the server declares: tasks/list, tasks/cancel and task-augmented
+// tools/call.
+var tasksCapability = map[string]any{
+	"list":     map[string]any{},
+	"cancel":   map[string]any{},
+	"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}},
+}
+
+// tasks serves the task methods for one server.
+type tasks struct {
+	tg       *client.Client
+	handlers map[string]*callHandler // by tool name
+}
+
+// install adds the task middleware and methods to s.
+func (t *tasks) install(s *sdk.Server) error {
+	s.AddReceivingMiddleware(t.middleware)
+	for _, err := range []error{
+		sdk.AddReceivingCustomMethod(s, wire.MCPMethodTasksGet, t.get),
+		sdk.AddReceivingCustomMethod(s, wire.MCPMethodTasksResult, t.result),
+		sdk.AddReceivingCustomMethod(s, wire.MCPMethodTasksList, t.list),
+		sdk.AddReceivingCustomMethod(s, wire.MCPMethodTasksCancel, t.cancel),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *tasks) middleware(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if call, ok := req.(*sdk.CallToolRequest); ok && method == "tools/call" {
+			if _, asked := call.Params.Meta[wire.MCPTaskMeta]; asked {
+				return t.create(ctx, call)
+			}
+		}
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		switch method {
+		case "initialize":
+			return reencode(res, func(m map[string]any) {
+				caps, _ := m["capabilities"].(map[string]any)
+				if caps == nil {
+					caps = map[string]any{}
+					m["capabilities"] = caps
+				}
+				caps["tasks"] = tasksCapability
+			})
+		case "tools/list":
+			return reencode(res, func(m map[string]any) {
+				list, _ := m["tools"].([]any)
+				for _, tool := range list {
+					if tool, ok := tool.(map[string]any); ok {
+						tool["execution"] = map[string]any{"taskSupport": "optional"}
+					}
+				}
+			})
+		}
+		return res, nil
+	}
+}
+
+// reencode returns res as JSON edited by edit.
+func reencode(res sdk.Result, edit func(map[string]any)) (sdk.Result, error) {
+	data, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	edit(m)
+	if data, err = json.Marshal(m); err != nil {
+		return nil, err
+	}
+	return &rawResult{raw: data}, nil
+}
+
+// create starts the call of a task-augmented tools/call and answers with its task.
+func (t *tasks) create(ctx context.Context, req *sdk.CallToolRequest) (sdk.Result, error) {
+	h, ok := t.handlers[req.Params.Name]
+	if !ok {
+		return nil, invalidParams(fmt.Sprintf("unknown tool %q", req.Params.Name))
+	}
+	call, err := h.toolCall(req)
+	if err != nil {
+		return nil, err
+	}
+	workflowID, _, err := t.tg.StartRun(context.WithoutCancel(ctx), call)
+	if err != nil {
+		return nil, protocolError(err)
+	}
+	st, err := t.tg.StatusByWorkflowID(ctx, workflowID)
+	if err != nil {
+		return nil, protocolError(err)
+	}
+	return &createTaskResult{Task: taskOf(st)}, nil
+}
+
+func (t *tasks) get(ctx context.Context, _ *sdk.ServerSession, p *taskIDParams) (*taskResult, error) {
+	st, err := t.status(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return &taskResult{Task: taskOf(st)}, nil
+}
+
+// result waits until the task is terminal and returns what tools/call would have returned.
+func (t *tasks) result(ctx context.Context, _ *sdk.ServerSession, p *taskIDParams) (*sdk.CallToolResult, error) {
+	st, err := t.status(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	var res toolcore.Result
+	switch {
+	case st.State == client.Running:
+		res, err = t.tg.ResultOfRun(ctx, st.WorkflowID, st.RunID)
+	case st.Result != nil:
+		res = *st.Result
+	default:
+		err = st.Err
+	}
+	if err != nil {
+		return nil, protocolError(err)
+	}
+	h, ok := t.handlers[res.ToolName()]
+	if !ok {
+		h = &callHandler{}
+	}
+	out := h.toolResult(res, st.WorkflowID)
+	out.Meta[wire.MCPRelatedTaskMeta] = map[string]any{"taskId": st.WorkflowID}
+	return out, nil
+}
+
+func (t *tasks) list(ctx context.Context, _ *sdk.ServerSession, p *listTasksParams) (*listTasksResult, error) {
+	var token []byte
+	if p != nil && p.Cursor != "" {
+		var err error
+		if token, err = base64.RawURLEncoding.DecodeString(p.Cursor); err != nil {
+			return nil, invalidParams("invalid cursor")
+		}
+	}
+	calls, next, err := t.tg.ListCalls(ctx, taskListPageSize, token)
+	if err != nil {
+		return nil, protocolError(err)
+	}
+	out := &listTasksResult{Tasks: make([]Task, 0, len(calls))}
+	for _, c := range calls {
+		errorResult := c.Outcome != "" && c.Outcome != wire.OutcomeOK
+		if c.State == client.Completed && c.Outcome == "" {
+			// No ToolOutcome attribute on this namespace: read the result.
+			st, err := t.statusOf(ctx, c.WorkflowID)
+			if err != nil {
+				return nil, err
+			}
+			errorResult = st.Result != nil && st.Result.IsError()
+		}
+		out.Tasks = append(out.Tasks, newTask(c.WorkflowID, c.State, c.Started, c.Closed, errorResult))
+	}
+	if next != nil {
+		out.NextCursor = base64.RawURLEncoding.EncodeToString(next)
+	}
+	return out, nil
+}
+
+// cancel cancels a working task and returns it once its workflow has closed.
+func (t *tasks) cancel(ctx context.Context, _ *sdk.ServerSession, p *taskIDParams) (*taskResult, error) {
+	st, err := t.status(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if st.State != client.Running {
+		return nil, invalidParams(fmt.Sprintf("task %s is already %s", st.WorkflowID, taskOf(st).Status))
+	}
+	if err := t.tg.CancelByWorkflowID(ctx, st.WorkflowID); err != nil && !errors.Is(err, client.ErrCallClosed) {
+		return nil, protocolError(err)
+	}
+	waitCtx, stop := context.WithTimeout(ctx, cancelWaitTimeout)
+	defer stop()
+	_, _ = t.tg.ResultOfRun(waitCtx, st.WorkflowID, st.RunID) // until closed
+	if st, err = t.status(ctx, p); err != nil {
+		return nil, err
+	}
+	return &taskResult{Task: taskOf(st)}, nil
+}
+
+// status reads the call of the task p names; a missing or unknown task ID is invalid params.
+func (t *tasks) status(ctx context.Context, p *taskIDParams) (client.Status, error) {
+	if p == nil || p.TaskID == "" {
+		return client.Status{}, invalidParams("missing taskId")
+	}
+	return t.statusOf(ctx, p.TaskID)
+}
+
+// statusOf reads the call of taskID; an unknown one is invalid params.
+func (t *tasks) statusOf(ctx context.Context, taskID string) (client.Status, error) {
+	st, err := t.tg.StatusByWorkflowID(ctx, taskID)
+	if errors.Is(err, client.ErrNotFound) {
+		return client.Status{}, invalidParams(fmt.Sprintf("task %s not found", taskID))
+	}
+	if err != nil {
+		return client.Status{}, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	return st, nil
+}
+
+// taskOf is the task of a call's status.
+func taskOf(st client.Status) Task {
+	return newTask(st.WorkflowID, st.State, st.Started, st.Closed, st.Result != nil && st.Result.IsError())
+}
+
+// newTask maps a call to its task: running is working, a completed call is completed (failed
+// when its result is an error result), canceled is cancelled, and failed, terminated or timed out
+// is failed. The status changes only then, so lastUpdatedAt is the close time, or the start time
+// while working.
+func newTask(workflowID string, state client.State, started, closed time.Time, errorResult bool) Task {
+	task := Task{
+		TaskID:       workflowID,
+		CreatedAt:    started.UTC().Format(time.RFC3339Nano),
+		PollInterval: TaskPollInterval,
+	}
+	updated := closed
+	if updated.IsZero() {
+		updated = started
+	}
+	task.LastUpdatedAt = updated.UTC().Format(time.RFC3339Nano)
+	switch state {
+	case client.Running:
+		task.Status = wire.MCPTaskWorking
+	case client.Completed:
+		task.Status = wire.MCPTaskCompleted
+		if errorResult {
+			task.Status, task.StatusMessage = wire.MCPTaskFailed, "the tool call ended with an error result"
+		}
+	case client.Canceled:
+		task.Status = wire.MCPTaskCancelled
+	default:
+		task.Status, task.StatusMessage = wire.MCPTaskFailed, "the tool call "+state.String()
+	}
+	return task
+}

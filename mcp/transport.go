@@ -1,0 +1,84 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/wire"
+)
+
+// Transport wraps an SDK transport (mcp.StdioTransport, ...) for a server of NewServer: it
+// moves the "task" member of a tools/call request into _meta (wire.MCPTaskMeta), where the
+// server's task support finds it; the SDK's request type would drop it. HTTPHandler does the same
+// for streamable HTTP.
+func Transport(t sdk.Transport) sdk.Transport { return &taskTransport{t} }
+
+type taskTransport struct{ sdk.Transport }
+
+func (t *taskTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	conn, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &taskConn{conn}, nil
+}
+
+type taskConn struct{ sdk.Connection }
+
+func (c *taskConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && req.Method == "tools/call" {
+		req.Params = liftTaskParams(req.Params)
+	}
+	return msg, err
+}
+
+// liftTaskParams returns tools/call params with their "task" member moved to
+// _meta[wire.MCPTaskMeta]; params without one come back unchanged.
+func liftTaskParams(params json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(params, &m) != nil {
+		return params
+	}
+	task, ok := m["task"]
+	if !ok {
+		return params
+	}
+	meta := map[string]json.RawMessage{}
+	if raw, ok := m["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
+		return params
+	}
+	meta[wire.MCPTaskMeta] = task
+	delete(m, "task")
+	rawMeta, err := json.Marshal(meta)
+	if err != nil {
+		return params
+	}
+	m["_meta"] = rawMeta
+	out, err := json.Marshal(m)
+	if err != nil {
+		return params
+	}
+	return out
+}
+
+// liftTaskBody is liftTaskParams for the body of a streamable HTTP POST (one JSON-RPC message).
+func liftTaskBody(body []byte) []byte {
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(body, &msg) != nil {
+		return body
+	}
+	var method string
+	if json.Unmarshal(msg["method"], &method) != nil || method != "tools/call" || msg["params"] == nil {
+		return body
+	}
+	msg["params"] = liftTaskParams(msg["params"])
+	out, err := json.Marshal(msg)
+	if err != nil {
+		return body
+	}
+	return out
+}
