@@ -10,6 +10,10 @@
 // Both workflow pages must show the workflow ID, the status Completed, the call as the Input and,
 // as the Result, exactly the tool-result message that `toolgate call` printed.
 //
+// With `toolgate dev --codec-key`, an echo call's payloads are stored encrypted and the workflow
+// page must still show its decoded call and result: the browser asks the codec server dev starts
+// (cross-origin, with a CORS preflight) to decode them.
+//
 // The example agent (examples/agent, built as a binary) runs against the same kind of `toolgate
 // dev`: its answer quotes its tools' results, each of its tool calls is a child workflow of the
 // agent workflow, and the agent's Relationships page lists both children, linked to their runs.
