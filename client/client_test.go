@@ -2,14 +2,12 @@ package client
 
 import (
 	"errors"
-	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
@@ -73,53 +71,6 @@ func TestStateString(t *testing.T) {
 			assert.Equal(t, tt.want, string(text))
 		})
 	}
-}
-
-func TestOutcomeErrorSentinels(t *testing.T) {
-	wrap := func(cause error) error { return fmt.Errorf("workflow execution error: %w", cause) }
-	tests := []struct {
-		name string
-		give error
-		want error
-	}{
-		{name: "canceled", give: wrap(temporal.NewCanceledError()), want: ErrCallCanceled},
-		{name: "terminated", give: wrap(&temporal.TerminatedError{}), want: ErrCallTerminated},
-		{name: "timed out", give: wrap(temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil)), want: ErrCallTimedOut},
-		{name: "not found", give: serviceerror.NewNotFound("workflow not found"), want: ErrNotFound},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.ErrorIs(t, outcomeError("toolcall-c", tt.give), tt.want)
-		})
-	}
-}
-
-func TestOutcomeErrorNonRecoverableIsGenuine(t *testing.T) {
-	give := fmt.Errorf("workflow execution error: %w",
-		temporal.NewNonRetryableApplicationError("ledger invariant broken", wire.ErrTypeNonRecoverable, nil))
-	err := outcomeError("toolcall-c", give)
-	fatal, ok := toolcore.AsNonRecoverable(err)
-	require.True(t, ok, "want a genuine NonRecoverableToolError, got %v", err)
-	assert.Equal(t, "ledger invariant broken", fatal.Error())
-}
-
-func TestOutcomeErrorInvalidToolCall(t *testing.T) {
-	give := fmt.Errorf("workflow execution error: %w",
-		temporal.NewNonRetryableApplicationError("type must be \"toolCall\"", wire.ErrTypeInvalidToolCall, nil))
-	var ce *toolcore.ContractError
-	require.ErrorAs(t, outcomeError("toolcall-c", give), &ce)
-	assert.Equal(t, toolcore.CodeInvalidToolCall, ce.Code)
-	assert.Equal(t, "type must be \"toolCall\"", ce.Message)
-}
-
-func TestOutcomeErrorLookAlikeIsNotFatal(t *testing.T) {
-	// Another ApplicationError type (even with the same message) is a plain failure.
-	give := fmt.Errorf("workflow execution error: %w",
-		temporal.NewApplicationError("boom", "SomethingElse"))
-	err := outcomeError("toolcall-c", give)
-	_, fatal := toolcore.AsNonRecoverable(err)
-	assert.False(t, fatal)
-	assert.ErrorContains(t, err, "boom")
 }
 
 func TestSnapshot(t *testing.T) {

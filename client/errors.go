@@ -4,10 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/temporal"
-
-	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
 
@@ -33,37 +29,6 @@ var (
 	// decided); the message says why.
 	ErrDecisionRefused = errors.New("approval decision refused")
 )
-
-// outcomeError maps the error of WorkflowRun.Get (a closed workflow that did not complete, or an
-// RPC failure) to what the client returns.
-func outcomeError(workflowID string, err error) error {
-	var notFound *serviceerror.NotFound
-	if errors.As(err, &notFound) {
-		return fmt.Errorf("get result of %s: %w", workflowID, ErrNotFound)
-	}
-	var appErr *temporal.ApplicationError
-	var canceled *temporal.CanceledError
-	var terminated *temporal.TerminatedError
-	var timeout *temporal.TimeoutError
-	switch {
-	case errors.As(err, &appErr) && appErr.Type() == wire.ErrTypeNonRecoverable:
-		// The workflow fails with this type only for a genuine NonRecoverableToolError from the
-		// activity (look-alikes are normalized there), so minting a genuine one here is sound.
-		return toolcore.NewNonRecoverableToolError(appErr.Message())
-	case errors.As(err, &appErr) && appErr.Type() == wire.ErrTypeInvalidToolCall:
-		return &toolcore.ContractError{Code: toolcore.CodeInvalidToolCall, Message: appErr.Message()}
-	case errors.As(err, &canceled):
-		return fmt.Errorf("%s: %w", workflowID, ErrCallCanceled)
-	case errors.As(err, &terminated):
-		return fmt.Errorf("%s: %w", workflowID, ErrCallTerminated)
-	case errors.As(err, &timeout):
-		return fmt.Errorf("%s: %w", workflowID, ErrCallTimedOut)
-	default:
-		// A failure the workflow does not produce (a panic under FailWorkflow, a foreign
-		// workflow), or an RPC error.
-		return fmt.Errorf("get result of %s: %w", workflowID, err)
-	}
-}
 
 // conflictError says how the recorded call differs from the submitted one.
 func conflictError(workflowID, detail string) error {

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/toolgate/toolgate/internal/callerr"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
@@ -181,7 +182,7 @@ func (c *Client) wait(ctx context.Context, run client.WorkflowRun) (toolcore.Res
 	if ctx.Err() != nil {
 		return toolcore.Result{}, context.Cause(ctx)
 	}
-	return toolcore.Result{}, outcomeError(run.GetID(), err)
+	return toolcore.Result{}, callerr.Map(run.GetID(), err)
 }
 
 // isDeadlineError reports whether err is a timeout or cancellation of the RPC itself, in any of

@@ -1,13 +1,6 @@
 package workflows
 
 import (
-	"errors"
-	"fmt"
-	"strings"
-
-	"go.temporal.io/sdk/temporal"
-
-	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
 
@@ -26,43 +19,3 @@ var (
 	// ErrNotFound: no execution has that workflow ID (never started, or past retention).
 	ErrNotFound = wire.ErrNotFound
 )
-
-// callError maps the error a ToolCallWorkflow (a child) or AwaitToolCall ended with to what
-// ExecuteToolCall returns: a genuine *toolcore.NonRecoverableToolError, a *toolcore.ContractError,
-// a sentinel above wrapped with the workflow ID, or err itself.
-func callError(workflowID string, err error) error {
-	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) {
-		switch appErr.Type() {
-		case ErrTypeNonRecoverable:
-			// Only a genuine NonRecoverableToolError fails a call with this type (look-alikes are
-			// normalized by the activity), so minting a genuine one here is sound.
-			return toolcore.NewNonRecoverableToolError(appErr.Message())
-		case ErrTypeInvalidToolCall:
-			return &toolcore.ContractError{Code: toolcore.CodeInvalidToolCall, Message: appErr.Message()}
-		case ErrTypeCallConflict:
-			// The message is the client's conflict error text, which names the ID and the sentinel.
-			return fmt.Errorf("%w: %s", ErrCallConflict, strings.TrimPrefix(appErr.Message(), ErrCallConflict.Error()+": "))
-		case ErrTypeCallCanceled:
-			return fmt.Errorf("%s: %w", workflowID, ErrCallCanceled)
-		case ErrTypeCallTerminated:
-			return fmt.Errorf("%s: %w", workflowID, ErrCallTerminated)
-		case ErrTypeCallTimedOut:
-			return fmt.Errorf("%s: %w", workflowID, ErrCallTimedOut)
-		case ErrTypeCallNotFound:
-			return fmt.Errorf("%s: %w", workflowID, ErrNotFound)
-		}
-	}
-	var canceled *temporal.CanceledError
-	var terminated *temporal.TerminatedError
-	var timeout *temporal.TimeoutError
-	switch {
-	case errors.As(err, &canceled):
-		return fmt.Errorf("%s: %w", workflowID, ErrCallCanceled)
-	case errors.As(err, &terminated):
-		return fmt.Errorf("%s: %w", workflowID, ErrCallTerminated)
-	case errors.As(err, &timeout):
-		return fmt.Errorf("%s: %w", workflowID, ErrCallTimedOut)
-	}
-	return fmt.Errorf("tool call %s: %w", workflowID, err)
-}

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/callerr"
 	"github.com/toolgate/toolgate/toolcore"
 )
 
@@ -114,14 +115,14 @@ func ExecuteToolCall(ctx workflow.Context, call toolcore.ToolCall) (toolcore.Res
 		if ctx.Err() != nil {
 			return toolcore.Result{}, err
 		}
-		return toolcore.Result{}, callError(id, err)
+		return toolcore.Result{}, callerr.Map(id, err)
 	}
 	var result toolcore.Result
 	if err := child.Get(ctx, &result); err != nil {
 		if ctx.Err() != nil {
 			return toolcore.Result{}, err
 		}
-		return toolcore.Result{}, callError(id, err)
+		return toolcore.Result{}, callerr.Map(id, err)
 	}
 	return result, nil
 }
@@ -144,7 +145,7 @@ func awaitExisting(ctx workflow.Context, opts CallOptions, workflowID, canonical
 		if ctx.Err() != nil {
 			return toolcore.Result{}, err
 		}
-		return toolcore.Result{}, callError(workflowID, err)
+		return toolcore.Result{}, callerr.Map(workflowID, err)
 	}
 	return result, nil
 }
