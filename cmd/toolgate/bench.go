@@ -49,6 +49,10 @@ print the ratios (absolute times on a shared machine are noise; ratios taken sid
   history      events and bytes of a successful and of a failing call
   cancel       tick calls (progress every second) canceled while running: progress delay and
                cancel request to workflow closed Canceled (goal p99 <= 1.5 s)
+  rounds       a round of 8 calls in parallel and in sequence against one call (goal: parallel
+               <= 1.5x one call), and calls from an agent workflow: as child workflows
+               (workflows.ExecuteRound) against the same tool as plain activities
+  schema       in process: validating one call against a 10-field schema (goal < 20 us)
 
 The subjects: toolgate (client.Execute with its defaults), bare (ExecuteWorkflow of a workflow
 running one activity, then Get) and bare-eager (the same with EnableEagerStart, which toolgate
@@ -90,6 +94,7 @@ runs every phase with tiny counts (seconds), as make test does.`,
 	fs.IntVar(&o.cfg.Probes, "probes", bench.DefaultProbes, "in flight: no-op calls made while they are held")
 	fs.IntVar(&o.cfg.Cancels, "cancels", bench.DefaultCancels, "cancel: running tick calls canceled (progress and cancellation delays)")
 	fs.IntVar(&o.cfg.MCPCalls, "mcp-calls", bench.DefaultMCPCalls, "mcp: tools/call over streamable HTTP against client.Execute, measured calls each")
+	fs.IntVar(&o.cfg.Rounds, "rounds", bench.DefaultRounds, "rounds: runs of each round shape (client and agent-workflow rounds)")
 	fs.DurationVar(&o.cfg.InFlightHeartbeat, "in-flight-heartbeat", toolcore.DefaultHeartbeatTimeout, "in flight: HeartbeatTimeout of the sleep tool (a held call heartbeats every third of this)")
 	fs.DurationVar(&o.cfg.InProcessTime, "in-process-time", bench.DefaultInProcessTime, "in process: how long each function is timed")
 	return cmd
@@ -114,6 +119,7 @@ func (o benchOptions) shortened(cmd *cobra.Command) bench.Config {
 		"probes":            {&cfg.Probes, &short.Probes},
 		"cancels":           {&cfg.Cancels, &short.Cancels},
 		"mcp-calls":         {&cfg.MCPCalls, &short.MCPCalls},
+		"rounds":            {&cfg.Rounds, &short.Rounds},
 	} {
 		if !fs.Changed(flag) {
 			*pair[0] = *pair[1]

@@ -96,6 +96,9 @@ type Config struct {
 	// MCPCalls is the number of measured calls per side of the MCP phase. Optional: default
 	// DefaultMCPCalls.
 	MCPCalls int
+	// Rounds is how many times the rounds phase measures each round shape. Optional: default
+	// DefaultRounds.
+	Rounds int
 	// InFlightHeartbeat is the HeartbeatTimeout of the sleep tool: every held call heartbeats
 	// every third of this when idle, and is lost when a heartbeat is two thirds of this late.
 	// Optional: default toolcore.DefaultHeartbeatTimeout (10 s), what a tool gets.
@@ -128,6 +131,7 @@ func Short() Config {
 		Probes:           3,
 		Cancels:          2,
 		MCPCalls:         3,
+		Rounds:           1,
 		InProcessTime:    10 * time.Millisecond,
 		BreakdownSample:  6,
 	}
@@ -135,8 +139,8 @@ func Short() Config {
 
 // Progress reports how far a phase is.
 type Progress struct {
-	// Phase is, in order, "in-process", "setup", "warmup", "latency", "breakdown",
-	// "throughput", "history", "cancel", "mcp", "in-flight" (filling), "probe", "drain", then
+	// Phase is, in order, "in-process", "schema", "setup", "warmup", "latency", "breakdown",
+	// "throughput", "history", "cancel", "mcp", "rounds", "in-flight" (filling), "probe", "drain", then
 	// "done".
 	Phase string
 	// Done of Total steps (calls, mostly). Total 0: the phase has no count.
@@ -169,6 +173,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.Probes, DefaultProbes)
 	def(&c.Cancels, DefaultCancels)
 	def(&c.MCPCalls, DefaultMCPCalls)
+	def(&c.Rounds, DefaultRounds)
 	def(&c.BreakdownSample, DefaultBreakdownSample)
 	if c.InProcessTime <= 0 {
 		c.InProcessTime = DefaultInProcessTime

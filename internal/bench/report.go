@@ -20,6 +20,8 @@ type Report struct {
 	InProcess        InProcess       `json:"inProcess"`
 	Cancel           Cancel          `json:"cancel"`
 	MCP              MCP             `json:"mcp"`
+	Rounds           Rounds          `json:"rounds"`
+	Schema           Schema          `json:"schema"`
 	InFlight         InFlight        `json:"inFlight"`
 	History          []HistoryRow    `json:"history"`
 	ElapsedSeconds   float64         `json:"elapsedSeconds"`
@@ -52,6 +54,7 @@ type Settings struct {
 	Probes           int      `json:"probes"`
 	Cancels          int      `json:"cancels"`
 	MCPCalls         int      `json:"mcpCalls"`
+	Rounds           int      `json:"rounds"`
 	// InFlightHeartbeatMs is the sleep tool's HeartbeatTimeout.
 	InFlightHeartbeatMs float64 `json:"inFlightHeartbeatMs"`
 	InProcessMs         float64 `json:"inProcessMs"`
@@ -242,6 +245,11 @@ func (r Report) Check() error {
 	if f.Calls != r.Settings.InFlight || f.Held <= 0 || f.Held > f.Calls || f.Lost < 0 || f.Lost > f.Calls || f.Probe.N != r.Settings.Probes || f.RSSBeforeMiB <= 0 || f.RSSHeldMiB <= 0 ||
 		f.PeakRSSMiB <= 0 || f.PeakSource == "" || f.GoHeapHeldMiB <= 0 || f.IdleP50Ms <= 0 || f.ProbeRatioP50 <= 0 || f.FillSeconds <= 0 || f.DrainSeconds <= 0 {
 		missing("in-flight: incomplete %+v", f)
+	}
+	for _, err := range []error{r.checkRounds(), r.checkSchema()} {
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if r.ElapsedSeconds <= 0 {
 		missing("elapsed: not measured")

@@ -37,6 +37,10 @@ func run(ctx context.Context, cfg Config, rep *Report) (err error) {
 	if rep.InProcess, err = inProcess(ctx, cfg.InProcessTime); err != nil {
 		return err
 	}
+	cfg.Progress(Progress{Phase: "schema"})
+	if rep.Schema, err = schemaPhase(cfg.InProcessTime); err != nil {
+		return err
+	}
 
 	cfg.Progress(Progress{Phase: "setup"})
 	h, err := newHarness(ctx, cfg)
@@ -72,6 +76,9 @@ func run(ctx context.Context, cfg Config, rep *Report) (err error) {
 	if rep.MCP, err = h.mcpPhase(ctx); err != nil {
 		return err
 	}
+	if rep.Rounds, err = h.rounds(ctx); err != nil {
+		return err
+	}
 	// In flight last: it loads the server most, and leaves the most behind.
 	runtime.GC()
 	idle, ok := rep.LatencyOf(SubjectToolgate)
@@ -95,6 +102,7 @@ func settingsOf(cfg Config) Settings {
 		Probes:              cfg.Probes,
 		Cancels:             cfg.Cancels,
 		MCPCalls:            cfg.MCPCalls,
+		Rounds:              cfg.Rounds,
 		InFlightHeartbeatMs: ms(cfg.InFlightHeartbeat),
 		InProcessMs:         ms(cfg.InProcessTime),
 	}

@@ -45,6 +45,12 @@ func (r Report) WriteText(w io.Writer) error {
 	if r.MCP.Calls > 0 {
 		r.writeMCP(&b)
 	}
+	if len(r.Rounds.Shapes) > 0 {
+		r.writeRounds(&b)
+	}
+	if r.Schema.Accepted.Iterations > 0 {
+		r.writeSchema(&b)
+	}
 	if r.InFlight.Calls > 0 {
 		r.writeInFlight(&b)
 	}
