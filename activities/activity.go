@@ -22,6 +22,10 @@ type Activities struct {
 	// the heartbeats of a canceled call (see Attempts). Optional: default none (a cancellation
 	// is heard at the idle heartbeat cadence).
 	Attempts *Attempts
+	// Heartbeats sends the attempts' heartbeats by task token with the bound described in
+	// heartbeat.go, so a late heartbeat on a loaded server does not end the attempt. Workers pass
+	// their client. Optional: default none (SDK heartbeats, bounded by 1 s each).
+	Heartbeats Recorder
 
 	inFlight inFlight
 }
@@ -70,7 +74,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	last := lastCheckpoint(ctx)
 	report, checkpoint, stopBeats := func(toolcore.Progress) {}, func(json.RawMessage) {}, func() {}
 	if !info.IsLocalActivity {
-		hb := startHeartbeats(ctx, info.HeartbeatTimeout)
+		hb := startHeartbeats(ctx, info, a.Heartbeats)
 		// The previous attempt's checkpoint goes on with this attempt's heartbeats until the
 		// tool records a newer one: a second loss must not erase it.
 		if last != nil {

@@ -5,7 +5,7 @@ import "sync"
 // Attempts is the set of ExecuteTool attempts running in this process, by workflow ID. The
 // workflow worker of the same process calls Hurry when a call is canceled, so that its attempt's
 // next heartbeat, the one whose response carries the cancellation, goes out within
-// HurryHeartbeatInterval instead of at the idle cadence (a third of the HeartbeatTimeout).
+// HurryHeartbeatInterval instead of at the idle cadence (half the HeartbeatTimeout).
 //
 // It is a hint only: the attempt still stops only when the server says the cancellation was
 // requested, so a hint for the wrong attempt, a stale one or one replayed costs a few heartbeats

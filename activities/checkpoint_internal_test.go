@@ -14,7 +14,7 @@ import (
 
 func TestHeartbeatLoopCarriesTheCheckpoint(t *testing.T) {
 	log := newBeatLog()
-	h := startLoop(context.Background(), time.Hour, log.record) // the ticker never fires
+	h := startLoop(context.Background(), time.Hour, log.send, log.relay) // the ticker never fires
 	defer h.stop()
 	ctx := toolcore.WithExecution(context.Background(), toolcore.Execution{OnCheckpoint: h.saveCheckpoint})
 

@@ -9,35 +9,50 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/grpc/codes"
 
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
 
 // Heartbeat cadence. Cancellation reaches an activity only through a heartbeat response, and
-// progress reaches the caller only in heartbeat details, so the loop decides when to beat and the
-// SDK's own batching (0.8 x HeartbeatTimeout by default) must be capped below every gap the loop
-// uses: workers set the SDK's MaxHeartbeatThrottleInterval to SDKHeartbeatThrottle.
+// progress reaches the caller only in heartbeat details, so the loop decides when to beat.
 //
-//   - Idle: every third of the HeartbeatTimeout (three chances per window, so a beat delayed by
-//     up to two thirds of the timeout still counts).
+//   - Idle: every half of the HeartbeatTimeout after the last beat the server took.
 //   - Progress: at once on a report, at most once per ProgressHeartbeatGap (later reports
 //     coalesce; the latest is sent).
 //   - Hurried: every HurryHeartbeatInterval for HurryWindow after Attempts.Hurry, which the
 //     workflow worker of the same process calls when the call is canceled, so the heartbeat
 //     that carries the cancellation back comes within a fraction of a second.
+//
+// How a beat is sent. The SDK's own heartbeat (activity.RecordHeartbeat) bounds its RPC by
+// max(its batching interval, 1 s) and cancels the attempt when that RPC fails for a transient
+// reason: on a loaded server a 1 s bound loses held calls whose heartbeats were merely late.
+// With a Recorder (workers pass their client), the loop sends each beat itself by task token,
+// bounded by what is left of the server's heartbeat window (at least MinBeatBudget), and retries
+// a transient failure every HurryHeartbeatInterval until the window closes. Any other answer
+// (cancel requested, the activity gone, paused or reset) is relayed: one SDK heartbeat asks the
+// server again and cancels the attempt's context with the SDK's cause, so the SDK reports the
+// attempt as it would have. Without a Recorder every beat is an SDK heartbeat. Either way the
+// SDK's batching is capped below every gap above: workers set MaxHeartbeatThrottleInterval to
+// SDKHeartbeatThrottle.
 const (
-	heartbeatFraction = 3
+	heartbeatFraction = 2
 	// defaultHeartbeatInterval applies when the activity has no HeartbeatTimeout (only when
 	// scheduled by something other than ToolCallWorkflow): beat anyway, or never hear a cancel.
 	defaultHeartbeatInterval = 10 * time.Second
 	// ProgressHeartbeatGap is the least time between two heartbeats sent for progress reports.
 	ProgressHeartbeatGap = 500 * time.Millisecond
-	// HurryHeartbeatInterval is the cadence of a hurried attempt.
+	// HurryHeartbeatInterval is the cadence of a hurried attempt, and the pause before a beat
+	// that failed for a transient reason is sent again.
 	HurryHeartbeatInterval = 100 * time.Millisecond
 	// HurryWindow is how long a hurried attempt beats at HurryHeartbeatInterval.
 	HurryWindow = 5 * time.Second
+	// MinBeatBudget is the least time a beat sent by the loop may take (the SDK's own bound).
+	MinBeatBudget = time.Second
 	// SDKHeartbeatThrottle is the SDK heartbeat throttle (worker option
 	// MaxHeartbeatThrottleInterval) under which the loop's cadence holds: below every gap above.
 	SDKHeartbeatThrottle = 50 * time.Millisecond
@@ -46,10 +61,20 @@ const (
 	MaxProgressMessageBytes = wire.MaxProgressMessageBytes
 )
 
+// Recorder sends an attempt's heartbeats by task token; client.Client implements it.
+type Recorder interface {
+	RecordActivityHeartbeatWithOptions(ctx context.Context, opts client.RecordActivityHeartbeatOptions) error
+}
+
+// sendFunc sends one beat within ctx and returns the server's answer.
+type sendFunc func(ctx context.Context, details ...any) error
+
 // heartbeats is the heartbeat loop of one attempt.
 type heartbeats struct {
-	ctx     context.Context
-	record  func(details ...any) // activity.RecordHeartbeat bound to ctx
+	ctx     context.Context // ends when the attempt ends or stop is called
+	cancel  context.CancelFunc
+	send    sendFunc
+	relay   func(details ...any) // an SDK heartbeat: hands a non-transient answer to the SDK
 	kick    chan struct{}        // cap 1: a pending progress beat; further reports coalesce into it
 	hurry   chan struct{}        // cap 1: a pending hurry request
 	done    chan struct{}
@@ -61,10 +86,31 @@ type heartbeats struct {
 	checkpoint json.RawMessage       // latest checkpoint (see checkpoint.go), nil until the first
 }
 
-// startHeartbeats starts the loop; stop must be called before the activity returns.
-func startHeartbeats(ctx context.Context, timeout time.Duration) *heartbeats {
-	record := func(details ...any) { activity.RecordHeartbeat(ctx, details...) }
-	return startLoop(ctx, heartbeatInterval(timeout), record)
+// startHeartbeats starts the loop of the attempt of ctx; stop must be called before the activity
+// returns. A nil rec sends every beat through the SDK.
+func startHeartbeats(ctx context.Context, info activity.Info, rec Recorder) *heartbeats {
+	sdk := func(details ...any) { activity.RecordHeartbeat(ctx, details...) }
+	send := func(_ context.Context, details ...any) error { sdk(details...); return nil }
+	if rec != nil {
+		send = func(bctx context.Context, details ...any) error {
+			return rec.RecordActivityHeartbeatWithOptions(bctx, client.RecordActivityHeartbeatOptions{
+				TaskToken:    info.TaskToken,
+				Details:      details,
+				WorkflowID:   info.WorkflowExecution.ID,
+				ActivityType: info.ActivityType.Name,
+				WorkflowType: workflowTypeName(info),
+				TaskQueue:    info.TaskQueue,
+			})
+		}
+	}
+	return startLoop(ctx, heartbeatInterval(info.HeartbeatTimeout), send, sdk)
+}
+
+func workflowTypeName(info activity.Info) string {
+	if info.WorkflowType == nil {
+		return ""
+	}
+	return info.WorkflowType.Name
 }
 
 // heartbeatInterval is the loop's idle period for an activity's HeartbeatTimeout.
@@ -75,11 +121,14 @@ func heartbeatInterval(timeout time.Duration) time.Duration {
 	return timeout / heartbeatFraction
 }
 
-// startLoop starts a loop that calls record every interval, on progress and when hurried.
-func startLoop(ctx context.Context, interval time.Duration, record func(details ...any)) *heartbeats {
+// startLoop starts a loop that sends a beat every interval, on progress and when hurried.
+func startLoop(ctx context.Context, interval time.Duration, send sendFunc, relay func(details ...any)) *heartbeats {
+	ctx, cancel := context.WithCancel(ctx)
 	h := &heartbeats{
 		ctx:     ctx,
-		record:  record,
+		cancel:  cancel,
+		send:    send,
+		relay:   relay,
 		kick:    make(chan struct{}, 1),
 		hurry:   make(chan struct{}, 1),
 		done:    make(chan struct{}),
@@ -93,18 +142,27 @@ func startLoop(ctx context.Context, interval time.Duration, record func(details 
 type cadence struct {
 	interval   time.Duration
 	started    time.Time // the attempt's start: the server's heartbeat window opens there
-	last       time.Time // the last beat; zero before the first
+	last       time.Time // the last beat sent (taken or not); zero before the first
+	taken      time.Time // when the last beat the server took was sent; zero before the first
 	pending    bool      // a progress report not yet sent
+	retry      bool      // the last beat failed for a transient reason
 	hurryUntil time.Time
+}
+
+// base is when the server's heartbeat window last opened.
+func (c *cadence) base() time.Time {
+	if c.taken.IsZero() {
+		return c.started
+	}
+	return c.taken
 }
 
 // next returns when the next beat is due.
 func (c *cadence) next(now time.Time) time.Time {
-	base := c.last
-	if base.IsZero() {
-		base = c.started
+	if c.retry {
+		return c.last.Add(HurryHeartbeatInterval)
 	}
-	due := base.Add(c.interval)
+	due := c.base().Add(c.interval)
 	if c.pending {
 		due = earliest(due, c.last.Add(ProgressHeartbeatGap)) // zero last: at once
 	}
@@ -112,6 +170,24 @@ func (c *cadence) next(now time.Time) time.Time {
 		due = earliest(due, c.last.Add(HurryHeartbeatInterval))
 	}
 	return due
+}
+
+// deadline bounds a beat sent at now: the server's window (heartbeatFraction intervals after
+// it last opened), and never less than MinBeatBudget.
+func (c *cadence) deadline(now time.Time) time.Time {
+	end := c.base().Add(heartbeatFraction * c.interval)
+	if floor := now.Add(MinBeatBudget); end.Before(floor) {
+		return floor
+	}
+	return end
+}
+
+// sent records the outcome of a beat sent at at.
+func (c *cadence) sent(at time.Time, transient bool) {
+	c.last, c.retry = at, transient
+	if !transient {
+		c.taken, c.pending = at, false
+	}
 }
 
 func earliest(a, b time.Time) time.Time {
@@ -140,29 +216,58 @@ func (h *heartbeats) loop(interval time.Duration) {
 		}
 		now := time.Now()
 		if !now.Before(c.next(now)) {
-			h.beat()
-			c.last, c.pending = time.Now(), false
-			now = c.last
+			err := h.beat(c.deadline(now))
+			if h.ctx.Err() != nil {
+				return
+			}
+			transient := err != nil && transientBeatError(err)
+			if err != nil && !transient {
+				h.relayBeat() // the server's answer (cancel requested, gone, ...) goes to the SDK
+			}
+			c.sent(now, transient)
+			now = time.Now()
 		}
-		timer.Reset(c.next(now).Sub(now))
+		timer.Reset(max(c.next(now).Sub(now), 0))
 	}
 }
 
-// beat records a heartbeat carrying the latest progress, if any. Sending no details after a
-// report would erase the progress the server shows, so the latest report is repeated.
-func (h *heartbeats) beat() {
+// transientBeatError reports whether a beat failed without an answer from the server about the
+// activity: worth sending again while the server's heartbeat window is open.
+func transientBeatError(err error) bool {
+	switch serviceerror.ToStatus(err).Code() {
+	case codes.DeadlineExceeded, codes.Unavailable, codes.ResourceExhausted, codes.Aborted, codes.Canceled:
+		return true
+	default:
+		return false
+	}
+}
+
+// details returns what a beat carries: the latest progress, if any, and the checkpoint, if any.
+// Sending no details after a report would erase the progress the server shows, so the latest
+// report is repeated.
+func (h *heartbeats) details() []any {
 	h.mu.Lock()
 	p, cp := h.progress, h.checkpoint
 	h.mu.Unlock()
 	switch {
 	case cp != nil:
-		h.record(p, cp) // wire.CheckpointDetails: progress (or null) first, checkpoint second
+		return []any{p, cp} // wire.CheckpointDetails: progress (or null) first, checkpoint second
 	case p == nil:
-		h.record()
+		return nil
 	default:
-		h.record(*p)
+		return []any{*p}
 	}
 }
+
+// beat sends one heartbeat, bounded by deadline.
+func (h *heartbeats) beat(deadline time.Time) error {
+	ctx, cancel := context.WithDeadline(h.ctx, deadline)
+	defer cancel()
+	return h.send(ctx, h.details()...)
+}
+
+// relayBeat sends one heartbeat through the SDK.
+func (h *heartbeats) relayBeat() { h.relay(h.details()...) }
 
 // report is the tool's progress reporter: it stores the report and wakes the loop without ever
 // blocking the tool.
@@ -187,7 +292,7 @@ func signal(ch chan struct{}) {
 
 // stop ends the loop and waits for it, so no heartbeat is recorded after the attempt returns.
 func (h *heartbeats) stop() {
-	h.once.Do(func() { close(h.done) })
+	h.once.Do(func() { close(h.done); h.cancel() }) // cancel: a beat in flight must not delay the attempt's end
 	<-h.stopped
 }
 

@@ -10,28 +10,57 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
 
-// beatLog records the heartbeats of a loop under test (the SDK's own throttling is not under test).
+// beatLog records the heartbeats of a loop under test (the SDK's own throttling is not under
+// test). Its send answers with the errors queued in answers, then with nil.
 type beatLog struct {
-	mu    sync.Mutex
-	beats [][]any
-	next  chan []any // every beat, for tests that wait on one
+	mu      sync.Mutex
+	beats   [][]any
+	answers []error
+	relays  [][]any
+	next    chan []any // every beat sent, for tests that wait on one
+	relayed chan []any // every relayed beat
 }
 
-func newBeatLog() *beatLog { return &beatLog{next: make(chan []any, 1024)} }
+func newBeatLog(answers ...error) *beatLog {
+	return &beatLog{answers: answers, next: make(chan []any, 1024), relayed: make(chan []any, 1024)}
+}
 
-func (l *beatLog) record(details ...any) {
+func (l *beatLog) send(_ context.Context, details ...any) error {
 	l.mu.Lock()
 	l.beats = append(l.beats, details)
+	var err error
+	if len(l.answers) > 0 {
+		err, l.answers = l.answers[0], l.answers[1:]
+	}
 	l.mu.Unlock()
 	select {
 	case l.next <- details:
 	default: // a test that stopped reading must not block the loop
 	}
+	return err
+}
+
+func (l *beatLog) relay(details ...any) {
+	l.mu.Lock()
+	l.relays = append(l.relays, details)
+	l.mu.Unlock()
+	select {
+	case l.relayed <- details:
+	default:
+	}
+}
+
+func (l *beatLog) relayCount() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.relays)
 }
 
 func (l *beatLog) count() int {
@@ -42,7 +71,7 @@ func (l *beatLog) count() int {
 
 func TestHeartbeatLoopTicksWithoutProgress(t *testing.T) {
 	log := newBeatLog()
-	h := startLoop(context.Background(), time.Millisecond, log.record)
+	h := startLoop(context.Background(), time.Millisecond, log.send, log.relay)
 	for range 3 {
 		assert.Empty(t, <-log.next, "no progress, no details")
 	}
@@ -54,7 +83,7 @@ func TestHeartbeatLoopTicksWithoutProgress(t *testing.T) {
 
 func TestHeartbeatLoopBeatsAtOnceOnProgress(t *testing.T) {
 	log := newBeatLog()
-	h := startLoop(context.Background(), time.Hour, log.record) // the ticker never fires
+	h := startLoop(context.Background(), time.Hour, log.send, log.relay) // the ticker never fires
 	defer h.stop()
 	h.report(toolcore.Progress{Completed: 1, Total: 2, Message: "half"})
 	assert.Equal(t, []any{wire.ProgressDetails{Completed: 1, Total: 2, Message: "half"}}, <-log.next)
@@ -62,7 +91,7 @@ func TestHeartbeatLoopBeatsAtOnceOnProgress(t *testing.T) {
 
 func TestHeartbeatLoopRepeatsLatestProgress(t *testing.T) {
 	log := newBeatLog()
-	h := startLoop(context.Background(), time.Millisecond, log.record)
+	h := startLoop(context.Background(), time.Millisecond, log.send, log.relay)
 	for i := range 100 { // reports coalesce: the loop sends the latest, never blocks the tool
 		h.report(toolcore.Progress{Completed: int64(i + 1), Total: 100})
 	}
@@ -80,7 +109,7 @@ func TestHeartbeatLoopRepeatsLatestProgress(t *testing.T) {
 func TestHeartbeatLoopEndsWithContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	log := newBeatLog()
-	h := startLoop(ctx, time.Hour, log.record)
+	h := startLoop(ctx, time.Hour, log.send, log.relay)
 	cancel()
 	<-h.stopped
 	h.stop()
@@ -94,7 +123,7 @@ func TestHeartbeatInterval(t *testing.T) {
 		give time.Duration
 		want time.Duration
 	}{
-		{name: "a third of the timeout", give: 9 * time.Second, want: 3 * time.Second},
+		{name: "half the timeout", give: 10 * time.Second, want: 5 * time.Second},
 		{name: "no timeout", give: 0, want: defaultHeartbeatInterval},
 	}
 	for _, tt := range tests {
@@ -129,12 +158,15 @@ func TestCadence(t *testing.T) {
 	at := func(d time.Duration) time.Time { return start.Add(d) }
 	c := cadence{interval: 3 * time.Second, started: start}
 	assert.Equal(t, at(3*time.Second), c.next(start), "idle: the interval after the start")
+	assert.Equal(t, at(6*time.Second), c.deadline(start), "a beat may take until the window closes")
 
 	c.pending = true
 	assert.False(t, c.next(start).After(start), "the first report: at once")
 
-	c.last, c.pending = at(time.Second), false
+	c.sent(at(time.Second), false)
+	assert.False(t, c.pending, "a beat the server took carries the report")
 	assert.Equal(t, at(4*time.Second), c.next(at(time.Second)), "idle: the interval after the last beat")
+	assert.Equal(t, at(7*time.Second), c.deadline(at(time.Second)), "the window reopens with each beat taken")
 	c.pending = true
 	assert.Equal(t, at(time.Second+ProgressHeartbeatGap), c.next(at(time.Second)), "a later report: one gap after the last beat")
 
@@ -142,11 +174,61 @@ func TestCadence(t *testing.T) {
 	c.hurryUntil = at(time.Second + HurryWindow)
 	assert.Equal(t, at(time.Second+HurryHeartbeatInterval), c.next(at(time.Second)), "hurried")
 	assert.Equal(t, at(4*time.Second), c.next(at(time.Second+HurryWindow)), "the hurry ends after its window")
+
+	c.pending, c.hurryUntil = true, time.Time{}
+	c.sent(at(4*time.Second), true) // the idle beat failed for a transient reason
+	assert.True(t, c.pending, "a failed beat carried nothing")
+	assert.Equal(t, at(4*time.Second+HurryHeartbeatInterval), c.next(at(4*time.Second)), "sent again soon")
+	assert.Equal(t, at(7*time.Second), c.deadline(at(4*time.Second)), "within the window the last beat taken opened")
+	assert.Equal(t, at(9*time.Second+MinBeatBudget), c.deadline(at(9*time.Second)), "never less than the least budget")
+	c.sent(at(5*time.Second), false)
+	assert.Equal(t, at(8*time.Second), c.next(at(5*time.Second)), "taken: back to the idle cadence")
+}
+
+func TestHeartbeatLoopRetriesTransientFailures(t *testing.T) {
+	late := serviceerror.NewDeadlineExceeded("heartbeat took too long")
+	log := newBeatLog(late, context.DeadlineExceeded, serviceerror.NewUnavailable("restarting"))
+	h := startLoop(context.Background(), time.Hour, log.send, log.relay) // idle beats never come
+	defer h.stop()
+	h.report(toolcore.Progress{Completed: 1, Total: 2})
+	want := []any{wire.ProgressDetails{Completed: 1, Total: 2}}
+	for range 4 { // three transient failures, then the beat the server takes: the same report
+		assert.Equal(t, want, <-log.next)
+	}
+	h.stop()
+	assert.Zero(t, log.relayCount(), "a transient failure ends nothing: no relay to the SDK")
+}
+
+func TestHeartbeatLoopRelaysTheServersAnswer(t *testing.T) {
+	for _, answer := range []error{temporal.NewCanceledError(), serviceerror.NewNotFound("activity gone")} {
+		t.Run(answer.Error(), func(t *testing.T) {
+			log := newBeatLog(answer)
+			h := startLoop(context.Background(), time.Hour, log.send, log.relay)
+			defer h.stop()
+			h.report(toolcore.Progress{Completed: 1, Total: 2})
+			want := []any{wire.ProgressDetails{Completed: 1, Total: 2}}
+			assert.Equal(t, want, <-log.next)
+			assert.Equal(t, want, <-log.relayed, "the SDK hears the answer with the same details")
+		})
+	}
+}
+
+func TestHeartbeatLoopStopCutsABeatInFlight(t *testing.T) {
+	entered := make(chan struct{})
+	send := func(ctx context.Context, _ ...any) error {
+		close(entered)
+		<-ctx.Done() // a server that never answers
+		return ctx.Err()
+	}
+	h := startLoop(context.Background(), time.Hour, send, func(...any) { t.Error("nothing to relay") })
+	h.report(toolcore.Progress{Completed: 1})
+	<-entered
+	h.stop() // returns: the attempt's end never waits for a heartbeat
 }
 
 func TestAttemptsHurryBeatsTheRunningAttempt(t *testing.T) {
 	log := newBeatLog()
-	h := startLoop(context.Background(), time.Hour, log.record) // idle beats never come
+	h := startLoop(context.Background(), time.Hour, log.send, log.relay) // idle beats never come
 	attempts := NewAttempts()
 	remove := attempts.add("toolcall-1", h)
 	assert.Equal(t, 1, attempts.Running())
@@ -168,7 +250,7 @@ func TestAttemptsHurryBeatsTheRunningAttempt(t *testing.T) {
 
 func TestHeartbeatLoopSpacesProgressBeats(t *testing.T) {
 	log := newBeatLog()
-	h := startLoop(context.Background(), time.Hour, log.record)
+	h := startLoop(context.Background(), time.Hour, log.send, log.relay)
 	defer h.stop()
 	h.report(toolcore.Progress{Completed: 1, Total: 3})
 	assert.Equal(t, []any{wire.ProgressDetails{Completed: 1, Total: 3}}, <-log.next, "the first report at once")

@@ -42,7 +42,7 @@ func (a *Activities) ReconcileTool(ctx context.Context, in ReconcileToolInput) (
 			ErrTypeToolNotRegistered, nil)
 	}
 	info := activity.GetInfo(ctx)
-	hb := startHeartbeats(ctx, info.HeartbeatTimeout)
+	hb := startHeartbeats(ctx, info, a.Heartbeats)
 	output, found, recErr := tool.Reconcile(toolcore.WithExecution(ctx, toolcore.Execution{
 		ToolCallID:     in.ToolCallID,
 		ToolName:       in.ToolName,

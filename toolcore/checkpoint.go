@@ -20,8 +20,8 @@ var ErrCheckpointTooLarge = errors.New("checkpoint too large")
 // (after a lost worker, a timeout or a transient error) can resume from it with LastCheckpoint
 // instead of starting over. v is encoded with encoding/json (HTML escaping off) and must fit
 // MaxCheckpointBytes. The durable path sends the latest checkpoint with the activity's
-// heartbeats, so a checkpoint is kept only once a heartbeat carried it (within a third of the
-// heartbeat timeout): record state before the work it describes is irreversible, and make each
+// heartbeats, so a checkpoint is kept only once a heartbeat carried it (one is sent at once, then
+// at most every 500 ms): record state before the work it describes is irreversible, and make each
 // step idempotent or check it on resume. Outside an execution, or with an executor that keeps no
 // checkpoints (the in-process executor), it does nothing and returns nil.
 func Checkpoint(ctx context.Context, v any) error {

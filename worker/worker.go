@@ -108,7 +108,7 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 		fatal:       make(chan error, 1),
 	}
 	attempts := activities.NewAttempts()
-	acts := &activities.Activities{Registry: snapshot, Attempts: attempts}
+	acts := &activities.Activities{Registry: snapshot, Attempts: attempts, Heartbeats: c}
 	for i, queue := range w.queues {
 		sw := sdkworker.New(c, queue, w.sdkOptions(opts, i > 0))
 		if i == 0 {

@@ -3,11 +3,13 @@ package worker
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	sdkworker "go.temporal.io/sdk/worker"
 
+	"github.com/toolgate/toolgate/activities"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
@@ -80,6 +82,20 @@ func TestSDKOptions(t *testing.T) {
 			assert.Equal(t, assert.AnError, <-w.fatal)
 		})
 	}
+}
+
+// TestSDKHeartbeatThrottleIsCapped: the SDK batches heartbeats for 0.8 x HeartbeatTimeout (8 s by
+// default) unless capped, which would hold back progress and the beat that hears a cancellation;
+// the cap must sit below every gap of the activities' heartbeat loop.
+func TestSDKHeartbeatThrottleIsCapped(t *testing.T) {
+	w := &Worker{fatal: make(chan error, 1)}
+	for _, activitiesOnly := range []bool{false, true} {
+		got := w.sdkOptions(Options{}.withDefaults(), activitiesOnly)
+		assert.Equal(t, 50*time.Millisecond, got.MaxHeartbeatThrottleInterval)
+		assert.Equal(t, 50*time.Millisecond, got.DefaultHeartbeatThrottleInterval, "activities without a HeartbeatTimeout too")
+	}
+	assert.Less(t, activities.SDKHeartbeatThrottle, activities.HurryHeartbeatInterval)
+	assert.Less(t, activities.SDKHeartbeatThrottle, activities.ProgressHeartbeatGap)
 }
 
 func TestNewRejectsNil(t *testing.T) {

@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
+	"github.com/toolgate/toolgate/workflows"
 )
 
 // TestDifferentialInProcessAndDurable runs one corpus of calls through toolcore.Execute and
@@ -115,4 +118,29 @@ func TestDifferentialLocalAndActivity(t *testing.T) {
 			assert.Equal(t, viaActivity.attempts, viaLocal.local, "the same attempts, as local activities")
 		})
 	}
+}
+
+// TestLocalCallCanceledEndsCanceled: canceling a call whose Local tool is running cancels the
+// tool's context and ends the call Canceled, as on the activity path.
+func TestLocalCallCanceledEndsCanceled(t *testing.T) {
+	stopped := make(chan error, 1)
+	blocking := running("blocking", toolcore.Options{SideEffect: toolcore.ReadOnly, Local: true},
+		func(ctx context.Context) (any, error) {
+			<-ctx.Done() // runs until canceled
+			stopped <- ctx.Err()
+			return nil, ctx.Err()
+		})
+	got := runWorkflow(t, newRegistry(t, blocking), call("c1", "blocking", `{}`), runOptions{
+		workflows: workflows.Workflows{SearchAttributes: true},
+		setup: func(env *testsuite.TestWorkflowEnvironment) {
+			env.RegisterDelayedCallback(env.CancelWorkflow, time.Second)
+		},
+	})
+	require.Error(t, got.err)
+	assert.True(t, temporal.IsCanceledError(got.err), "want a canceled workflow, got %v", got.err)
+	assert.True(t, got.result.IsZero())
+	assert.Equal(t, 1, got.local, "the tool ran as a local activity")
+	assert.Zero(t, got.attempts)
+	assert.Equal(t, "canceled", got.outcome)
+	assert.ErrorIs(t, <-stopped, context.Canceled, "the tool's context was canceled")
 }

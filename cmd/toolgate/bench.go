@@ -95,7 +95,7 @@ runs every phase with tiny counts (seconds), as make test does.`,
 	fs.IntVar(&o.cfg.Cancels, "cancels", bench.DefaultCancels, "cancel: running tick calls canceled (progress and cancellation delays)")
 	fs.IntVar(&o.cfg.MCPCalls, "mcp-calls", bench.DefaultMCPCalls, "mcp: tools/call over streamable HTTP against client.Execute, measured calls each")
 	fs.IntVar(&o.cfg.Rounds, "rounds", bench.DefaultRounds, "rounds: runs of each round shape (client and agent-workflow rounds)")
-	fs.DurationVar(&o.cfg.InFlightHeartbeat, "in-flight-heartbeat", toolcore.DefaultHeartbeatTimeout, "in flight: HeartbeatTimeout of the sleep tool (a held call heartbeats every third of this)")
+	fs.DurationVar(&o.cfg.InFlightHeartbeat, "in-flight-heartbeat", toolcore.DefaultHeartbeatTimeout, "in flight: HeartbeatTimeout of the sleep tool (a held call heartbeats every half of this)")
 	fs.DurationVar(&o.cfg.InProcessTime, "in-process-time", bench.DefaultInProcessTime, "in process: how long each function is timed")
 	return cmd
 }

@@ -100,7 +100,7 @@ type Config struct {
 	// DefaultRounds.
 	Rounds int
 	// InFlightHeartbeat is the HeartbeatTimeout of the sleep tool: every held call heartbeats
-	// every third of this when idle, and is lost when a heartbeat is two thirds of this late.
+	// every half of this when idle, and is lost when no heartbeat reaches the server within it.
 	// Optional: default toolcore.DefaultHeartbeatTimeout (10 s), what a tool gets.
 	InFlightHeartbeat time.Duration
 	// InProcessTime is how long each in-process function is timed. Optional: default 300 ms.
