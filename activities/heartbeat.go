@@ -32,8 +32,9 @@ import (
 // max(its batching interval, 1 s) and cancels the attempt when that RPC fails for a transient
 // reason: on a loaded server a 1 s bound loses held calls whose heartbeats were merely late.
 // With a Recorder (workers pass their client), the loop sends each beat itself by task token,
-// bounded by what is left of the server's heartbeat window (at least MinBeatBudget), and retries
-// a transient failure every HurryHeartbeatInterval until the window closes. Any other answer
+// bounded by what is left of the server's heartbeat window (at least MinBeatBudget), and sends a
+// beat that failed for a transient reason again RetryHeartbeatPause after the failure (never
+// sooner: an overloaded server must not get a storm of retries). Any other answer
 // (cancel requested, the activity gone, paused or reset) is relayed: one SDK heartbeat asks the
 // server again and cancels the attempt's context with the SDK's cause, so the SDK reports the
 // attempt as it would have. Without a Recorder every beat is an SDK heartbeat. Either way the
@@ -46,9 +47,11 @@ const (
 	defaultHeartbeatInterval = 10 * time.Second
 	// ProgressHeartbeatGap is the least time between two heartbeats sent for progress reports.
 	ProgressHeartbeatGap = 500 * time.Millisecond
-	// HurryHeartbeatInterval is the cadence of a hurried attempt, and the pause before a beat
-	// that failed for a transient reason is sent again.
+	// HurryHeartbeatInterval is the cadence of a hurried attempt.
 	HurryHeartbeatInterval = 100 * time.Millisecond
+	// RetryHeartbeatPause is the pause between a beat that failed for a transient reason and the
+	// next one.
+	RetryHeartbeatPause = time.Second
 	// HurryWindow is how long a hurried attempt beats at HurryHeartbeatInterval.
 	HurryWindow = 5 * time.Second
 	// MinBeatBudget is the least time a beat sent by the loop may take (the SDK's own bound).
@@ -142,7 +145,7 @@ func startLoop(ctx context.Context, interval time.Duration, send sendFunc, relay
 type cadence struct {
 	interval   time.Duration
 	started    time.Time // the attempt's start: the server's heartbeat window opens there
-	last       time.Time // the last beat sent (taken or not); zero before the first
+	last       time.Time // when the last beat was sent, or when it failed; zero before the first
 	taken      time.Time // when the last beat the server took was sent; zero before the first
 	pending    bool      // a progress report not yet sent
 	retry      bool      // the last beat failed for a transient reason
@@ -160,7 +163,7 @@ func (c *cadence) base() time.Time {
 // next returns when the next beat is due.
 func (c *cadence) next(now time.Time) time.Time {
 	if c.retry {
-		return c.last.Add(HurryHeartbeatInterval)
+		return c.last.Add(RetryHeartbeatPause)
 	}
 	due := c.base().Add(c.interval)
 	if c.pending {
@@ -182,7 +185,8 @@ func (c *cadence) deadline(now time.Time) time.Time {
 	return end
 }
 
-// sent records the outcome of a beat sent at at.
+// sent records the outcome of a beat: at is when it was sent if the server took it (or answered),
+// when it failed if it failed for a transient reason.
 func (c *cadence) sent(at time.Time, transient bool) {
 	c.last, c.retry = at, transient
 	if !transient {
@@ -216,7 +220,8 @@ func (h *heartbeats) loop(interval time.Duration) {
 		}
 		now := time.Now()
 		if !now.Before(c.next(now)) {
-			err := h.beat(c.deadline(now))
+			sentAt := now
+			err := h.beat(now, c.deadline(now))
 			if h.ctx.Err() != nil {
 				return
 			}
@@ -224,8 +229,11 @@ func (h *heartbeats) loop(interval time.Duration) {
 			if err != nil && !transient {
 				h.relayBeat() // the server's answer (cancel requested, gone, ...) goes to the SDK
 			}
-			c.sent(now, transient)
-			now = time.Now()
+			if now = time.Now(); !transient {
+				c.sent(sentAt, false)
+			} else {
+				c.sent(now, true)
+			}
 		}
 		timer.Reset(max(c.next(now).Sub(now), 0))
 	}
@@ -259,9 +267,11 @@ func (h *heartbeats) details() []any {
 	}
 }
 
-// beat sends one heartbeat, bounded by deadline.
-func (h *heartbeats) beat(deadline time.Time) error {
-	ctx, cancel := context.WithDeadline(h.ctx, deadline)
+// beat sends one heartbeat at now, bounded by deadline. The SDK's client bounds an RPC by half
+// the time its context has left (keeping the rest for retries, which it never makes after a
+// deadline), so the context gets twice the budget: the RPC gets the whole of it.
+func (h *heartbeats) beat(now, deadline time.Time) error {
+	ctx, cancel := context.WithDeadline(h.ctx, now.Add(2*deadline.Sub(now)))
 	defer cancel()
 	return h.send(ctx, h.details()...)
 }

@@ -176,9 +176,9 @@ func TestCadence(t *testing.T) {
 	assert.Equal(t, at(4*time.Second), c.next(at(time.Second+HurryWindow)), "the hurry ends after its window")
 
 	c.pending, c.hurryUntil = true, time.Time{}
-	c.sent(at(4*time.Second), true) // the idle beat failed for a transient reason
+	c.sent(at(4*time.Second), true) // the idle beat failed for a transient reason at 4 s
 	assert.True(t, c.pending, "a failed beat carried nothing")
-	assert.Equal(t, at(4*time.Second+HurryHeartbeatInterval), c.next(at(4*time.Second)), "sent again soon")
+	assert.Equal(t, at(4*time.Second+RetryHeartbeatPause), c.next(at(4*time.Second)), "sent again after a pause")
 	assert.Equal(t, at(7*time.Second), c.deadline(at(4*time.Second)), "within the window the last beat taken opened")
 	assert.Equal(t, at(9*time.Second+MinBeatBudget), c.deadline(at(9*time.Second)), "never less than the least budget")
 	c.sent(at(5*time.Second), false)
@@ -186,17 +186,26 @@ func TestCadence(t *testing.T) {
 }
 
 func TestHeartbeatLoopRetriesTransientFailures(t *testing.T) {
-	late := serviceerror.NewDeadlineExceeded("heartbeat took too long")
-	log := newBeatLog(late, context.DeadlineExceeded, serviceerror.NewUnavailable("restarting"))
+	log := newBeatLog(serviceerror.NewDeadlineExceeded("heartbeat took too long"))
 	h := startLoop(context.Background(), time.Hour, log.send, log.relay) // idle beats never come
 	defer h.stop()
 	h.report(toolcore.Progress{Completed: 1, Total: 2})
 	want := []any{wire.ProgressDetails{Completed: 1, Total: 2}}
-	for range 4 { // three transient failures, then the beat the server takes: the same report
-		assert.Equal(t, want, <-log.next)
-	}
+	assert.Equal(t, want, <-log.next, "the beat that fails")
+	assert.Equal(t, want, <-log.next, "sent again after RetryHeartbeatPause, the same report")
 	h.stop()
 	assert.Zero(t, log.relayCount(), "a transient failure ends nothing: no relay to the SDK")
+}
+
+func TestTransientBeatError(t *testing.T) {
+	for _, err := range []error{context.DeadlineExceeded, serviceerror.NewDeadlineExceeded("late"),
+		serviceerror.NewUnavailable("restarting"), serviceerror.NewResourceExhausted(0, "busy")} {
+		assert.True(t, transientBeatError(err), "%v", err)
+	}
+	for _, err := range []error{temporal.NewCanceledError(), serviceerror.NewNotFound("gone"),
+		serviceerror.NewInvalidArgument("too large")} {
+		assert.False(t, transientBeatError(err), "%v", err)
+	}
 }
 
 func TestHeartbeatLoopRelaysTheServersAnswer(t *testing.T) {
