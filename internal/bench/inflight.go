@@ -7,6 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
+	"google.golang.org/grpc/codes"
+
 	"github.com/toolgate/toolgate/toolcore"
 )
 
@@ -55,10 +58,10 @@ func (h *harness) inFlight(ctx context.Context, idleP50Ms float64) (InFlight, er
 				return err
 			}
 			ids[i] = call.ID()
-			if _, err := cl.Start(ctx, call); err != nil {
-				return fmt.Errorf("in-flight: start %s: %w", call.ID(), err)
-			}
-			return nil
+			return startRetrying(ctx, func() error {
+				_, err := cl.Start(ctx, call)
+				return err
+			})
 		})
 	}()
 	tick := time.NewTicker(pollInterval)
@@ -157,6 +160,28 @@ func (h *harness) inFlight(ctx context.Context, idleP50Ms float64) (InFlight, er
 		ProbeRatioP50: ratio(probe.P50Ms, idleP50Ms),
 		DrainSeconds:  round(drain.Seconds(), 3),
 	}, nil
+}
+
+// startAttempts bounds the attempts of one start in the in-flight phase.
+const startAttempts = 5
+
+// startRetrying runs start until it succeeds, fails for a reason other than the server's deadline
+// or unavailability, or has run startAttempts times. A start is idempotent (the same call ID
+// attaches to the running call), so an overloaded server that let one time out costs a retry,
+// not the phase.
+func startRetrying(ctx context.Context, start func() error) error {
+	var err error
+	for range startAttempts {
+		if err = start(); err == nil || ctx.Err() != nil {
+			return err
+		}
+		switch serviceerror.ToStatus(err).Code() {
+		case codes.DeadlineExceeded, codes.Unavailable, codes.ResourceExhausted:
+		default:
+			return fmt.Errorf("in-flight: start: %w", err)
+		}
+	}
+	return fmt.Errorf("in-flight: start, %d attempts: %w", startAttempts, err)
 }
 
 // parallel runs fn(0..n-1) on up to startParallelism goroutines and returns the first error
