@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -22,14 +23,15 @@ import (
 )
 
 type benchOptions struct {
-	address    string
-	namespace  string
-	subjects   []string
-	short      bool
-	json       bool
-	cpuProfile string
-	progress   string
-	cfg        bench.Config
+	address     string
+	namespace   string
+	subjects    []string
+	short       bool
+	json        bool
+	cpuProfile  string
+	heldProfile string
+	progress    string
+	cfg         bench.Config
 }
 
 func newBenchCommand(a *app) *cobra.Command {
@@ -83,6 +85,7 @@ runs every phase with tiny counts (seconds), as make test does.`,
 	fs.BoolVar(&o.short, "short", false, "every phase with tiny counts (for tests); explicit count flags still win")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON instead of tables")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the latency phase to this file (go tool pprof)")
+	fs.StringVar(&o.heldProfile, "heldprofile", "", "while the in-flight calls are held, write heap and goroutine profiles to this file with suffixes .heap and .goroutine (go tool pprof)")
 	fs.StringVar(&o.progress, "progress", string(progressAuto), "progress on stderr: auto (one redrawn line on a terminal, else a line per phase), bar, plain, off")
 	fs.IntVar(&o.cfg.Calls, "calls", bench.DefaultCalls, "latency: measured sequential calls per subject")
 	fs.IntVar(&o.cfg.Warmup, "warmup", bench.DefaultWarmup, "unmeasured calls per subject first")
@@ -155,6 +158,26 @@ func runBench(ctx context.Context, a *app, cmd *cobra.Command, o benchOptions) e
 		}
 		defer f.Close()
 		cfg.CPUProfile = f
+	}
+
+	if o.heldProfile != "" {
+		heap, err := os.Create(o.heldProfile + ".heap")
+		if err != nil {
+			return badInput(fmt.Errorf("create heap profile: %w", err))
+		}
+		defer heap.Close()
+		goroutines, err := os.Create(o.heldProfile + ".goroutine")
+		if err != nil {
+			return badInput(fmt.Errorf("create goroutine profile: %w", err))
+		}
+		defer goroutines.Close()
+		before, err := os.Create(o.heldProfile + ".before.heap")
+		if err != nil {
+			return badInput(fmt.Errorf("create heap profile: %w", err))
+		}
+		defer before.Close()
+		runtime.MemProfileRate = 4096 // fine enough to see what one held call allocates
+		cfg.HeldProfile = bench.HeldProfile{Before: before, Heap: heap, Goroutines: goroutines}
 	}
 
 	view := &benchProgress{w: a.err, mode: mode}

@@ -111,11 +111,22 @@ type Config struct {
 
 	// CPUProfile receives a CPU profile of the latency phase. Optional: default none.
 	CPUProfile io.Writer
+	// HeldProfile receives profiles taken while the in-flight calls are held. Optional:
+	// default none.
+	HeldProfile HeldProfile
 	// Progress is called as phases advance, from Run's goroutines (serialize it if needed).
 	// Optional: default none.
 	Progress func(Progress)
 	// Logger receives the workers' and the SDK's lines. Optional: default zap.NewNop().
 	Logger *zap.Logger
+}
+
+// HeldProfile are the writers of the profiles the in-flight phase takes while its calls are held
+// (after a GC): what a held call costs. Each is optional.
+type HeldProfile struct {
+	Before     io.Writer // pprof heap profile before the calls start (a -diff_base for Heap)
+	Heap       io.Writer // pprof heap profile (in-use and allocated)
+	Goroutines io.Writer // pprof goroutine profile
 }
 
 // Short returns the configuration of the short mode: every phase, tiny figures (seconds).

@@ -3,7 +3,9 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"time"
 
@@ -33,8 +35,12 @@ const (
 func (h *harness) inFlight(ctx context.Context, idleP50Ms float64) (InFlight, error) {
 	n := h.cfg.InFlight
 	cl := h.toolgate.client
+	if err := writeHeap(h.cfg.HeldProfile.Before); err != nil {
+		return InFlight{}, err
+	}
 	runtime.GC()
 	before, fromProc := readMem()
+	liveBefore := readLive()
 	peakSource := peakFromSamples
 	switch {
 	case !fromProc:
@@ -107,8 +113,12 @@ func (h *harness) inFlight(ctx context.Context, idleP50Ms float64) (InFlight, er
 		h.cfg.Progress(Progress{Phase: "probe", Done: i + 1, Total: h.cfg.Probes})
 	}
 	heldMem, _ := readMem()
+	if err := writeHeldProfiles(h.cfg.HeldProfile); err != nil {
+		return InFlight{}, err
+	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
+	liveHeld := readLive()
 	running, _ := h.hold.counts()
 	held = max(held, running)
 
@@ -145,21 +155,64 @@ func (h *harness) inFlight(ctx context.Context, idleP50Ms float64) (InFlight, er
 	}
 	probe := summarize(probes)
 	return InFlight{
-		Calls:         n,
-		Held:          held,
-		Lost:          lost,
-		FillSeconds:   round(fill.Seconds(), 3),
-		RSSBeforeMiB:  mib(before.rss),
-		RSSHeldMiB:    mib(heldMem.rss),
-		PeakRSSMiB:    mib(peak),
-		PeakSource:    peakSource,
-		KiBPerCall:    round(float64(heldMem.rss-before.rss)/1024/float64(max(held, 1)), 1),
-		GoHeapHeldMiB: mib(int64(ms.HeapInuse)),
-		Probe:         probe,
-		IdleP50Ms:     idleP50Ms,
-		ProbeRatioP50: ratio(probe.P50Ms, idleP50Ms),
-		DrainSeconds:  round(drain.Seconds(), 3),
+		Calls:              n,
+		Held:               held,
+		Lost:               lost,
+		FillSeconds:        round(fill.Seconds(), 3),
+		RSSBeforeMiB:       mib(before.rss),
+		RSSHeldMiB:         mib(heldMem.rss),
+		PeakRSSMiB:         mib(peak),
+		PeakSource:         peakSource,
+		KiBPerCall:         round(float64(heldMem.rss-before.rss)/1024/float64(max(held, 1)), 1),
+		GoHeapHeldMiB:      mib(int64(ms.HeapInuse)),
+		LiveHeapKiBPerCall: perCallKiB(liveHeld.heap-liveBefore.heap, held),
+		StackKiBPerCall:    perCallKiB(liveHeld.stack-liveBefore.stack, held),
+		GoroutinesPerCall:  round(float64(liveHeld.goroutines-liveBefore.goroutines)/float64(max(held, 1)), 1),
+		Probe:              probe,
+		IdleP50Ms:          idleP50Ms,
+		ProbeRatioP50:      ratio(probe.P50Ms, idleP50Ms),
+		DrainSeconds:       round(drain.Seconds(), 3),
 	}, nil
+}
+
+// live is what the Go runtime holds after a GC.
+type live struct{ heap, stack, goroutines int64 }
+
+// readLive runs a GC and reads the live heap, the goroutine stacks and the goroutine count.
+func readLive() live {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return live{heap: int64(ms.HeapAlloc), stack: int64(ms.StackInuse), goroutines: int64(runtime.NumGoroutine())}
+}
+
+func perCallKiB(bytes int64, calls int) float64 {
+	return round(float64(bytes)/1024/float64(max(calls, 1)), 1)
+}
+
+// writeHeldProfiles writes the heap (after a GC) and goroutine profiles p asks for.
+func writeHeldProfiles(p HeldProfile) error {
+	if err := writeHeap(p.Heap); err != nil {
+		return err
+	}
+	if p.Goroutines != nil {
+		if err := pprof.Lookup("goroutine").WriteTo(p.Goroutines, 0); err != nil {
+			return fmt.Errorf("in-flight: goroutine profile: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeHeap writes a heap profile to w after a GC, if w is not nil.
+func writeHeap(w io.Writer) error {
+	if w == nil {
+		return nil
+	}
+	runtime.GC()
+	if err := pprof.Lookup("heap").WriteTo(w, 0); err != nil {
+		return fmt.Errorf("in-flight: heap profile: %w", err)
+	}
+	return nil
 }
 
 // startAttempts bounds the attempts of one start in the in-flight phase.

@@ -130,6 +130,12 @@ type InFlight struct {
 	KiBPerCall float64 `json:"kibPerCall"`
 	// GoHeapHeldMiB is the Go heap in use while held.
 	GoHeapHeldMiB float64 `json:"goHeapHeldMiB"`
+	// What one held call adds, from the Go runtime after a GC (held minus before, per held
+	// call): live heap, goroutine stacks, and goroutines. The rest of KiBPerCall is the heap's
+	// headroom (GOGC) and memory the runtime has not yet returned to the system.
+	LiveHeapKiBPerCall float64 `json:"liveHeapKibPerCall"`
+	StackKiBPerCall    float64 `json:"stackKibPerCall"`
+	GoroutinesPerCall  float64 `json:"goroutinesPerCall"`
 	// Probe is the latency of sequential no-op calls made while the calls were held;
 	// ProbeRatioP50 divides its p50 by toolgate's idle p50 of the latency phase.
 	Probe         Latencies `json:"probe"`

@@ -35,8 +35,21 @@ const (
 //
 // toolCallId is decoded from a WorkflowID of the shape "toolcall-<escaped id>" or
 // "<scope>/toolcall-<escaped id>" (client.WorkflowID).
+//
+// Attributes added with WithAttrs wait in attrs until a line is written: the SDK derives a logger
+// with a task's tags for every workflow and activity task, most of which never write a line, and
+// zap encodes such fields at once (a clone of the core and its buffer, about 5 KiB per held call).
 type expectedOutcomes struct {
-	next slog.Handler
+	next  slog.Handler
+	attrs []slog.Attr // not yet applied to next; never mutated in place (shared by children)
+}
+
+// applied returns next with the pending attributes.
+func (h expectedOutcomes) applied() slog.Handler {
+	if len(h.attrs) == 0 {
+		return h.next
+	}
+	return h.next.WithAttrs(h.attrs)
 }
 
 func (h expectedOutcomes) Enabled(ctx context.Context, level slog.Level) bool {
@@ -58,7 +71,7 @@ func (h expectedOutcomes) Handle(ctx context.Context, r slog.Record) error {
 		r = r.Clone()
 		r.AddAttrs(slog.String(toolCallIDKey, id))
 	}
-	return h.next.Handle(ctx, r)
+	return h.applied().Handle(ctx, r)
 }
 
 func (h expectedOutcomes) WithAttrs(attrs []slog.Attr) slog.Handler {
@@ -70,11 +83,15 @@ func (h expectedOutcomes) WithAttrs(attrs []slog.Attr) slog.Handler {
 			break
 		}
 	}
-	return expectedOutcomes{next: h.next.WithAttrs(attrs)}
+	if len(attrs) == 0 {
+		return h
+	}
+	return expectedOutcomes{next: h.next, attrs: append(h.attrs[:len(h.attrs):len(h.attrs)], attrs...)}
 }
 
 func (h expectedOutcomes) WithGroup(name string) slog.Handler {
-	return expectedOutcomes{next: h.next.WithGroup(name)}
+	// Pending attributes belong outside the group: apply them first.
+	return expectedOutcomes{next: h.applied().WithGroup(name)}
 }
 
 // carriesCancellation reports whether the record's error attribute is a cancellation.

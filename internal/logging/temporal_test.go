@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/log"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -62,4 +63,33 @@ func TestTemporalKeepsLevel(t *testing.T) {
 	require.Equal(t, 2, logs.Len())
 	assert.Equal(t, zapcore.WarnLevel, logs.All()[0].Level)
 	assert.Equal(t, zapcore.ErrorLevel, logs.All()[1].Level)
+}
+
+// withCounter counts the With calls that reach the zap core.
+type withCounter struct {
+	zapcore.Core
+	withs *int
+}
+
+func (c withCounter) With(fields []zapcore.Field) zapcore.Core {
+	*c.withs++
+	return withCounter{Core: c.Core.With(fields), withs: c.withs}
+}
+
+// TestTemporalDefersTaggedLoggers: the SDK derives a tagged logger for every task; its fields
+// reach zap (which encodes them at once) only when a line is written, and then all of them.
+func TestTemporalDefersTaggedLoggers(t *testing.T) {
+	obs, logs := observer.New(zapcore.InfoLevel)
+	withs := 0
+	l := Temporal(zap.New(withCounter{Core: obs, withs: &withs}))
+	tagged := log.With(log.With(l, "WorkflowID", "toolcall-c1"), "Attempt", 1)
+	tagged.Debug("below the level")
+	assert.Zero(t, withs, "no line written, nothing encoded")
+
+	tagged.Info("written")
+	require.Equal(t, 1, logs.Len())
+	fields := logs.All()[0].ContextMap()
+	assert.Equal(t, "toolcall-c1", fields["WorkflowID"])
+	assert.Equal(t, int64(1), fields["Attempt"])
+	assert.Equal(t, "c1", fields["toolCallId"], "the call ID is still derived from the tags")
 }
