@@ -74,11 +74,19 @@ func (h *harness) inFlight(ctx context.Context, idleP50Ms float64) (InFlight, er
 	defer tick.Stop()
 	startsDone := false
 	held := 0
+	// A call whose attempt timed out before its tool ran is neither running nor lost here (its
+	// retry may run later, or never): once every start is in, the fill also ends when the counts
+	// have not moved for three heartbeat timeouts.
+	stall := 3 * h.cfg.InFlightHeartbeat
+	seen, movedAt := [2]int{-1, -1}, time.Now()
 	for {
 		running, lost := h.hold.counts()
 		held = max(held, running)
 		h.cfg.Progress(Progress{Phase: "in-flight", Done: running, Total: n})
-		if running == n || (startsDone && running+lost >= n) {
+		if now := [2]int{running, lost}; now != seen {
+			seen, movedAt = now, time.Now()
+		}
+		if running == n || (startsDone && (running+lost >= n || time.Since(movedAt) > stall)) {
 			break
 		}
 		select {
