@@ -44,9 +44,11 @@ func (w *Workflows) awaitApproval(ctx workflow.Context, call toolcore.ToolCall, 
 	}
 	workflow.SetCurrentDetails(ctx, a.waitingDetails(workflow.GetInfo(ctx).WorkflowExecution.ID))
 	w.upsertOutcome(ctx, call, wire.OutcomeAwaitingApproval)
+	w.countApproval(ctx, call, MetricApprovalsRequested)
 
 	decided, err := workflow.AwaitWithTimeout(ctx, timeout, func() bool { return a.state.Decision != nil })
 	a.state.Waiting = false
+	w.countApproval(ctx, call, MetricApprovalsDecided)
 	switch {
 	case err != nil || ctx.Err() != nil:
 		res, err := w.canceled(ctx, call)

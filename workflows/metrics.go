@@ -29,8 +29,9 @@ const (
 	// timeout (worker lost or stalled). Label: tool.
 	MetricHeartbeatTimeouts = "toolgate_heartbeat_timeouts_total"
 	// MetricApprovalsRequested and MetricApprovalsDecided count calls that started waiting for an
-	// approval and calls whose wait ended; approvals waiting = requested - decided (a gauge
-	// cannot be summed across workflows on many workers). Label: tool.
+	// approval and calls whose wait ended (approved, rejected, expired or canceled); approvals
+	// waiting = requested - decided (a gauge cannot be summed across workflows on many
+	// workers). Label: tool.
 	MetricApprovalsRequested = "toolgate_approvals_requested_total"
 	MetricApprovalsDecided   = "toolgate_approvals_decided_total"
 
@@ -77,4 +78,11 @@ func (w *Workflows) countActivityFailure(ctx workflow.Context, call toolcore.Too
 		workflow.GetMetricsHandler(ctx).WithTags(map[string]string{MetricLabelTool: w.metricTool(call)}).
 			Counter(MetricHeartbeatTimeouts).Inc(1)
 	}
+}
+
+// countApproval records a call starting (MetricApprovalsRequested) or ending
+// (MetricApprovalsDecided) its wait for an approval.
+func (w *Workflows) countApproval(ctx workflow.Context, call toolcore.ToolCall, metric string) {
+	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{MetricLabelTool: w.metricTool(call)}).
+		Counter(metric).Inc(1)
 }

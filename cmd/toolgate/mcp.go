@@ -23,6 +23,7 @@ type mcpOptions struct {
 	listen         string
 	allowedHosts   []string
 	allowedOrigins []string
+	metrics        metricsOptions
 }
 
 func newMCPCommand(a *app) *cobra.Command {
@@ -53,6 +54,7 @@ The tool list comes from the workers' catalog; when no worker answers, from this
 	addTaskQueueFlag(cmd, &o.taskQueue)
 	addScopeFlag(cmd, &o.scope)
 	addToolboxFlags(cmd, &o.toolbox)
+	addMetricsFlag(cmd, &o.metrics)
 	fs := cmd.Flags()
 	fs.StringVar(&o.listen, "listen", "", "serve streamable HTTP on HOST:PORT at /mcp instead of stdio")
 	fs.StringSliceVar(&o.allowedHosts, "allow-mcp-host", nil, "Host name accepted besides loopback names (repeat)")
@@ -61,7 +63,15 @@ The tool list comes from the workers' catalog; when no worker answers, from this
 	return cmd
 }
 
-func runMCP(ctx context.Context, a *app, o mcpOptions) error {
+func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
+	ms, err := o.metrics.start(a.logger) // the SDK client's request metrics
+	if err != nil {
+		return err
+	}
+	defer func() { err = closeMetrics(ms, err) }()
+	if ms != nil {
+		o.conn.metrics = ms.Handler()
+	}
 	c, err := o.conn.dial(ctx, a.logger)
 	if err != nil {
 		return err

@@ -116,6 +116,25 @@ func TestEncryptedDevWithMetrics(t *testing.T) {
 		}, lineTimeout, 100*time.Millisecond)
 		assert.True(t, strings.Contains(text, "temporal_workflow_completed_total"), "the SDK's metrics are served too")
 	})
+
+	t.Run("mcp serves the SDK client's metrics", func(t *testing.T) {
+		mcp := startProcess(t, env, "mcp", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0")
+		url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/metrics`).FindString(mcp.waitLine(t, mcp.stderr, "serving Prometheus metrics"))
+		require.NotEmpty(t, url)
+		mcp.waitLine(t, mcp.stderr, "MCP streamable HTTP") // the tool list was fetched: client requests made
+		var text string
+		require.Eventually(t, func() bool {
+			resp, err := http.Get(url)
+			if err != nil {
+				return false
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			text = string(b)
+			return strings.Contains(text, "temporal_request")
+		}, lineTimeout, 100*time.Millisecond, "the mcp process's SDK client counts its requests")
+		assert.Equal(t, 0, mcp.interrupt(t), mcp.stderrText())
+	})
 }
 
 // historyPayloads returns every base64 "data" and metadata value of an exported history, decoded.

@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/toolbox"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 	"github.com/toolgate/toolgate/worker"
 	"github.com/toolgate/toolgate/workflows"
 )
@@ -89,6 +90,73 @@ func TestScrapeAfterCalls(t *testing.T) {
 	}
 	// The SDK's own metrics are served too.
 	assert.Positive(t, got["temporal_workflow_completed_total"], "SDK metric temporal_workflow_completed_total")
+}
+
+// TestApprovalMetrics: a call of a tool that requires approval counts as requested while it
+// waits (requested - decided = 1 waiting) and as decided once a reviewer approves it.
+func TestApprovalMetrics(t *testing.T) {
+	srv, err := metrics.Start("127.0.0.1:0", metrics.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, srv.Close()) })
+	dev := devtest.Server(t)
+	c, err := sdkclient.Dial(sdkclient.Options{HostPort: dev.FrontendAddress(), Namespace: dev.Namespace(), MetricsHandler: srv.Handler()})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	deploy, err := toolcore.Define(toolcore.Definition[map[string]any]{
+		Name:        "deploy",
+		Description: "Deploys; a reviewer approves every call.",
+		Validate:    func(toolcore.Arguments) toolcore.Decision[map[string]any] { return toolcore.Accept(map[string]any{}) },
+		Execute:     func(context.Context, map[string]any) (any, error) { return map[string]bool{"deployed": true}, nil },
+		Options:     toolcore.Options{RequireApproval: true},
+	})
+	require.NoError(t, err)
+	reg, err := toolcore.NewRegistry(deploy)
+	require.NoError(t, err)
+	queue := devtest.TaskQueue(t)
+	w, err := worker.New(c, dev.Namespace(), reg, worker.Options{TaskQueue: queue})
+	require.NoError(t, err)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	tg := client.New(c, client.Options{TaskQueue: queue, Scope: queue, Namespace: dev.Namespace()})
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	call, err := toolcore.NewToolCall("metrics-approval", "deploy", []byte(`{}`))
+	require.NoError(t, err)
+	_, err = tg.Start(ctx, call)
+	require.NoError(t, err)
+	waitFor := func(what string, want map[string]float64) {
+		t.Helper()
+		var got map[string]float64
+		require.Eventually(t, func() bool {
+			got = scrape(t, srv.URL())
+			for k, v := range want {
+				if got[k] != v {
+					return false
+				}
+			}
+			return true
+		}, 30*time.Second, 100*time.Millisecond, "%s: got %v", what, got)
+	}
+	waitFor("one approval waiting", map[string]float64{
+		series(workflows.MetricApprovalsRequested, "deploy", ""): 1,
+		series(workflows.MetricApprovalsDecided, "deploy", ""):   0,
+	})
+	var state wire.ApprovalState
+	require.Eventually(t, func() bool {
+		state, err = tg.Approval(ctx, call.ID())
+		return err == nil && state.Waiting
+	}, 30*time.Second, 50*time.Millisecond, "the call waits for approval: %v", err)
+	_, err = tg.Decide(ctx, call.ID(), true, wire.ApprovalDecision{CallHash: state.CallHash, Reviewer: "metrics-test"})
+	require.NoError(t, err)
+	res, err := tg.Result(ctx, call.ID())
+	require.NoError(t, err)
+	require.False(t, res.IsError(), res.Content())
+	waitFor("the approval decided", map[string]float64{
+		series(workflows.MetricApprovalsRequested, "deploy", ""):         1,
+		series(workflows.MetricApprovalsDecided, "deploy", ""):           1,
+		series(workflows.MetricToolCalls, "deploy", workflows.OutcomeOK): 1,
+	})
 }
 
 // series names a sample by metric, tool and outcome-or-code, summed over the SDK's labels.
