@@ -2,13 +2,13 @@ package mcp_test
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/mcp"
 	"github.com/toolgate/toolgate/wire"
 )
@@ -56,7 +56,7 @@ func TestTypeScriptClientTaskSurvivesServerRestart(t *testing.T) {
 			finish := typeScriptClient(t, "task-finish", append(env, "MCP_TASK_ID="+started.Task.TaskID))
 			stdout, err := finish.StdoutPipe()
 			require.NoError(t, err)
-			var stderr bytes.Buffer
+			var stderr testbin.SyncBuffer
 			finish.Stderr = &stderr
 			require.NoError(t, finish.Start())
 			lines := bufio.NewScanner(stdout)
