@@ -12,8 +12,10 @@ PKGS          := ./...
 dev:
 	$(GO) run ./cmd/toolgate dev
 
-## test: what CI runs (.ci/run): setup, vet, then every test, split in two groups by what the
-## test binaries link (scripts/packages says which group a package is in):
+## test: what CI runs (.ci/run), two jobs at a time (the suites that drive real processes leave
+## cores idle, and setup waits on the network): setup and vet (which compiles everything,
+## downloading modules first), then the static checks and every test, split in two groups by
+## what the test binaries link (scripts/packages says which group a package is in):
 ##   test-race    every test binary that does not link the Temporal server, under the race
 ##                detector: unit tests, and client, worker and tools against a real server run
 ##                as a process (bin/toolgate, linked once here and handed to every suite
@@ -21,7 +23,9 @@ dev:
 ##   test-norace  tests that link the server: without the race detector, so the ~1,800 server
 ##                packages are compiled once (not again with race instrumentation) and shared
 ##                with bin/toolgate.
-test: setup vet check test-race test-norace
+test:
+	$(MAKE) --no-print-directory -j2 -Otarget setup vet
+	$(MAKE) --no-print-directory -j2 -Otarget check test-race test-norace
 
 ## setup: install what the tests need when it is missing (Chromium, interop/'s npm packages, ...).
 ## Tests never install anything; when something is missing they fail naming `make setup`.
