@@ -50,13 +50,15 @@ const (
 )
 
 // DefaultSubjects are measured when Config.Subjects is empty: toolgate, the least a Temporal
-// user writes, and the same with eager start (the like-for-like baseline of toolgate, which
-// starts eagerly).
-func DefaultSubjects() []string { return []string{SubjectToolgate, SubjectBare, SubjectBareEager} }
+// user writes, the same with eager start (the like-for-like baseline of toolgate, which starts
+// eagerly), and toolgate's Local fast path.
+func DefaultSubjects() []string {
+	return []string{SubjectToolgate, SubjectBare, SubjectBareEager, SubjectToolgateLocal}
+}
 
 // KnownSubjects lists every subject name Run accepts.
 func KnownSubjects() []string {
-	return []string{SubjectToolgate, SubjectBare, SubjectBareEager, SubjectToolgateNoEager, SubjectToolgateNoSA, SubjectBareLocal, SubjectBareNoEagerAct}
+	return []string{SubjectToolgate, SubjectBare, SubjectBareEager, SubjectToolgateLocal, SubjectToolgateNoEager, SubjectToolgateNoSA, SubjectBareLocal, SubjectBareNoEagerAct}
 }
 
 // Config says what to measure. It works at its zero value except for Address.

@@ -59,7 +59,7 @@ func TestCheckSubjects(t *testing.T) {
 		give []string
 		want []string
 	}{
-		{name: "default", give: nil, want: []string{SubjectToolgate, SubjectBare, SubjectBareEager}},
+		{name: "default", give: nil, want: []string{SubjectToolgate, SubjectBare, SubjectBareEager, SubjectToolgateLocal}},
 		{name: "baseline added", give: []string{SubjectToolgateNoEager}, want: []string{SubjectToolgateNoEager, SubjectBare}},
 		{name: "duplicates dropped, order kept", give: []string{SubjectBare, SubjectToolgate, SubjectBare}, want: []string{SubjectBare, SubjectToolgate}},
 	}

@@ -127,6 +127,8 @@ func newHarness(ctx context.Context, cfg Config) (h *harness, err error) {
 		switch name {
 		case SubjectToolgate:
 			h.subjects = append(h.subjects, h.toolgate)
+		case SubjectToolgateLocal:
+			h.subjects = append(h.subjects, h.toolgateSubjectOf(name, h.toolgate.client, localToolName))
 		case SubjectToolgateNoEager:
 			lazy := tgclient.New(h.sdk, tgclient.Options{TaskQueue: queue, Namespace: cfg.Namespace, DisableEagerStart: true})
 			h.subjects = append(h.subjects, h.toolgateSubject(name, lazy))
@@ -230,10 +232,15 @@ func toolName(kind callKind) string {
 
 // toolgateSubject calls through the toolgate client cl.
 func (h *harness) toolgateSubject(name string, cl *tgclient.Client) subject {
+	return h.toolgateSubjectOf(name, cl, toolName)
+}
+
+// toolgateSubjectOf calls the tools tool names through the toolgate client cl.
+func (h *harness) toolgateSubjectOf(name string, cl *tgclient.Client, tool func(callKind) string) subject {
 	return subject{
 		name: name,
 		call: func(ctx context.Context, kind callKind) (record, error) {
-			call, err := toolcore.NewToolCall(h.nextID(), toolName(kind), []byte("{}"))
+			call, err := toolcore.NewToolCall(h.nextID(), tool(kind), []byte("{}"))
 			if err != nil {
 				return record{}, err
 			}

@@ -140,7 +140,7 @@ func (l *tickLog) at(callID string, n int64) (time.Time, bool) {
 func registry(h *hold, ticks *tickLog, heartbeat time.Duration) (*toolcore.Registry, error) {
 	var tools []toolcore.Tool
 	for _, def := range []func() (toolcore.Tool, error){
-		noopTool, failTool,
+		noopTool, failTool, noopLocalTool, failLocalTool,
 		func() (toolcore.Tool, error) { return sleepTool(h, heartbeat) },
 		func() (toolcore.Tool, error) { return tickTool(ticks) },
 	} {
