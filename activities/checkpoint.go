@@ -26,11 +26,8 @@ func lastCheckpoint(ctx context.Context) json.RawMessage {
 // saveCheckpoint is the tool's checkpoint recorder: the latest checkpoint goes with every
 // following heartbeat, and one beat is sent at once.
 func (h *heartbeats) saveCheckpoint(cp json.RawMessage) {
-	h.mu.Lock()
-	h.checkpoint = cp
-	h.mu.Unlock()
-	select {
-	case h.kick <- struct{}{}:
-	default:
-	}
+	h.poke(func(c *cadence) {
+		h.checkpoint = cp
+		c.pending = true
+	})
 }

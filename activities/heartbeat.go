@@ -72,19 +72,21 @@ type Recorder interface {
 // sendFunc sends one beat within ctx and returns the server's answer.
 type sendFunc func(ctx context.Context, details ...any) error
 
-// heartbeats is the heartbeat loop of one attempt.
+// heartbeats is the heartbeat loop of one attempt. It owns no goroutine while it waits: a timer
+// wakes it when a beat is due, and the beat runs on the timer's goroutine (a held call costs a
+// timer, not a parked goroutine and its stack).
 type heartbeats struct {
 	ctx     context.Context // ends when the attempt ends or stop is called
 	cancel  context.CancelFunc
 	send    sendFunc
 	relay   func(details ...any) // an SDK heartbeat: hands a non-transient answer to the SDK
-	kick    chan struct{}        // cap 1: a pending progress beat; further reports coalesce into it
-	hurry   chan struct{}        // cap 1: a pending hurry request
-	done    chan struct{}
-	stopped chan struct{}
-	once    sync.Once
+	stopped chan struct{}        // closed once ended and no beat is in flight
 
 	mu         sync.Mutex
+	c          cadence
+	timer      *time.Timer           // the next wake-up
+	beating    bool                  // a beat is in flight
+	ended      bool                  // stop was called or the attempt ended: no further beat
 	progress   *wire.ProgressDetails // latest report, nil until the first
 	checkpoint json.RawMessage       // latest checkpoint (see checkpoint.go), nil until the first
 }
@@ -132,12 +134,13 @@ func startLoop(ctx context.Context, interval time.Duration, send sendFunc, relay
 		cancel:  cancel,
 		send:    send,
 		relay:   relay,
-		kick:    make(chan struct{}, 1),
-		hurry:   make(chan struct{}, 1),
-		done:    make(chan struct{}),
 		stopped: make(chan struct{}),
+		c:       cadence{interval: interval, started: time.Now()},
 	}
-	go h.loop(interval)
+	h.mu.Lock()
+	h.timer = time.AfterFunc(interval, h.wake)
+	h.mu.Unlock()
+	context.AfterFunc(ctx, h.end)
 	return h
 }
 
@@ -201,41 +204,73 @@ func earliest(a, b time.Time) time.Time {
 	return a
 }
 
-func (h *heartbeats) loop(interval time.Duration) {
-	defer close(h.stopped)
-	c := cadence{interval: interval, started: time.Now()}
-	timer := time.NewTimer(interval)
-	defer timer.Stop()
-	for {
-		select {
-		case <-h.done:
-			return
-		case <-h.ctx.Done():
-			return
-		case <-h.kick:
-			c.pending = true
-		case <-h.hurry:
-			c.hurryUntil = time.Now().Add(HurryWindow)
-		case <-timer.C:
-		}
-		now := time.Now()
-		if !now.Before(c.next(now)) {
-			sentAt := now
-			err := h.beat(now, c.deadline(now))
-			if h.ctx.Err() != nil {
-				return
-			}
-			transient := err != nil && transientBeatError(err)
-			if err != nil && !transient {
-				h.relayBeat() // the server's answer (cancel requested, gone, ...) goes to the SDK
-			}
-			if now = time.Now(); !transient {
-				c.sent(sentAt, false)
-			} else {
-				c.sent(now, true)
-			}
-		}
-		timer.Reset(max(c.next(now).Sub(now), 0))
+// wake runs on the timer's goroutine: it sends a beat if one is due, then sets the timer for the
+// next. Beats never overlap: a wake-up during a beat does nothing (the beat reschedules).
+func (h *heartbeats) wake() {
+	h.mu.Lock()
+	if h.ended || h.beating {
+		h.mu.Unlock()
+		return
+	}
+	now := time.Now()
+	if now.Before(h.c.next(now)) {
+		h.schedule(now)
+		h.mu.Unlock()
+		return
+	}
+	h.beating = true
+	deadline, details := h.c.deadline(now), h.detailsLocked()
+	h.mu.Unlock()
+
+	err := h.beat(now, deadline, details)
+	transient := err != nil && transientBeatError(err)
+	if err != nil && !transient && h.ctx.Err() == nil {
+		h.relay(details...) // the server's answer (cancel requested, gone, ...) goes to the SDK
+	}
+
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.beating = false
+	if h.ended {
+		close(h.stopped)
+		return
+	}
+	if end := time.Now(); transient {
+		h.c.sent(end, true)
+	} else {
+		h.c.sent(now, false)
+	}
+	h.schedule(time.Now())
+}
+
+// schedule sets the timer for the next beat; h.mu is held.
+func (h *heartbeats) schedule(now time.Time) {
+	h.timer.Reset(max(h.c.next(now).Sub(now), 0))
+}
+
+// poke records a report or a hurry with change and wakes the loop if the next beat moved
+// earlier; it never blocks on a beat in flight (the beat reschedules when it ends).
+func (h *heartbeats) poke(change func(c *cadence)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	change(&h.c)
+	if !h.ended && !h.beating {
+		h.schedule(time.Now())
+	}
+}
+
+// end stops the loop for good (the attempt's context ended or stop was called); stopped closes
+// now, or when the beat in flight returns.
+func (h *heartbeats) end() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ended {
+		return
+	}
+	h.ended = true
+	h.timer.Stop()
+	if !h.beating {
+		close(h.stopped)
 	}
 }
 
@@ -250,13 +285,11 @@ func transientBeatError(err error) bool {
 	}
 }
 
-// details returns what a beat carries: the latest progress, if any, and the checkpoint, if any.
-// Sending no details after a report would erase the progress the server shows, so the latest
-// report is repeated.
-func (h *heartbeats) details() []any {
-	h.mu.Lock()
+// detailsLocked returns what a beat carries: the latest progress, if any, and the checkpoint,
+// if any; h.mu is held. Sending no details after a report would erase the progress the server
+// shows, so the latest report is repeated.
+func (h *heartbeats) detailsLocked() []any {
 	p, cp := h.progress, h.checkpoint
-	h.mu.Unlock()
 	switch {
 	case cp != nil:
 		return []any{p, cp} // wire.CheckpointDetails: progress (or null) first, checkpoint second
@@ -270,39 +303,33 @@ func (h *heartbeats) details() []any {
 // beat sends one heartbeat at now, bounded by deadline. The SDK's client bounds an RPC by half
 // the time its context has left (keeping the rest for retries, which it never makes after a
 // deadline), so the context gets twice the budget: the RPC gets the whole of it.
-func (h *heartbeats) beat(now, deadline time.Time) error {
+func (h *heartbeats) beat(now, deadline time.Time, details []any) error {
 	ctx, cancel := context.WithDeadline(h.ctx, now.Add(2*deadline.Sub(now)))
 	defer cancel()
-	return h.send(ctx, h.details()...)
+	return h.send(ctx, details...)
 }
-
-// relayBeat sends one heartbeat through the SDK.
-func (h *heartbeats) relayBeat() { h.relay(h.details()...) }
 
 // report is the tool's progress reporter: it stores the report and wakes the loop without ever
 // blocking the tool.
 func (h *heartbeats) report(p toolcore.Progress) {
 	d := wire.ProgressDetails(p)
 	d.Message = boundMessage(d.Message)
-	h.mu.Lock()
-	h.progress = &d
-	h.mu.Unlock()
-	signal(h.kick)
+	h.poke(func(c *cadence) {
+		h.progress = &d
+		c.pending = true
+	})
 }
 
 // hurryUp makes the loop beat every HurryHeartbeatInterval for HurryWindow, without blocking.
-func (h *heartbeats) hurryUp() { signal(h.hurry) }
-
-func signal(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
+func (h *heartbeats) hurryUp() {
+	h.poke(func(c *cadence) { c.hurryUntil = time.Now().Add(HurryWindow) })
 }
 
-// stop ends the loop and waits for it, so no heartbeat is recorded after the attempt returns.
+// stop ends the loop and waits for a beat in flight (cut short), so no heartbeat is recorded after
+// the attempt returns.
 func (h *heartbeats) stop() {
-	h.once.Do(func() { close(h.done); h.cancel() }) // cancel: a beat in flight must not delay the attempt's end
+	h.cancel()
+	h.end()
 	<-h.stopped
 }
 
