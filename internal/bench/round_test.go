@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -68,5 +70,16 @@ func TestSchemaFuncsValidate(t *testing.T) {
 	require.NoError(t, err)
 	for _, fn := range []func() error{accepted, rejected, decodeOnly} {
 		assert.NoError(t, fn())
+	}
+}
+
+func TestSchemaPhaseMeasuresWallAndCPU(t *testing.T) {
+	s, err := schemaPhase(20 * time.Millisecond)
+	require.NoError(t, err)
+	require.NoError(t, Report{Schema: s}.checkSchema())
+	if runtime.GOOS == "linux" {
+		assert.Positive(t, s.AcceptedCPUUs)
+		assert.Positive(t, s.DecodeOnlyCPUUs)
+		assert.Equal(t, round(s.AcceptedCPUUs-s.DecodeOnlyCPUUs, 2), s.CheckUs, "the check's cost is taken in CPU time")
 	}
 }
