@@ -1,19 +1,16 @@
 package cluster_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
-	"strings"
-	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/cluster"
+	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
@@ -28,7 +25,7 @@ func TestDevOnPostgres(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	toolgate := toolgateBinary(t)
+	toolgateBinary(t) // built (or $TOOLGATE_BIN) before PostgreSQL starts
 	pg, err := cluster.StartPostgres(ctx)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, pg.Stop()) })
@@ -41,14 +38,14 @@ func TestDevOnPostgres(t *testing.T) {
 	}
 	first, second := call("pg-first", 41), call("pg-second", 99)
 
-	frontend, stop := startDevOnPostgres(t, toolgate, url)
+	frontend, stop := startDevOnPostgres(t, ctx, url)
 	cl := tgclient.New(dial(t, frontend), tgclient.Options{TaskQueue: wire.DefaultTaskQueue})
 	res, err := cl.Execute(ctx, first)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"sum":42}`, res.Content())
 	stop()
 
-	frontend, stop = startDevOnPostgres(t, toolgate, url)
+	frontend, stop = startDevOnPostgres(t, ctx, url)
 	defer stop()
 	sdk := dial(t, frontend)
 	cl = tgclient.New(sdk, tgclient.Options{TaskQueue: wire.DefaultTaskQueue})
@@ -62,44 +59,20 @@ func TestDevOnPostgres(t *testing.T) {
 	require.NoError(t, waitListed(ctx, sdk, query, 2), query)
 }
 
-// startDevOnPostgres starts `toolgate dev --db url --no-ui --port 0`, waits until it prints its
-// data line and returns its frontend and a stop function (SIGINT, then wait; also run at cleanup).
-func startDevOnPostgres(t *testing.T, toolgate, url string) (string, func()) {
+// startDevOnPostgres starts `toolgate dev --db url --no-ui --port 0`, requires its data line to
+// name url, and returns its frontend and a stop function (Ctrl-C; also run at cleanup).
+func startDevOnPostgres(t *testing.T, ctx context.Context, url string) (string, func()) {
 	t.Helper()
-	var stderr bytes.Buffer
-	cmd := exec.Command(toolgate, "dev", "--db", url, "--no-ui", "--port", "0", "--log-level", "warn")
-	cmd.Stderr = &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stdout, err := cmd.StdoutPipe()
+	dev, err := testbin.StartDev(ctx, nil, "--db", url, "--no-ui", "--port", "0", "--log-level", "warn")
 	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	done := make(chan error, 1)
-	lines := bufio.NewScanner(stdout)
-	var frontend, data string
-	for data == "" && lines.Scan() {
-		if v, ok := strings.CutPrefix(lines.Text(), "frontend "); ok {
-			frontend = v
-		}
-		if v, ok := strings.CutPrefix(lines.Text(), "data "); ok {
-			data = v
-		}
-	}
-	go func() {
-		for lines.Scan() {
-		}
-		done <- cmd.Wait()
-	}()
 	stopped := false
 	stop := func() {
-		if stopped {
-			return
+		if !stopped {
+			stopped = true
+			require.NoError(t, dev.Stop(time.Minute), "toolgate dev --db stops on Ctrl-C\n%s", dev.StderrTail(4000))
 		}
-		stopped = true
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		require.NoError(t, <-done, "toolgate dev --db exits 0 on SIGINT\n%s", stderr.String())
 	}
 	t.Cleanup(stop)
-	require.Equal(t, url, data, "toolgate dev --db prints its database\n%s", stderr.String())
-	require.NotEmpty(t, frontend)
-	return frontend, stop
+	require.Equal(t, url, dev.Ready["data"], "toolgate dev --db prints its database")
+	return dev.Frontend(), stop
 }

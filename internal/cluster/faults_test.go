@@ -2,7 +2,6 @@ package cluster_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -302,7 +301,7 @@ type faultWorker struct {
 	cmd    *exec.Cmd
 	pid    int
 	done   chan struct{}
-	stderr bytes.Buffer
+	stderr testbin.SyncBuffer
 }
 
 // startFaultWorker starts `faultworker worker` on frontend and queue, appending to ledger
@@ -315,6 +314,7 @@ func startFaultWorker(t *testing.T, bin, frontend, queue, ledger string, hold bo
 	}
 	w := &faultWorker{cmd: exec.Command(bin, args...), done: make(chan struct{})}
 	w.cmd.Stderr = &w.stderr
+	w.cmd.Env = testbin.ChildEnv()
 	w.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdout, err := w.cmd.StdoutPipe()
 	require.NoError(t, err)
