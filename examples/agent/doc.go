@@ -17,7 +17,8 @@
 // -tool-task-queue ($TOOLGATE_TASK_QUEUE) is the toolgate worker's queue. -id names the agent
 // workflow: a second process with the same -id resumes a running agent (after a crash, say)
 // instead of starting another. -script plays a conversation of your own from a JSON [Script],
-// and -json prints the workflow ID, run ID and the whole [AgentResult].
+// -json prints the workflow ID, run ID and the whole [AgentResult], and -history FILE writes the
+// finished run's event history (the recorded history the replay test replays was written so).
 //
 // # The loop
 //
