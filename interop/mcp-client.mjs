@@ -103,9 +103,9 @@ async function retry(client) {
 }
 
 // callAsTask sends tools/call with a "task" member and returns the CreateTaskResult's task.
-async function callAsTask(client, params) {
+async function callAsTask(client, params, onprogress) {
   const { tools } = await client.listTools(); // caches each tool's execution.taskSupport
-  const created = await client.request({ method: "tools/call", params }, CreateTaskResultSchema, { task: { ttl: 60000 } });
+  const created = await client.request({ method: "tools/call", params }, CreateTaskResultSchema, { task: { ttl: 60000 }, onprogress });
   return { task: created.task, taskSupport: tools.find((t) => t.name === params.name)?.execution?.taskSupport ?? null };
 }
 
@@ -145,8 +145,12 @@ async function taskFinish(client) {
 }
 
 async function taskCancel(client) {
-  const { task } = await callAsTask(client, { name: "wait", arguments: {} });
+  let progressed;
+  const progress = new Promise((resolve) => (progressed = resolve));
+  const { task } = await callAsTask(client, { name: "wait", arguments: {} }, progressed);
   const report = { created: task };
+  // The request's progress token stays valid for the task's lifetime.
+  report.progress = await progress;
   report.cancelled = await client.experimental.tasks.cancelTask(task.taskId);
   report.get = await client.experimental.tasks.getTask(task.taskId);
   report.result = await settle(client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema));

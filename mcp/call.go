@@ -90,7 +90,8 @@ func (h *callHandler) requestEnded(ctx context.Context, workflowID string) error
 	return context.Canceled
 }
 
-// forwardProgress sends the tool's progress as notifications/progress whenever it changes.
+// forwardProgress sends the tool's progress as notifications/progress whenever it changes, until
+// ctx ends or a notification cannot be sent.
 func (h *callHandler) forwardProgress(ctx context.Context, req *sdk.CallToolRequest, token any, workflowID string) {
 	ticker := time.NewTicker(h.progressInterval)
 	defer ticker.Stop()
@@ -107,12 +108,15 @@ func (h *callHandler) forwardProgress(ctx context.Context, req *sdk.CallToolRequ
 			continue
 		}
 		last, sent = p, true
-		_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
+		err = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
 			ProgressToken: token,
 			Progress:      float64(p.Completed),
 			Total:         float64(p.Total),
 			Message:       p.Message,
 		})
+		if err != nil {
+			return // nobody to tell: the connection or the stream is gone
+		}
 	}
 }
 

@@ -175,15 +175,33 @@ func (t *tasks) create(ctx context.Context, req *sdk.CallToolRequest) (sdk.Resul
 	if err != nil {
 		return nil, err
 	}
-	workflowID, _, err := t.tg.StartRun(context.WithoutCancel(ctx), call)
+	workflowID, runID, err := t.tg.StartRun(context.WithoutCancel(ctx), call)
 	if err != nil {
 		return nil, protocolError(err)
+	}
+	if token := req.Params.GetProgressToken(); token != nil {
+		// A fresh context: one derived from the request's would tie the notifications to the
+		// request, whose stream (streamable HTTP) closes with this answer.
+		go t.forwardTaskProgress(context.Background(), h, req, token, workflowID, runID)
 	}
 	st, err := t.tg.StatusByWorkflowID(ctx, workflowID)
 	if err != nil {
 		return nil, protocolError(err)
 	}
 	return &createTaskResult{Task: taskOf(st)}, nil
+}
+
+// forwardTaskProgress sends a task's progress for the request's progress token (valid for the
+// task's lifetime) until the call closes or a notification cannot be sent. Over streamable HTTP
+// they travel on the client's standalone SSE stream.
+func (t *tasks) forwardTaskProgress(ctx context.Context, h *callHandler, req *sdk.CallToolRequest, token any, workflowID, runID string) {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		_, _ = t.tg.ResultOfRun(ctx, workflowID, runID)
+		stop()
+	}()
+	h.forwardProgress(ctx, req, token, workflowID)
 }
 
 func (t *tasks) get(ctx context.Context, _ *sdk.ServerSession, p *taskIDParams) (*taskResult, error) {

@@ -101,14 +101,19 @@ func TestTypeScriptClientTaskSurvivesServerRestart(t *testing.T) {
 	}
 }
 
-// tasks/cancel cancels the task's workflow and answers once it is cancelled; the tool saw its
-// context canceled, and tasks/result returns the error tools/call would have.
+// A task's progress reaches the client for the request's progress token; tasks/cancel cancels
+// the task's workflow and answers once it is cancelled; the tool saw its context canceled, and
+// tasks/result returns the error tools/call would have.
 func TestTypeScriptClientTaskCancel(t *testing.T) {
 	f := newFixture(t)
 	for name, env := range transports(t, f) {
 		t.Run(name, func(t *testing.T) {
 			var report struct {
-				Created   mcp.Task     `json:"created"`
+				Created  mcp.Task `json:"created"`
+				Progress struct {
+					Progress float64 `json:"progress"`
+					Message  string  `json:"message"`
+				} `json:"progress"`
 				Cancelled mcp.Task     `json:"cancelled"`
 				Get       mcp.Task     `json:"get"`
 				Result    tsSettled    `json:"result"`
@@ -116,6 +121,7 @@ func TestTypeScriptClientTaskCancel(t *testing.T) {
 			}
 			runTypeScriptClient(t, "task-cancel", env, &report)
 			assert.Equal(t, wire.MCPTaskWorking, report.Created.Status)
+			assert.Equal(t, "halfway", report.Progress.Message, "the task's progress reaches the client")
 			assert.Equal(t, wire.MCPTaskCancelled, report.Cancelled.Status)
 			assert.Equal(t, wire.MCPTaskCancelled, report.Get.Status)
 			require.NotNil(t, report.Result.Error)
