@@ -7,13 +7,10 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/api/temporalproto"
-	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
+	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/toolcore"
 )
 
@@ -56,16 +53,18 @@ func runHistory(ctx context.Context, a *app, o historyOptions, args []string) er
 		return err
 	}
 	defer c.Close()
-	hist, err := fetchHistory(ctx, c, wid)
+	hist, err := o.conn.toolgate(c, "", "").History(ctx, wid, "")
+	if errors.Is(err, tgclient.ErrNotFound) {
+		err = badInput(notFoundHint(fmt.Errorf("read history of %s: no such call: %w", wid, err), wid))
+	}
 	if err != nil {
 		return aboutCall(callIDs{WorkflowID: wid}, err)
 	}
 	ids := historyCallIDs(wid, hist)
-	data, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
+	data, err := tgclient.HistoryJSON(hist)
 	if err != nil {
-		return aboutCall(ids, fmt.Errorf("encode history: %w", err))
+		return aboutCall(ids, err)
 	}
-	data = append(data, '\n')
 	if o.output == "" {
 		_, err = a.out.Write(data)
 	} else {
@@ -80,24 +79,6 @@ func runHistory(ctx context.Context, a *app, o historyOptions, args []string) er
 	}
 	a.logger.Info("history exported", append(ids.fields(), zap.Int("events", len(hist.Events)), zap.String("output", output))...)
 	return nil
-}
-
-// fetchHistory reads every event of the latest run of workflowID.
-func fetchHistory(ctx context.Context, c client.Client, workflowID string) (*historypb.History, error) {
-	iter := c.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	hist := &historypb.History{}
-	for iter.HasNext() {
-		event, err := iter.Next()
-		if err != nil {
-			var notFound *serviceerror.NotFound
-			if errors.As(err, &notFound) {
-				return nil, badInput(notFoundHint(fmt.Errorf("read history of %s: no such call: %w", workflowID, err), workflowID))
-			}
-			return nil, fmt.Errorf("read history of %s: %w", workflowID, err)
-		}
-		hist.Events = append(hist.Events, event)
-	}
-	return hist, nil
 }
 
 // historyCallIDs reads the call's identity from the workflow input, if it is a well-formed call.

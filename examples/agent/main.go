@@ -14,8 +14,6 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/api/temporalproto"
 	sdkclient "go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
@@ -177,20 +175,15 @@ func dial(ctx context.Context, cfg config) (sdkclient.Client, error) {
 
 // writeHistory writes the run's event history as JSON to path.
 func writeHistory(ctx context.Context, c sdkclient.Client, id, runID, path string) error {
-	hist := &historypb.History{}
-	it := c.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		e, err := it.Next()
-		if err != nil {
-			return fmt.Errorf("read history of %s: %w", id, err)
-		}
-		hist.Events = append(hist.Events, e)
-	}
-	data, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
+	hist, err := client.New(c, client.Options{}).History(ctx, id, runID)
 	if err != nil {
-		return fmt.Errorf("encode history of %s: %w", id, err)
+		return err
 	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+	data, err := client.HistoryJSON(hist)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
 		return fmt.Errorf("write history: %w", err)
 	}
 	return nil

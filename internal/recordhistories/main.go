@@ -23,9 +23,6 @@ import (
 	"regexp"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/api/temporalproto"
 	sdkclient "go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
@@ -399,29 +396,24 @@ func (r *recorder) write(ctx context.Context, file, id string) error {
 	if err := r.waitClosed(ctx, id); err != nil {
 		return err
 	}
-	hist := &historypb.History{}
-	it := r.sdk.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		e, err := it.Next()
-		if err != nil {
-			return fmt.Errorf("read history of %s: %w", id, err)
-		}
-		hist.Events = append(hist.Events, e)
-	}
-	data, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
+	hist, err := client.New(r.sdk, client.Options{}).History(ctx, id, "")
 	if err != nil {
-		return fmt.Errorf("encode history of %s: %w", id, err)
+		return err
+	}
+	data, err := client.HistoryJSON(hist)
+	if err != nil {
+		return err
 	}
 	path := filepath.Join(r.out, file)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
 	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(path, data, 0o644); err != nil {
 		return fmt.Errorf("write history: %w", err)
 	}
 	last := hist.Events[len(hist.Events)-1].GetEventType()
 	fmt.Printf("%-36s %2d events %5d bytes protobuf %6d bytes JSON  %s\n",
-		file, len(hist.Events), proto.Size(hist), len(data)+1, last)
+		file, len(hist.Events), proto.Size(hist), len(data), last)
 	return nil
 }
 
