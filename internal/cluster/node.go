@@ -2,16 +2,16 @@ package cluster
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/testbin"
 )
 
 // nodeStopTimeout bounds a node's graceful stop before it is killed.
@@ -24,9 +24,9 @@ type Node struct {
 	spec   NodeSpec
 
 	mu   sync.Mutex
-	cmd  *exec.Cmd     // nil when not running
-	done chan struct{} // closed when cmd has exited
-	log  *lockedBuffer // the current process's stderr
+	cmd  *exec.Cmd           // nil when not running
+	done chan struct{}       // closed when cmd has exited
+	log  *testbin.SyncBuffer // the current process's stderr
 }
 
 // Spec is the node's configuration input.
@@ -54,7 +54,7 @@ func (n *Node) start(ctx context.Context) error {
 		n.mu.Unlock()
 		return err
 	}
-	n.log = &lockedBuffer{}
+	n.log = &testbin.SyncBuffer{}
 	cmd.Stderr = n.log
 	if err := cmd.Start(); err != nil {
 		n.mu.Unlock()
@@ -82,9 +82,9 @@ func (n *Node) start(ctx context.Context) error {
 	case <-ready:
 		return nil
 	case <-done:
-		return fmt.Errorf("node %s exited while starting:\n%s", n.Frontend(), n.log.tail())
+		return fmt.Errorf("node %s exited while starting:\n%s", n.Frontend(), testbin.Tail(n.log.String(), logTail))
 	case <-ctx.Done():
-		return fmt.Errorf("node %s not ready: %w\n%s", n.Frontend(), context.Cause(ctx), n.log.tail())
+		return fmt.Errorf("node %s not ready: %w\n%s", n.Frontend(), context.Cause(ctx), testbin.Tail(n.log.String(), logTail))
 	}
 }
 
@@ -131,32 +131,5 @@ func (n *Node) Log() string {
 	return n.log.String()
 }
 
-// lockedBuffer is a bytes.Buffer safe for one writer and concurrent readers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// tail is the last logTail bytes of the buffer, what an error message quotes.
-func (b *lockedBuffer) tail() string {
-	s := b.String()
-	if len(s) > logTail {
-		s = "..." + s[len(s)-logTail:]
-	}
-	return s
-}
-
 // logTail bounds the log an error quotes.
 const logTail = 4096
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.Clone(b.buf.String())
-}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/testbin"
 )
 
 // PostgresBinDir is where Debian's postgresql-15 package puts initdb and postgres.
@@ -30,8 +32,8 @@ type Postgres struct {
 	cred *syscall.Credential
 	port int
 	cmd  *exec.Cmd
-	done chan struct{} // closed when the server process has exited
-	log  lockedBuffer  // the server's stderr
+	done chan struct{}      // closed when the server process has exited
+	log  testbin.SyncBuffer // the server's stderr
 }
 
 // StartPostgres initdbs a new cluster in a fresh temporary directory and starts it on a free
@@ -90,7 +92,7 @@ const postgresStartAttempts = 3
 func (pg *Postgres) start(ctx context.Context, port int) error {
 	pg.port = port
 	pg.done = make(chan struct{})
-	pg.log = lockedBuffer{}
+	pg.log = testbin.SyncBuffer{}
 	pg.cmd = exec.Command(filepath.Join(PostgresBinDir, "postgres"),
 		"-D", pg.data,
 		"-p", strconv.Itoa(pg.port),
@@ -145,7 +147,7 @@ func (pg *Postgres) waitAccepting(ctx context.Context) error {
 	return poll(ctx, func(ctx context.Context) error {
 		select {
 		case <-pg.done:
-			return errStop{fmt.Errorf("postgres exited while starting:\n%s", pg.log.tail())}
+			return errStop{fmt.Errorf("postgres exited while starting:\n%s", testbin.Tail(pg.log.String(), logTail))}
 		default:
 		}
 		out, err := exec.CommandContext(ctx, filepath.Join(PostgresBinDir, "pg_isready"),
