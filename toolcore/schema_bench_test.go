@@ -2,25 +2,13 @@ package toolcore_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 
 	"github.com/toolgate/toolgate/toolcore"
 )
 
 // tenFields is the 10-field argument type of the schema validation benchmark.
-type tenFields struct {
-	Query    string      `json:"query" jsonschema:"description=Search text,minLength=1"`
-	Limit    int64       `json:"limit" jsonschema:"description=Most results,minimum=1,maximum=100"`
-	Offset   int64       `json:"offset,omitempty" jsonschema:"minimum=0"`
-	Sort     string      `json:"sort" jsonschema:"enum=relevance,enum=date,enum=title"`
-	Lang     string      `json:"lang,omitempty" jsonschema:"pattern=^[a-z]{2}$"`
-	Exact    bool        `json:"exact"`
-	Score    json.Number `json:"score" jsonschema:"description=Minimum score"`
-	Tags     []string    `json:"tags,omitempty" jsonschema:"maxItems=10"`
-	Owner    string      `json:"owner,omitempty"`
-	Archived bool        `json:"archived,omitempty"`
-}
+type tenFields = toolcore.TenFields
 
 const tenFieldsArgs = `{"query":"durable tools","limit":20,"offset":40,"sort":"date","lang":"en","exact":false,"score":0.5,"tags":["go","temporal"],"owner":"ops","archived":true}`
 

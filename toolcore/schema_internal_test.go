@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// benchTenFields mirrors the 10-field type of BenchmarkSchemaValidate (schema_bench_test.go).
-type benchTenFields struct {
+// TenFields is the 10-field argument type of the schema benchmarks, internal and external
+// (exported from this test file for schema_bench_test.go).
+type TenFields struct {
 	Query    string      `json:"query" jsonschema:"description=Search text,minLength=1"`
 	Limit    int64       `json:"limit" jsonschema:"description=Most results,minimum=1,maximum=100"`
 	Offset   int64       `json:"offset,omitempty" jsonschema:"minimum=0"`
@@ -23,7 +24,7 @@ type benchTenFields struct {
 // BenchmarkSchemaCheck is the schema check alone (no decode into the argument type, no round
 // trip) on a 10-field schema: the cost the schema adds to a call's validation.
 func BenchmarkSchemaCheck(b *testing.B) {
-	raw, err := generateSchema(reflect.TypeFor[benchTenFields]())
+	raw, err := generateSchema(reflect.TypeFor[TenFields]())
 	if err != nil {
 		b.Fatal(err)
 	}

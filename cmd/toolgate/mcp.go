@@ -64,19 +64,11 @@ The tool list comes from the workers' catalog; when no worker answers, from this
 }
 
 func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
-	ms, err := o.metrics.start(a.logger) // the SDK client's request metrics
+	c, closeAll, err := dialMetered(ctx, a.logger, o.metrics, o.conn) // the SDK client's request metrics
 	if err != nil {
 		return err
 	}
-	defer func() { err = closeMetrics(ms, err) }()
-	if ms != nil {
-		o.conn.metrics = ms.Handler()
-	}
-	c, err := o.conn.dial(ctx, a.logger)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
+	defer func() { err = closeAll(err) }()
 	tg := o.conn.toolgate(c, o.taskQueue, o.scope)
 	tools, err := mcpTools(ctx, a, o, tg)
 	if err != nil {

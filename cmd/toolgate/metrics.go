@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
 	"github.com/toolgate/toolgate/internal/metrics"
@@ -44,4 +46,24 @@ func closeMetrics(srv *metrics.Server, err error) error {
 		return errors.Join(err, fmt.Errorf("stop metrics: %w", cerr))
 	}
 	return err
+}
+
+// dialMetered starts the metrics server of --metrics-listen (if set) and dials conn with the SDK
+// client reporting to it. closeAll closes the client, then the server, joining a stop error to
+// err; call it as `defer func() { err = closeAll(err) }()`.
+func dialMetered(ctx context.Context, logger *zap.Logger, m metricsOptions, conn connOptions) (c client.Client, closeAll func(err error) error, err error) {
+	ms, err := m.start(logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ms != nil {
+		conn.metrics = ms.Handler()
+	}
+	if c, err = conn.dial(ctx, logger); err != nil {
+		return nil, nil, closeMetrics(ms, err)
+	}
+	return c, func(err error) error {
+		c.Close()
+		return closeMetrics(ms, err)
+	}, nil
 }

@@ -79,19 +79,11 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 		}
 		defer remote.Close()
 	}
-	ms, err := o.metrics.start(a.logger)
+	c, closeAll, err := dialMetered(ctx, a.logger, o.metrics, o.conn)
 	if err != nil {
 		return err
 	}
-	defer func() { err = closeMetrics(ms, err) }()
-	if ms != nil {
-		o.conn.metrics = ms.Handler()
-	}
-	c, err := o.conn.dial(ctx, a.logger)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
+	defer func() { err = closeAll(err) }()
 	logger := a.logger.With(zap.String("address", o.conn.address), zap.String("namespace", o.conn.namespace),
 		zap.String("taskQueue", taskQueueOrDefault(o.taskQueue)))
 	if o.setup {
