@@ -18,20 +18,21 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/toolgate/toolgate/internal/bench"
-	"github.com/toolgate/toolgate/internal/devserver"
 	"github.com/toolgate/toolgate/toolcore"
 )
 
 type benchOptions struct {
-	address     string
-	namespace   string
-	subjects    []string
-	short       bool
-	json        bool
-	cpuProfile  string
-	heldProfile string
-	progress    string
-	cfg         bench.Config
+	address       string
+	namespace     string
+	subjects      []string
+	short         bool
+	json          bool
+	cpuProfile    string
+	heldProfile   string
+	progress      string
+	dynamicConfig []string
+	cfg           bench.Config
+	workflowCache int
 }
 
 func newBenchCommand(a *app) *cobra.Command {
@@ -86,6 +87,8 @@ runs every phase with tiny counts (seconds), as make test does.`,
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON instead of tables")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the latency phase to this file (go tool pprof)")
 	fs.StringVar(&o.heldProfile, "heldprofile", "", "while the in-flight calls are held, write heap and goroutine profiles to this file with suffixes .heap and .goroutine (go tool pprof)")
+	addDynamicConfigFlag(cmd, &o.dynamicConfig)
+	addWorkflowCacheFlag(cmd, &o.workflowCache)
 	fs.StringVar(&o.progress, "progress", string(progressAuto), "progress on stderr: auto (one redrawn line on a terminal, else a line per phase), bar, plain, off")
 	fs.IntVar(&o.cfg.Calls, "calls", bench.DefaultCalls, "latency: measured sequential calls per subject")
 	fs.IntVar(&o.cfg.Warmup, "warmup", bench.DefaultWarmup, "unmeasured calls per subject first")
@@ -145,6 +148,16 @@ func runBench(ctx context.Context, a *app, cmd *cobra.Command, o benchOptions) e
 			return badInput(fmt.Errorf("unknown subject %q (known: %s)", s, strings.Join(bench.KnownSubjects(), ", ")))
 		}
 	}
+	if o.address != "" && len(o.dynamicConfig) > 0 {
+		return badInput(errors.New("--dynamic-config-value sets the embedded server's config: not with --address"))
+	}
+	dynamicConfig, err := parseDynamicConfig(o.dynamicConfig)
+	if err != nil {
+		return err
+	}
+	if err := applyWorkflowCache(o.workflowCache); err != nil {
+		return err
+	}
 	cfg := o.shortened(cmd)
 	cfg.Subjects = o.subjects
 	cfg.Namespace = o.namespace
@@ -185,7 +198,10 @@ func runBench(ctx context.Context, a *app, cmd *cobra.Command, o benchOptions) e
 	cfg.Address, cfg.Server = o.address, o.address
 	if o.address == "" {
 		view.show(bench.Progress{Phase: "server"})
-		srv, err := devserver.Start(ctx, devserver.Options{Logger: cfg.Logger.WithOptions(zap.IncreaseLevel(zapcore.ErrorLevel))})
+		srv, err := startEmbedded(ctx, embeddedOptions{
+			Logger:        cfg.Logger.WithOptions(zap.IncreaseLevel(zapcore.ErrorLevel)),
+			DynamicConfig: dynamicConfig,
+		})
 		if err != nil {
 			return fmt.Errorf("start embedded server: %w", err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
@@ -160,6 +161,25 @@ func addTaskQueueFlag(cmd *cobra.Command, taskQueue *string) {
 	fs := cmd.Flags()
 	fs.StringVar(taskQueue, "task-queue", wire.DefaultTaskQueue, "task queue the worker polls and calls are started on")
 	bindEnv(fs, "task-queue", "TOOLGATE_TASK_QUEUE")
+}
+
+// defaultWorkflowCache is the default of --workflow-cache.
+const defaultWorkflowCache = 10_000
+
+// addWorkflowCacheFlag adds --workflow-cache: the SDK's sticky workflow cache, which every worker
+// of the process shares.
+func addWorkflowCacheFlag(cmd *cobra.Command, size *int) {
+	cmd.Flags().IntVar(size, "workflow-cache", defaultWorkflowCache,
+		"workflows kept in memory between their tasks, for all workers of the process; beyond it the least recently used are evicted and replayed from history at their next task")
+}
+
+// applyWorkflowCache sizes the sticky workflow cache; it must run before the first worker starts.
+func applyWorkflowCache(size int) error {
+	if size < 1 {
+		return badInput(fmt.Errorf("--workflow-cache %d: want at least 1", size))
+	}
+	sdkworker.SetStickyWorkflowCacheSize(size)
+	return nil
 }
 
 // toolgate returns the agent-facing client over c for these connection options.

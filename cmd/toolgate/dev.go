@@ -16,8 +16,6 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/toolgate/toolgate/codec"
-	"github.com/toolgate/toolgate/internal/devserver"
-	"github.com/toolgate/toolgate/internal/pgstore"
 	"github.com/toolgate/toolgate/wire"
 	"github.com/toolgate/toolgate/worker"
 )
@@ -36,6 +34,8 @@ type devOptions struct {
 	toolbox        toolboxOptions
 	metrics        metricsOptions
 	codecKey       string
+	dynamicConfig  []string
+	workflowCache  int
 }
 
 func newDevCommand(a *app) *cobra.Command {
@@ -97,6 +97,8 @@ dev server has one history shard, fixed for the life of a database: give it data
 	addToolboxFlags(cmd, &o.toolbox)
 	addMetricsFlag(cmd, &o.metrics)
 	addCodecKeyFlag(cmd, &o.codecKey)
+	addDynamicConfigFlag(cmd, &o.dynamicConfig)
+	addWorkflowCacheFlag(cmd, &o.workflowCache)
 	cmd.MarkFlagsMutuallyExclusive("data-dir", "in-memory", "db")
 	return cmd
 }
@@ -114,6 +116,9 @@ func defaultDataDir(lookupEnv func(string) (string, bool)) string {
 }
 
 func runDev(ctx context.Context, a *app, o devOptions) (err error) {
+	if err := applyWorkflowCache(o.workflowCache); err != nil {
+		return err
+	}
 	reg, err := o.toolbox.registry(a.logger.Named("toolbox"))
 	if err != nil {
 		return err
@@ -127,9 +132,13 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 		serverLogger = serverLogger.WithOptions(zap.IncreaseLevel(serverLevel))
 	}
 	if o.db != "" {
-		if _, err := pgstore.ParseURL(o.db); err != nil {
+		if err := checkPostgresURL(o.db); err != nil {
 			return badInput(fmt.Errorf("--db: %w", err))
 		}
+	}
+	dynamicConfig, err := parseDynamicConfig(o.dynamicConfig)
+	if err != nil {
+		return err
 	}
 	dataDir := ""
 	if !o.inMemory && o.db == "" {
@@ -172,7 +181,7 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 		codecEndpoint = codecSrv.url
 	}
 
-	srv, err := devserver.Start(ctx, devserver.Options{
+	srv, err := startEmbedded(ctx, embeddedOptions{
 		UICodecEndpoint: codecEndpoint,
 		DataDir:         dataDir,
 		Postgres:        o.db,
@@ -181,6 +190,7 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 		Logger:          serverLogger,
 		FrontendPort:    o.port,
 		UIPort:          o.uiPort,
+		DynamicConfig:   dynamicConfig,
 	})
 	if err != nil {
 		return fmt.Errorf("start dev server: %w", err)

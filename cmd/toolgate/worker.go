@@ -15,13 +15,14 @@ import (
 )
 
 type workerOptions struct {
-	conn        connOptions
-	taskQueue   string
-	setup       bool
-	stopTimeout time.Duration
-	toolbox     toolboxOptions
-	metrics     metricsOptions
-	mcpMounts   []string
+	conn          connOptions
+	taskQueue     string
+	setup         bool
+	stopTimeout   time.Duration
+	toolbox       toolboxOptions
+	metrics       metricsOptions
+	mcpMounts     []string
+	workflowCache int
 }
 
 func newWorkerCommand(a *app) *cobra.Command {
@@ -61,6 +62,7 @@ after a transport failure.`,
 	addTaskQueueFlag(cmd, &o.taskQueue)
 	addToolboxFlags(cmd, &o.toolbox)
 	addMetricsFlag(cmd, &o.metrics)
+	addWorkflowCacheFlag(cmd, &o.workflowCache)
 	cmd.Flags().DurationVar(&o.stopTimeout, "stop-timeout", 30*time.Second, "on Ctrl-C, how long running tools may finish before their context is canceled")
 	cmd.Flags().BoolVar(&o.setup, "setup", false, "register the search attributes on the namespace first, when allowed")
 	cmd.Flags().StringArrayVar(&o.mcpMounts, "mcp", nil, "mount an MCP server's tools as PREFIX_NAME: PREFIX=COMMAND... or PREFIX=http(s)://URL (repeat)")
@@ -68,6 +70,9 @@ after a transport failure.`,
 }
 
 func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
+	if err := applyWorkflowCache(o.workflowCache); err != nil {
+		return err
+	}
 	reg, err := o.toolbox.registry(a.logger.Named("toolbox"))
 	if err != nil {
 		return err

@@ -12,6 +12,9 @@
 //     need a server use internal/devserver (or internal/devserver/devtest). The one other
 //     exceptions are internal/cluster (and its cmds): the test harness that runs several server
 //     processes on PostgreSQL, and internal/pgstore, which sets up PostgreSQL stores for both.
+//   - cmd/toolgate imports internal/devserver in embedded_server.go only: built with the
+//     toolgate_noserver tag (as make test's staticcheck builds it) it reaches nothing of the
+//     server, tests included.
 //
 // The test needs the go command (it runs `go list`, which compiles nothing).
 package archtest

@@ -243,3 +243,23 @@ func TestViolations(t *testing.T) {
 		})
 	}
 }
+
+// make test's staticcheck analyzes cmd/toolgate built with the toolgate_noserver tag: so built,
+// tests included, it must reach nothing of the server (else the analysis pays for the server's
+// ~1,600 packages again). Only cmd/toolgate/embedded_server.go may bring the server in.
+func TestToolgateWithoutServerTag(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	require.NoError(t, err, "the import rules need the go command on PATH")
+	cmd := exec.Command(goBin, "list", "-tags", "toolgate_noserver", "-deps", "-test", "./cmd/toolgate")
+	cmd.Dir = "../.."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "go list: %s", stderr.String())
+	deps := strings.Fields(string(out))
+	require.Contains(t, deps, module+"/cmd/toolgate")
+	for _, d := range deps {
+		assert.False(t, match("go.temporal.io/server/...", d) || d == module+"/internal/devserver",
+			"cmd/toolgate built with toolgate_noserver reaches %s: import the server only in embedded_server.go", d)
+	}
+}

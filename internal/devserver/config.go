@@ -95,16 +95,17 @@ func staticHosts(ports servicePorts) map[primitives.ServiceName]static.Hosts {
 	return hosts
 }
 
-// dynamicConfig tunes the server for one machine and short tool calls.
+// dynamicConfig tunes the server for one machine and short tool calls, then applies overrides
+// (checked by [Options.withDefaults]).
 //
 // Stock values cost about 50 ms per workflow step once more than a few calls run in a row: the
 // history queues poll 20 times a second on the single shard, and task queue partitions spread
 // tasks across pollers. With the tuning p50 is 12-14 ms per call. The tuning makes a server race
 // drop the workflow-closed notification in well under 1% of runs, so a result long poll waits
 // out its interval: 2 s bounds that wait instead of 20 s.
-func dynamicConfig() dynamicconfig.StaticClient {
+func dynamicConfig(overrides map[string]any) dynamicconfig.StaticClient {
 	const pollRPS = 1000
-	return dynamicconfig.StaticClient{
+	dc := dynamicconfig.StaticClient{
 		dynamicconfig.TimerProcessorMaxPollRPS.Key():      pollRPS,
 		dynamicconfig.TransferProcessorMaxPollRPS.Key():   pollRPS,
 		dynamicconfig.OutboundProcessorMaxPollRPS.Key():   pollRPS,
@@ -127,4 +128,9 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		dynamicconfig.HistoryScannerEnabled.Key():         false,
 		dynamicconfig.EnableParentClosePolicyWorker.Key(): false,
 	}
+	for key, value := range overrides {
+		converted, _ := checkDynamicConfigValue(key, value)
+		dc[dynamicconfig.MakeKey(key)] = converted
+	}
+	return dc
 }

@@ -387,7 +387,7 @@ func TestRetryWhenPortTaken(t *testing.T) {
 	level := zap.NewAtomicLevelAt(zapcore.WarnLevel)
 	logger := newServerLogger(opts.Logger, level)
 
-	srv, ports, err := startWithRetry(store, logger, pick, opts.Logger)
+	srv, ports, err := startWithRetry(store, dynamicConfig(nil), logger, pick, opts.Logger)
 	require.NoError(t, err)
 	defer func() {
 		level.SetLevel(silent)

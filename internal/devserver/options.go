@@ -56,6 +56,13 @@ type Options struct {
 	// UIPort is the loopback port of the Web UI when UI is set. Optional: default 0 picks a free
 	// port.
 	UIPort int
+
+	// DynamicConfig overrides settings of the server's dynamic configuration on top of the dev
+	// tuning: keys as the server names them ("history.cacheMaxSize"), values of the setting's
+	// type (int, bool, string, a duration as "2s", ...). A key the server does not know or a
+	// value it cannot take is an error. See [ParseDynamicConfigValue] for the flag form.
+	// Optional: default nil.
+	DynamicConfig map[string]any
 }
 
 // withDefaults returns a copy of o with defaults applied, or an error for invalid values.
@@ -78,6 +85,11 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("check options: frontend port %d out of range", o.FrontendPort)
 	case o.UIPort < 0 || o.UIPort > 65535:
 		return o, fmt.Errorf("check options: UI port %d out of range", o.UIPort)
+	}
+	for key, value := range o.DynamicConfig {
+		if _, err := checkDynamicConfigValue(key, value); err != nil {
+			return o, fmt.Errorf("check options: %w", err)
+		}
 	}
 	return o, nil
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"go.temporal.io/server/common/dynamicconfig"
 	"go.temporal.io/server/common/log"
 	"go.temporal.io/server/temporal"
 	"go.uber.org/zap"
@@ -77,7 +78,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	logger := newServerLogger(opts.Logger, s.logLevel)
 	pick := func() (servicePorts, error) { return pickPorts(opts.FrontendPort) }
 	var ports servicePorts
-	s.temporal, ports, err = startWithRetry(store, logger, pick, opts.Logger)
+	s.temporal, ports, err = startWithRetry(store, dynamicConfig(opts.DynamicConfig), logger, pick, opts.Logger)
 	if err != nil {
 		closeUIListener()
 		return nil, fmt.Errorf("start dev server: %w", err)
@@ -98,13 +99,13 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 
 // startWithRetry starts a server on the ports pick returns, picking again when one of them was
 // taken before the server could bind it.
-func startWithRetry(store stores, logger log.Logger, pick func() (servicePorts, error), warn *zap.Logger) (temporal.Server, servicePorts, error) {
+func startWithRetry(store stores, dc dynamicconfig.StaticClient, logger log.Logger, pick func() (servicePorts, error), warn *zap.Logger) (temporal.Server, servicePorts, error) {
 	for attempt := 1; ; attempt++ {
 		ports, err := pick()
 		if err != nil {
 			return nil, ports, err
 		}
-		srv, err := startTemporal(store, ports, logger)
+		srv, err := startTemporal(store, dc, ports, logger)
 		if err == nil {
 			return srv, ports, nil
 		}
@@ -131,7 +132,7 @@ func pickPorts(frontendPort int) (servicePorts, error) {
 
 // startTemporal builds and starts the server. A port taken under it comes back as an error that
 // isAddrInUse recognizes (the server reports it through Logger.Fatal, see serverLogger).
-func startTemporal(store stores, ports servicePorts, logger log.Logger) (temporal.Server, error) {
+func startTemporal(store stores, dc dynamicconfig.StaticClient, ports servicePorts, logger log.Logger) (temporal.Server, error) {
 	var srv temporal.Server
 	err := catchFatal(func() error {
 		var err error
@@ -139,7 +140,7 @@ func startTemporal(store stores, ports servicePorts, logger log.Logger) (tempora
 			temporal.WithConfig(serverConfig(store, ports)),
 			temporal.ForServices(temporal.DefaultServices),
 			temporal.WithStaticHosts(staticHosts(ports)),
-			temporal.WithDynamicConfigClient(dynamicConfig()),
+			temporal.WithDynamicConfigClient(dc),
 			temporal.WithLogger(logger),
 		)
 		if err != nil {
