@@ -164,7 +164,7 @@ func addTaskQueueFlag(cmd *cobra.Command, taskQueue *string) {
 }
 
 // defaultWorkflowCache is the default of --workflow-cache.
-const defaultWorkflowCache = 10_000
+const defaultWorkflowCache = 256
 
 // addWorkflowCacheFlag adds --workflow-cache: the SDK's sticky workflow cache, which every worker
 // of the process shares.
