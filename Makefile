@@ -23,6 +23,8 @@ dev:
 ##   test-norace  tests that link the server: without the race detector, so the ~1,800 server
 ##                packages are compiled once (not again with race instrumentation) and shared
 ##                with bin/toolgate.
+## test-race runs three test binaries at a time (-p 3, the default is one per core): the suites
+## that drive processes mostly wait, and a third slot keeps both cores busy meanwhile.
 ## vet runs every analyzer over every package first, so go test's own vet pass (a subset, which
 ## recomputes the facts of every dependency under its other flags: ~130 CPU-s on a cold cache) is
 ## off in both groups. -ldflags=-w: no DWARF in the test binaries and bin/toolgate (stack traces,
@@ -46,7 +48,7 @@ vet:
 # testing nothing.
 test-race: bin/toolgate
 	pkgs=$$(GO=$(GO) scripts/packages race) && \
-		TOOLGATE_BIN=$(CURDIR)/bin/toolgate $(GO) test -race -vet=off -ldflags=-w -timeout 15m $$pkgs
+		TOOLGATE_BIN=$(CURDIR)/bin/toolgate $(GO) test -p 3 -race -vet=off -ldflags=-w -timeout 15m $$pkgs
 
 test-norace: bin/toolgate
 	pkgs=$$(GO=$(GO) scripts/packages norace) && \

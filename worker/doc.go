@@ -53,10 +53,12 @@
 //     whose tool may already have run. The price: the caller waits (and a ctx-canceled Execute
 //     waits only up to its CancelWaitTimeout) while the workflow task retries, visible in the UI
 //     as a failing workflow task and in the log.
-//   - Sticky workflow cache: left at the SDK default (10,000 workflows). Its size is process-global
-//     (go.temporal.io/sdk/worker.SetStickyWorkflowCacheSize must be called before any worker
-//     starts), so this package does not set it; a main that wants another size sets it first.
-//     Tool-call workflows are short, so the default is ample.
+//   - Sticky workflow cache: this package leaves it alone. Its size is process-global
+//     (go.temporal.io/sdk/worker.SetStickyWorkflowCacheSize, before the first worker starts), so
+//     the main decides. A tool call's workflow needs its entry only while its tool runs, and
+//     evicting it costs a replay of 12 events when the tool returns, so a small cache suits
+//     toolgate: the toolgate binaries default to 256 (--workflow-cache), which saves about 26 KiB
+//     per held call against the SDK's default of 10,000 (BENCHMARKS.md).
 //   - Concurrency: up to [Options.MaxConcurrentActivities] tools run at once per task queue
 //     (default 2000, room for other calls beside 1,000 held ones: tools mostly wait on I/O); workflow tasks use the SDK defaults.
 //   - Graceful stop: WorkerStopTimeout is [Options.StopTimeout] (default 30s), not the SDK's 0,

@@ -32,10 +32,11 @@ func toolOutcomeKey() temporal.SearchAttributeKeyKeyword {
 }
 
 // upsertOutcome records how the call ended, once, just before the workflow closes: in the metrics
-// (always, see MetricToolCalls) and in the search attributes. ToolName and
-// ToolCallId are upserted too (the same values a toolgate client sets at start), so calls started
-// by other SDKs or the Temporal CLI are searchable as well. Nothing is upserted unless the worker
-// says the namespace has the attributes: an unknown attribute would fail the workflow task.
+// (always, see MetricToolCalls) and in the search attributes. ToolName and ToolCallId are
+// upserted too unless the workflow already has these values (a toolgate client sets them at
+// start), so calls started by other SDKs or the Temporal CLI are searchable as well, and a
+// toolgate call's history does not carry them twice. Nothing is upserted unless the worker says
+// the namespace has the attributes: an unknown attribute would fail the workflow task.
 func (w *Workflows) upsertOutcome(ctx workflow.Context, call toolcore.ToolCall, outcome string) {
 	w.countOutcome(ctx, call, outcome)
 	if !w.SearchAttributes {
@@ -43,7 +44,15 @@ func (w *Workflows) upsertOutcome(ctx workflow.Context, call toolcore.ToolCall, 
 	}
 	updates := []temporal.SearchAttributeUpdate{toolOutcomeKey().ValueSet(outcome)}
 	if !call.IsZero() {
-		updates = append(updates, toolNameKey().ValueSet(call.Name()), toolCallIDKey().ValueSet(call.ID()))
+		have := workflow.GetTypedSearchAttributes(ctx) // deterministic: the start's and earlier upserts'
+		for _, kv := range []struct {
+			key  temporal.SearchAttributeKeyKeyword
+			want string
+		}{{toolNameKey(), call.Name()}, {toolCallIDKey(), call.ID()}} {
+			if v, ok := have.GetKeyword(kv.key); !ok || v != kv.want {
+				updates = append(updates, kv.key.ValueSet(kv.want))
+			}
+		}
 	}
 	if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
 		// Only a malformed update fails here (checked before any command); the outcome itself

@@ -503,3 +503,35 @@ func TestToolCallWorkflowCanceledDuringExecution(t *testing.T) {
 	assert.Equal(t, 1, got.attempts)
 	assert.Equal(t, "canceled", got.outcome)
 }
+
+// A toolgate client sets ToolName and ToolCallId at start: the closing upsert then carries the
+// outcome alone, and the attributes a start left out (or set to other values) are set.
+func TestToolCallWorkflowUpsertsOnlyWhatStartLeftOut(t *testing.T) {
+	reg := newRegistry(t, addTool())
+	nameKey := temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolName)
+	idKey := temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolCallID)
+	for _, tt := range []struct {
+		name       string
+		atStart    temporal.SearchAttributes
+		wantName   string
+		wantCallID string
+	}{
+		{name: "both set at start", atStart: temporal.NewSearchAttributes(nameKey.ValueSet("add"), idKey.ValueSet("c1"))},
+		{name: "none at start", atStart: temporal.NewSearchAttributes(), wantName: "add", wantCallID: "c1"},
+		{name: "other values at start", atStart: temporal.NewSearchAttributes(nameKey.ValueSet("sub"), idKey.ValueSet("c1")), wantName: "add"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runWorkflow(t, reg, call("c1", "add", `{"left":1,"right":2}`), runOptions{
+				workflows: workflows.Workflows{SearchAttributes: true},
+				setup: func(env *testsuite.TestWorkflowEnvironment) {
+					require.NoError(t, env.SetTypedSearchAttributesOnStart(tt.atStart))
+				},
+			})
+			require.NoError(t, got.err)
+			assert.Equal(t, 1, got.upserts)
+			assert.Equal(t, "ok", got.outcome)
+			assert.Equal(t, tt.wantName, got.toolName, "ToolName upserted")
+			assert.Equal(t, tt.wantCallID, got.callID, "ToolCallId upserted")
+		})
+	}
+}

@@ -49,7 +49,9 @@ func Build(ctx context.Context, root, dir string, snippets []Snippet) error {
 	}
 	cmd := exec.CommandContext(ctx, goCommand(), "build", "./...")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	// -mod=mod is added to the caller's GOFLAGS, not put in their place: the build flags must be
+	// the caller's (make test compiles everything with -dwarf=false) for the build cache to hit.
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=mod"))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
