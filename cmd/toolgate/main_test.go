@@ -52,6 +52,10 @@ func TestUsageErrors(t *testing.T) {
 		{name: "cert without key", args: []string{"status", "toolcall-a", "--tls-cert-path", "c.pem"}, wantStderr: "go together"},
 		{name: "replay without files", args: []string{"replay"}, wantStderr: "requires at least 1 arg(s)"},
 		{name: "missing toolbox root", args: []string{"tools", "--root", "/does/not/exist"}, wantStderr: "build toolbox"},
+		{name: "unknown dynamic config key", args: []string{"dev", "--in-memory", "--dynamic-config-value", "no.such.setting=1"}, wantStderr: `unregistered key "no.such.setting"`},
+		{name: "dynamic config value not JSON", args: []string{"bench", "--dynamic-config-value", "history.longPollExpirationInterval=5s"}, wantStderr: "strings need quotes"},
+		{name: "dynamic config with an address", args: []string{"bench", "--address", "127.0.0.1:1", "--dynamic-config-value", "history.hostLevelCacheMaxSize=1"}, wantStderr: "not with --address"},
+		{name: "workflow cache of zero", args: []string{"worker", "--workflow-cache", "0"}, wantStderr: "--workflow-cache 0: want at least 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
