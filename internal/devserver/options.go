@@ -58,7 +58,7 @@ type Options struct {
 	UIPort int
 
 	// DynamicConfig overrides settings of the server's dynamic configuration on top of the dev
-	// tuning: keys as the server names them ("history.cacheMaxSize"), values of the setting's
+	// tuning: keys as the server names them ("history.hostLevelCacheMaxSize"), values of the setting's
 	// type (int, bool, string, a duration as "2s", ...). A key the server does not know or a
 	// value it cannot take is an error. See [ParseDynamicConfigValue] for the flag form.
 	// Optional: default nil.
