@@ -89,6 +89,7 @@ runs every phase with tiny counts (seconds), as make test does.`,
 	fs.StringVar(&o.heldProfile, "heldprofile", "", "while the in-flight calls are held, write heap and goroutine profiles to this file with suffixes .heap and .goroutine (go tool pprof)")
 	addDynamicConfigFlag(cmd, &o.dynamicConfig)
 	addWorkflowCacheFlag(cmd, &o.workflowCache)
+	fs.BoolVar(&o.cfg.NoGzip, "no-gzip", false, "the bench's Temporal client sends and receives gRPC messages uncompressed (the SDK gzips them by default)")
 	fs.StringVar(&o.progress, "progress", string(progressAuto), "progress on stderr: auto (one redrawn line on a terminal, else a line per phase), bar, plain, off")
 	fs.IntVar(&o.cfg.Calls, "calls", bench.DefaultCalls, "latency: measured sequential calls per subject")
 	fs.IntVar(&o.cfg.Warmup, "warmup", bench.DefaultWarmup, "unmeasured calls per subject first")

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 )
 
 // parseConn parses args into connection options with env, as a command would.
@@ -112,6 +113,28 @@ func TestClientOptionsCarryAPIKey(t *testing.T) {
 	assert.Equal(t, "ns.acct.tmprl.cloud:7233", opts.HostPort)
 	assert.NotNil(t, opts.Credentials)
 	assert.NotNil(t, opts.Logger)
+}
+
+// Over loopback the client sends gRPC messages uncompressed; anywhere else it keeps the SDK's gzip.
+func TestClientOptionsNoGzipOnLoopback(t *testing.T) {
+	for address, loopback := range map[string]bool{
+		"127.0.0.1:7233":           true,
+		"localhost:7233":           true,
+		"[::1]:7233":               true,
+		"ns.acct.tmprl.cloud:7233": false,
+		"10.0.0.7:7233":            false,
+		"127.0.0.1":                false, // not host:port: the SDK will refuse it anyway
+	} {
+		o, err := parseConn(t, nil, map[string]string{"TEMPORAL_ADDRESS": address})
+		require.NoError(t, err)
+		opts, err := o.clientOptions(nil)
+		require.NoError(t, err)
+		if loopback {
+			assert.IsType(t, &client.GrpcCompressionNone{}, opts.ConnectionOptions.GrpcCompression, address)
+		} else {
+			assert.Nil(t, opts.ConnectionOptions.GrpcCompression, address)
+		}
+	}
 }
 
 func TestInvalidEnvValue(t *testing.T) {

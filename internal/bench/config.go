@@ -67,6 +67,9 @@ type Config struct {
 	Address string
 	// Namespace on that server. Optional: default "default".
 	Namespace string
+	// NoGzip turns off the gzip compression of gRPC messages the SDK client does by default.
+	// Optional: default false (compressed, as a client dialed with the SDK's defaults).
+	NoGzip bool
 	// Server describes the server for the report, e.g. "embedded (in-memory SQLite)".
 	// Optional: default Address.
 	Server string

@@ -79,11 +79,15 @@ func newHarness(ctx context.Context, cfg Config) (h *harness, err error) {
 	var b [4]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
 	h = &harness{cfg: cfg, prefix: "bench-" + hex.EncodeToString(b[:]), hold: newHold(), ticks: newTickLog()}
-	h.sdk, err = client.DialContext(ctx, client.Options{
+	opts := client.Options{
 		HostPort:  cfg.Address,
 		Namespace: cfg.Namespace,
 		Logger:    logging.Temporal(cfg.Logger),
-	})
+	}
+	if cfg.NoGzip {
+		opts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
+	}
+	h.sdk, err = client.DialContext(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("connect to Temporal at %s: %w", cfg.Address, err)
 	}
