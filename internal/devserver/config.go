@@ -96,7 +96,7 @@ func staticHosts(ports servicePorts) map[primitives.ServiceName]static.Hosts {
 }
 
 // dynamicConfig tunes the server for one machine and short tool calls, then applies overrides
-// (checked by [Options.withDefaults]).
+// (checked and converted by [Options.withDefaults]).
 //
 // Stock values cost about 50 ms per workflow step once more than a few calls run in a row: the
 // history queues poll 20 times a second on the single shard, and task queue partitions spread
@@ -134,8 +134,7 @@ func dynamicConfig(overrides map[string]any) dynamicconfig.StaticClient {
 		dynamicconfig.EnableParentClosePolicyWorker.Key(): false,
 	}
 	for key, value := range overrides {
-		converted, _ := checkDynamicConfigValue(key, value)
-		dc[dynamicconfig.MakeKey(key)] = converted
+		dc[dynamicconfig.MakeKey(key)] = value
 	}
 	return dc
 }

@@ -86,10 +86,17 @@ func (o Options) withDefaults() (Options, error) {
 	case o.UIPort < 0 || o.UIPort > 65535:
 		return o, fmt.Errorf("check options: UI port %d out of range", o.UIPort)
 	}
-	for key, value := range o.DynamicConfig {
-		if _, err := checkDynamicConfigValue(key, value); err != nil {
-			return o, fmt.Errorf("check options: %w", err)
+	if o.DynamicConfig != nil {
+		// Checked and converted once, into a map of our own (the caller's is left as it is).
+		converted := make(map[string]any, len(o.DynamicConfig))
+		for key, value := range o.DynamicConfig {
+			v, err := checkDynamicConfigValue(key, value)
+			if err != nil {
+				return o, fmt.Errorf("check options: %w", err)
+			}
+			converted[key] = v
 		}
+		o.DynamicConfig = converted
 	}
 	return o, nil
 }
