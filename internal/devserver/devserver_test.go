@@ -2,6 +2,7 @@ package devserver
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -195,6 +196,7 @@ func TestDataDirSurvivesRestart(t *testing.T) {
 	c.Close()
 	require.NoError(t, first.Stop())
 	assert.FileExists(t, filepath.Join(dir, "temporal.db"))
+	assert.FileExists(t, filepath.Join(dir, "visibility.db"))
 
 	second := start(t, Options{DataDir: dir})
 	c = dial(t, second)
@@ -204,6 +206,69 @@ func TestDataDirSurvivesRestart(t *testing.T) {
 	require.NoError(t, c.GetWorkflow(ctx, "greet-disk", "").Get(ctx, &got))
 	assert.Equal(t, "hello disk", got)
 	requireSearchAttributes(t, c, "default")
+}
+
+// A new data directory keeps visibility records in visibility.db, apart from the main store.
+func TestDataDirKeepsVisibilityApart(t *testing.T) {
+	dir := t.TempDir()
+	srv := start(t, Options{DataDir: dir})
+	c := dial(t, srv)
+	assert.Equal(t, "hello apart", runGreet(t, c, "greet-apart", "apart"))
+	requireListed(t, c, "greet-apart")
+	assert.Equal(t, 1, visibilityRows(t, filepath.Join(dir, visibilityFileName), "greet-apart"))
+	assert.Equal(t, 0, visibilityRows(t, filepath.Join(dir, dbFileName), "greet-apart"))
+}
+
+// A data directory whose temporal.db predates visibility.db keeps its visibility records in
+// temporal.db, where its existing workflows are listed.
+func TestDataDirOfTheOldLayoutKeepsVisibilityInMainStore(t *testing.T) {
+	dir := t.TempDir()
+	cfg := fileDB(filepath.Join(dir, dbFileName))
+	require.NoError(t, sqlite.SetupSchema(cfg))
+	ns, err := sqlite.NewNamespaceConfig(clusterName, "default", false, searchattr.Definitions())
+	require.NoError(t, err)
+	require.NoError(t, sqlite.CreateNamespaces(cfg, ns))
+
+	srv := start(t, Options{DataDir: dir})
+	c := dial(t, srv)
+	assert.Equal(t, "hello old", runGreet(t, c, "greet-old", "old"))
+	requireListed(t, c, "greet-old")
+	assert.Equal(t, 1, visibilityRows(t, filepath.Join(dir, dbFileName), "greet-old"))
+	assert.NoFileExists(t, filepath.Join(dir, visibilityFileName))
+}
+
+// visibility.db without temporal.db is a main store lost or moved: refused, nothing created.
+func TestDataDirWithOnlyVisibilityIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, visibilityFileName), nil, 0o600))
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	_, err := Start(ctx, Options{DataDir: dir, Logger: testLogger(t)})
+	require.ErrorContains(t, err, "has visibility.db but no temporal.db")
+	assert.NoFileExists(t, filepath.Join(dir, dbFileName))
+}
+
+// requireListed waits until a list of the namespace shows workflow id (visibility is written
+// asynchronously).
+func requireListed(t *testing.T, c client.Client, id string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: "WorkflowId = '" + id + "'"})
+		return err == nil && len(resp.GetExecutions()) == 1
+	}, testTimeout, 20*time.Millisecond)
+}
+
+// visibilityRows counts the visibility records of workflow id in the SQLite file at path.
+func visibilityRows(t *testing.T, path, id string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	require.NoError(t, err)
+	defer db.Close()
+	var n int
+	require.NoError(t, db.QueryRow("SELECT count(*) FROM executions_visibility WHERE workflow_id = ?", id).Scan(&n))
+	return n
 }
 
 func TestReopenAddsMissingSearchAttributes(t *testing.T) {

@@ -9,11 +9,15 @@
 //
 // # Storage
 //
-// With Options.DataDir empty the state lives in an in-memory SQLite database with a name unique
-// to the server, so several servers can run in one process. With a DataDir it lives in
+// With Options.DataDir empty the state lives in in-memory SQLite databases with names unique to
+// the server, so several servers can run in one process. With a DataDir it lives in
 // <DataDir>/temporal.db: created with the server's schema when missing, reopened as it is when
-// present (workflows, histories and results survive a restart). The file is in WAL mode with
-// synchronous=normal (temporal.db-wal and -shm sit beside it): a process crash loses nothing, a
+// present (workflows, histories and results survive a restart). Visibility (the records lists and
+// the Web UI read) has a database of its own, <DataDir>/visibility.db or a second in-memory one:
+// SQLite runs one statement at a time per database, and visibility's batched writes would hold up
+// the calls' own. A DataDir whose temporal.db predates visibility.db keeps visibility in
+// temporal.db; visibility.db without temporal.db is refused. The files are in WAL mode with
+// synchronous=normal (<file>-wal and -shm sit beside each): a process crash loses nothing, a
 // power loss may lose the last commits. A DataDir the server creates (and its missing parents) is
 // 0700, since it holds every call's arguments and results; an existing one keeps its mode (it may
 // be shared on purpose), with a warning when others may enter it.
@@ -45,8 +49,9 @@
 // # Tuning
 //
 // The dynamic config is tuned for one machine and short workflows: history queue processors poll
-// at 1000/s instead of 20/s, task queues have one partition, a history long poll expires after
-// 2 s, and visibility requests are allowed 1000/s per namespace. See dynamicConfig.
+// at 1000/s instead of 20/s (visibility's stays at 20/s), task queues have one partition, a
+// history long poll expires after 2 s, and visibility requests are allowed 1000/s per namespace.
+// See dynamicConfig.
 //
 // # Logs
 //

@@ -16,8 +16,9 @@ const (
 // Options configures [Start]. The zero value starts an in-memory server with namespace "default"
 // on free loopback ports, without the Web UI, and discards the server's logs.
 type Options struct {
-	// DataDir keeps the server's state in the SQLite file <DataDir>/temporal.db, created (with
-	// its schema) when missing and reopened when present. The directory is created if needed.
+	// DataDir keeps the server's state in the SQLite files <DataDir>/temporal.db and
+	// visibility.db, created (with their schema) when missing and reopened when present. The
+	// directory is created if needed.
 	// Optional: default "" keeps the state in memory; it is gone when the process exits.
 	DataDir string
 

@@ -43,3 +43,16 @@ func TestDataDirExistingOpenIsReported(t *testing.T) {
 	require.Equal(t, 1, logs.Len())
 	assert.Equal(t, "chmod 700 "+dir, logs.All()[0].ContextMap()["fix"])
 }
+
+// An in-memory server keeps visibility in a database of its own, named after its main store.
+func TestInMemoryVisibilityIsApart(t *testing.T) {
+	st, err := openSQLite(Options{})
+	require.NoError(t, err)
+	require.NotNil(t, st.visibility)
+	assert.Equal(t, st.main.DatabaseName+"-visibility", st.visibility.DatabaseName)
+	assert.Equal(t, "memory", st.visibility.ConnectAttributes["mode"])
+
+	other, err := openSQLite(Options{})
+	require.NoError(t, err)
+	assert.NotEqual(t, st.main.DatabaseName, other.main.DatabaseName, "unique per server")
+}
