@@ -17,14 +17,16 @@ type Report struct {
 	Breakdown        []BreakdownRow  `json:"breakdown"`
 	CPU              CPU             `json:"cpu"`
 	Throughput       []ThroughputRow `json:"throughput"`
-	InProcess        InProcess       `json:"inProcess"`
-	Cancel           Cancel          `json:"cancel"`
-	MCP              MCP             `json:"mcp"`
-	Rounds           Rounds          `json:"rounds"`
-	Schema           Schema          `json:"schema"`
-	InFlight         InFlight        `json:"inFlight"`
-	History          []HistoryRow    `json:"history"`
-	ElapsedSeconds   float64         `json:"elapsedSeconds"`
+	// Comparisons sets each subject against its like-for-like baseline, with intervals.
+	Comparisons    []Comparison `json:"comparisons"`
+	InProcess      InProcess    `json:"inProcess"`
+	Cancel         Cancel       `json:"cancel"`
+	MCP            MCP          `json:"mcp"`
+	Rounds         Rounds       `json:"rounds"`
+	Schema         Schema       `json:"schema"`
+	InFlight       InFlight     `json:"inFlight"`
+	History        []HistoryRow `json:"history"`
+	ElapsedSeconds float64      `json:"elapsedSeconds"`
 }
 
 // Machine describes where the figures were taken.

@@ -34,6 +34,8 @@ func completeReport() Report {
 			{Subject: SubjectToolgate, Calls: 4, Concurrency: 2, Seconds: 0.1, PerSecond: 40, Ratio: 0.9},
 			{Subject: SubjectBare, Calls: 4, Concurrency: 2, Seconds: 0.09, PerSecond: 44, Ratio: 1},
 		},
+		Comparisons: []Comparison{{Subject: SubjectToolgate, Baseline: SubjectBareEager,
+			P50: Interval{Ratio: 1.02, Low: 0.98, High: 1.06}, P99: Interval{Ratio: 0.9, Low: 0.8, High: 1.1}}},
 		InProcess: InProcess{
 			Direct:  Op{Iterations: 100, NsPerCall: 2, AllocsPerCall: 0},
 			Execute: Op{Iterations: 100, NsPerCall: 5000, AllocsPerCall: 22, BytesPerCall: 2400},
@@ -107,6 +109,7 @@ func TestWriteText(t *testing.T) {
 		"go1.26.8 linux/amd64", "AMD EPYC",
 		"Latency: 5 sequential", "1.05 (goal <= 1.10)",
 		"Throughput: 4 no-op calls", "0.90 (goal >= 0.90)",
+		"toolgate / bare-eager", "1.02 [0.98, 1.06]", "0.90 [0.80, 1.10]", "p50, p99 <= 1.00",
 		"Where a call's time goes", segActRun,
 		"CPU during the latency phase: 1.0 s of CPU in 2.0 s (0.50 cores)", CompSQLite, "gzip of gRPC messages: 3.0%",
 		"toolcore.Execute", "overhead 4998 ns",
@@ -121,11 +124,11 @@ func TestWriteText(t *testing.T) {
 
 func TestWriteTextPartial(t *testing.T) {
 	r := completeReport()
-	r.Latency, r.Throughput, r.Breakdown, r.History, r.InFlight, r.CPU = nil, nil, nil, nil, InFlight{}, CPU{}
+	r.Latency, r.Throughput, r.Comparisons, r.Breakdown, r.History, r.InFlight, r.CPU = nil, nil, nil, nil, nil, InFlight{}, CPU{}
 	var b strings.Builder
 	require.NoError(t, r.WriteText(&b))
 	assert.Contains(t, b.String(), "toolcore.Execute")
-	for _, absent := range []string{"Latency:", "Throughput:", "Where a call's time goes", "CPU during", "In flight:", "History of one call"} {
+	for _, absent := range []string{"Latency:", "Throughput:", "Like for like", "Where a call's time goes", "CPU during", "In flight:", "History of one call"} {
 		assert.NotContains(t, b.String(), absent)
 	}
 	assert.Error(t, r.Check(), "a partial report is not complete")

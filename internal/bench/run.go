@@ -64,9 +64,11 @@ func run(ctx context.Context, cfg Config, rep *Report) (err error) {
 		return err
 	}
 	runtime.GC()
-	if rep.Throughput, err = h.throughput(ctx); err != nil {
+	var blocks map[string][]blockRun
+	if rep.Throughput, blocks, err = h.throughput(ctx); err != nil {
 		return err
 	}
+	rep.Comparisons = comparisons(records, blocks)
 	if rep.History, err = h.histories(ctx); err != nil {
 		return err
 	}

@@ -30,6 +30,9 @@ func (r Report) WriteText(w io.Writer) error {
 	if len(r.Throughput) > 0 {
 		r.writeThroughput(&b)
 	}
+	if len(r.Comparisons) > 0 {
+		r.writeComparisons(&b)
+	}
 	if len(r.Breakdown) > 0 {
 		r.writeBreakdown(&b)
 	}
@@ -86,6 +89,34 @@ func (r Report) writeThroughput(b *strings.Builder) {
 		fmt.Fprintf(t, "%s\t%.1f\t%.2f\t%s\t\n", row.Subject, row.PerSecond, row.Seconds, goal(row.Subject, row.Ratio, ">=", GoalThroughput))
 	}
 	t.Flush()
+}
+
+func (r Report) writeComparisons(b *strings.Builder) {
+	b.WriteString("\nLike for like: ratio [95% bootstrap interval]; an interval that holds 1.00 is no difference this run could tell\n")
+	t := table(b)
+	fmt.Fprintln(t, "subject / baseline\tp50\tp99\tthroughput\tgoal\t")
+	for _, c := range r.Comparisons {
+		fmt.Fprintf(t, "%s / %s\t%s\t%s\t%s\t%s\t\n", c.Subject, c.Baseline, c.P50.text(), c.P99.text(), c.Throughput.text(),
+			likeForLikeGoal(c.Subject))
+	}
+	t.Flush()
+}
+
+func (i Interval) text() string {
+	if i.Ratio == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f [%.2f, %.2f]", i.Ratio, i.Low, i.High)
+}
+
+func likeForLikeGoal(subject string) string {
+	switch subject {
+	case SubjectToolgate:
+		return "p50, p99 <= 1.00; throughput >= 1.00"
+	case SubjectToolgateLocal:
+		return "p50 <= 0.70"
+	}
+	return ""
 }
 
 func (r Report) writeBreakdown(b *strings.Builder) {

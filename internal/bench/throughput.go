@@ -7,10 +7,17 @@ import (
 	"time"
 )
 
+// blockRun is one block of a subject's throughput phase.
+type blockRun struct {
+	calls int
+	took  time.Duration
+}
+
 // throughput makes ThroughputCalls no-op calls per subject with Concurrency callers, in
 // ThroughputBlocks blocks per subject that alternate between subjects (order rotated every
-// round). A subject's rate is its calls over the time spent in its blocks.
-func (h *harness) throughput(ctx context.Context) ([]ThroughputRow, error) {
+// round). A subject's rate is its calls over the time spent in its blocks; the blocks are
+// returned by subject, in the order they ran.
+func (h *harness) throughput(ctx context.Context) ([]ThroughputRow, map[string][]blockRun, error) {
 	blocks := h.cfg.ThroughputBlocks
 	total := h.cfg.ThroughputCalls * len(h.subjects)
 	var done atomic.Int64
@@ -19,6 +26,7 @@ func (h *harness) throughput(ctx context.Context) ([]ThroughputRow, error) {
 	}
 	h.cfg.Progress(Progress{Phase: "throughput", Total: total})
 	spent := make(map[string]time.Duration, len(h.subjects))
+	runs := make(map[string][]blockRun, len(h.subjects))
 	for b := range blocks {
 		// Block b gets its share of the calls; the first blocks take the remainder.
 		n := h.cfg.ThroughputCalls / blocks
@@ -28,9 +36,10 @@ func (h *harness) throughput(ctx context.Context) ([]ThroughputRow, error) {
 		for _, s := range rotated(h.subjects, b) {
 			took, err := h.block(ctx, s, n, func() { done.Add(1); progress() })
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			spent[s.name] += took
+			runs[s.name] = append(runs[s.name], blockRun{calls: n, took: took})
 		}
 	}
 	rows := make([]ThroughputRow, 0, len(h.subjects))
@@ -51,7 +60,7 @@ func (h *harness) throughput(ctx context.Context) ([]ThroughputRow, error) {
 	for i := range rows {
 		rows[i].Ratio = ratio(float64(rows[i].Calls)/spent[rows[i].Subject].Seconds(), base)
 	}
-	return rows, nil
+	return rows, runs, nil
 }
 
 // block makes n calls of s with Concurrency callers and returns the wall time they took. The
