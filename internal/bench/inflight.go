@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"sync"
 	"time"
@@ -176,23 +177,41 @@ func (h *harness) inFlight(ctx context.Context, idleP50Ms float64) (InFlight, er
 		LiveHeapKiBPerCall: perCallKiB(liveHeld.heap-liveBefore.heap, held),
 		StackKiBPerCall:    perCallKiB(liveHeld.stack-liveBefore.stack, held),
 		GoroutinesPerCall:  round(float64(liveHeld.goroutines-liveBefore.goroutines)/float64(max(held, 1)), 1),
-		Probe:              probe,
-		IdleP50Ms:          idleP50Ms,
-		ProbeRatioP50:      ratio(probe.P50Ms, idleP50Ms),
-		DrainSeconds:       round(drain.Seconds(), 3),
+		GoSpareKiBPerCall: perCallKiB((liveHeld.goResident-liveHeld.heap-liveHeld.stack)-
+			(liveBefore.goResident-liveBefore.heap-liveBefore.stack), held),
+		OutsideGoKiBPerCall: perCallKiB(liveHeld.outsideGo()-liveBefore.outsideGo(), held),
+		Probe:               probe,
+		IdleP50Ms:           idleP50Ms,
+		ProbeRatioP50:       ratio(probe.P50Ms, idleP50Ms),
+		DrainSeconds:        round(drain.Seconds(), 3),
 	}, nil
 }
 
-// live is what the Go runtime holds after a GC.
-type live struct{ heap, stack, goroutines int64 }
+// live is what the process holds after a GC: the live heap, the goroutine stacks and count, the
+// memory the Go runtime has from the system and not returned (goResident), and the RSS.
+type live struct{ heap, stack, goroutines, goResident, rss int64 }
 
-// readLive runs a GC and reads the live heap, the goroutine stacks and the goroutine count.
+// readLive runs a GC and reads live.
 func readLive() live {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return live{heap: int64(ms.HeapAlloc), stack: int64(ms.StackInuse), goroutines: int64(runtime.NumGoroutine())}
+	samples := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(samples)
+	st, _ := readMem()
+	return live{
+		heap:       int64(ms.HeapAlloc),
+		stack:      int64(ms.StackInuse),
+		goroutines: int64(runtime.NumGoroutine()),
+		goResident: int64(samples[0].Value.Uint64() - samples[1].Value.Uint64()),
+		rss:        st.rss,
+	}
 }
+
+// outsideGo is the resident memory the Go runtime does not account for: here mostly the embedded
+// server's SQLite (modernc.org/sqlite allocates with its own mmap-based malloc), whose in-memory
+// database holds every running workflow's rows.
+func (l live) outsideGo() int64 { return l.rss - l.goResident }
 
 func perCallKiB(bytes int64, calls int) float64 {
 	return round(float64(bytes)/1024/float64(max(calls, 1)), 1)

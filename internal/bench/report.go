@@ -138,6 +138,12 @@ type InFlight struct {
 	LiveHeapKiBPerCall float64 `json:"liveHeapKibPerCall"`
 	StackKiBPerCall    float64 `json:"stackKibPerCall"`
 	GoroutinesPerCall  float64 `json:"goroutinesPerCall"`
+	// GoSpareKiBPerCall is what the Go runtime holds from the system beyond the live heap and
+	// stacks (free heap kept for the next GC cycle, span fragmentation, runtime metadata), and
+	// OutsideGoKiBPerCall the resident memory it does not account for, per held call, both
+	// after a GC.
+	GoSpareKiBPerCall   float64 `json:"goSpareKibPerCall"`
+	OutsideGoKiBPerCall float64 `json:"outsideGoKibPerCall"`
 	// Probe is the latency of sequential no-op calls made while the calls were held;
 	// ProbeRatioP50 divides its p50 by toolgate's idle p50 of the latency phase.
 	Probe         Latencies `json:"probe"`

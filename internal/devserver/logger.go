@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap/zapcore"
 )
 
-// serverLogger adapts a zap logger to the server's log.Logger. Three differences from the
+// serverLogger adapts a zap logger to the server's log.Logger. Four differences from the
 // server's own zap adapter:
 //   - Entries below the level are dropped before they reach the user's core (the server logs
 //     hundreds of info lines at start and a burst of warnings at stop).
@@ -23,9 +23,14 @@ import (
 //   - Fatal panics with a *fatalError instead of exiting the process: the server calls Fatal
 //     when it cannot bind a port, and Start turns that panic into an error and retries on other
 //     ports. Only main exits.
+//   - Tags added with With wait until a line is written: the server derives a tagged logger for
+//     every task it runs (tasks.InitializeLogger) and keeps it with the task, and zap encodes
+//     such tags at once (a clone of the core and a 4 KiB JSON encoder: 3.2 KiB of live heap per
+//     held call, 1.8% of the CPU of a no-op call). Almost none of them writes a line.
 type serverLogger struct {
-	log.Logger            // serves the methods not overridden here
-	wrapped    log.Logger // the same logger one frame further up, for the overridden methods
+	base    log.Logger // without the pending tags
+	wrapped log.Logger // base one frame further up, as the methods here call it
+	pending []tag.Tag  // added with With, not yet given to base; never mutated in place
 }
 
 // newServerLogger returns the server logger writing to z at level and above.
@@ -36,27 +41,43 @@ func newServerLogger(z *zap.Logger, level zap.AtomicLevel) log.Logger {
 	return wrapServerLogger(log.NewZapLogger(z))
 }
 
-// wrapServerLogger wraps l, keeping the "logging-call-at" of overridden methods right.
+// wrapServerLogger wraps l, keeping the "logging-call-at" of the lines right.
 func wrapServerLogger(l log.Logger) serverLogger {
-	s := serverLogger{Logger: l, wrapped: l}
+	s := serverLogger{base: l, wrapped: l}
 	if sl, ok := l.(log.SkipLogger); ok {
 		s.wrapped = sl.Skip(1)
 	}
 	return s
 }
 
+// with returns the line's tags after the pending ones.
+func (l serverLogger) with(tags []tag.Tag) []tag.Tag {
+	if len(l.pending) == 0 {
+		return tags
+	}
+	return append(l.pending[:len(l.pending):len(l.pending)], tags...)
+}
+
+func (l serverLogger) Debug(msg string, tags ...tag.Tag) { l.wrapped.Debug(msg, l.with(tags)...) }
+
+func (l serverLogger) Info(msg string, tags ...tag.Tag) { l.wrapped.Info(msg, l.with(tags)...) }
+
+func (l serverLogger) DPanic(msg string, tags ...tag.Tag) { l.wrapped.DPanic(msg, l.with(tags)...) }
+
+func (l serverLogger) Panic(msg string, tags ...tag.Tag) { l.wrapped.Panic(msg, l.with(tags)...) }
+
 func (l serverLogger) Warn(msg string, tags ...tag.Tag) {
 	if strings.HasPrefix(msg, "HTTP API port has not been set") {
 		return
 	}
-	l.wrapped.Warn(msg, tags...)
+	l.wrapped.Warn(msg, l.with(tags)...)
 }
 
 func (l serverLogger) Error(msg string, tags ...tag.Tag) {
 	if strings.HasPrefix(msg, "Unable to call matching.Poll") && hasCanceledError(tags) {
 		return
 	}
-	l.wrapped.Error(msg, tags...)
+	l.wrapped.Error(msg, l.with(tags)...)
 }
 
 // hasCanceledError reports whether an error tag says the call's context was canceled.
@@ -87,19 +108,27 @@ func tagErrors(tags []tag.Tag) []error {
 }
 
 func (l serverLogger) Fatal(msg string, tags ...tag.Tag) {
+	tags = l.with(tags)
 	l.wrapped.Error(msg, tags...)
 	panic(&fatalError{msg: msg, tags: tags})
 }
 
 func (l serverLogger) With(tags ...tag.Tag) log.Logger {
-	return wrapServerLogger(log.With(l.Logger, tags...))
+	if len(tags) == 0 {
+		return l
+	}
+	l.pending = l.with(tags)
+	return l
 }
 
 func (l serverLogger) Skip(extraSkip int) log.Logger {
-	if s, ok := l.Logger.(log.SkipLogger); ok {
-		return wrapServerLogger(s.Skip(extraSkip))
+	s, ok := l.base.(log.SkipLogger)
+	if !ok {
+		return l
 	}
-	return l
+	skipped := wrapServerLogger(s.Skip(extraSkip))
+	skipped.pending = l.pending
+	return skipped
 }
 
 // fatalError is what the server asked to die of.

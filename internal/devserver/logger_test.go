@@ -87,3 +87,41 @@ func TestServerLoggerReportsCaller(t *testing.T) {
 		assert.Contains(t, e.ContextMap()["logging-call-at"], "logger_test.go", e.Message)
 	}
 }
+
+// withCounter counts how often zap is asked to encode tags ahead of a line.
+type withCounter struct {
+	zapcore.Core
+	n *int
+}
+
+func (c withCounter) With(fields []zapcore.Field) zapcore.Core {
+	*c.n++
+	return withCounter{Core: c.Core.With(fields), n: c.n}
+}
+
+// The server derives a tagged logger for every task; the tags wait until a line is written, and
+// then come out as if zap had them all along (pending first, nested, the line's own last).
+func TestServerLoggerDefersTags(t *testing.T) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	withs := 0
+	logger := newServerLogger(zap.New(withCounter{Core: core, n: &withs}), zap.NewAtomicLevelAt(zapcore.InfoLevel))
+
+	task := log.With(log.With(logger, tag.NewStringTag("shard", "1")), tag.NewStringTag("task", "t1"))
+	for range 100 {
+		log.With(task, tag.NewStringTag("unused", "x")).Debug("dropped below the level")
+	}
+	assert.Zero(t, withs, "no tags encoded for loggers that write nothing")
+
+	task.Info("ran", tag.NewStringTag("outcome", "ok"))
+	skipped := task.(log.SkipLogger).Skip(0)
+	skipped.Warn("skipped")
+
+	require.Equal(t, 2, logs.Len())
+	for _, e := range logs.All() {
+		ctx := e.ContextMap()
+		assert.Equal(t, "1", ctx["shard"], e.Message)
+		assert.Equal(t, "t1", ctx["task"], e.Message)
+	}
+	assert.Equal(t, "ok", logs.All()[0].ContextMap()["outcome"])
+	assert.NotContains(t, logs.All()[1].ContextMap(), "outcome", "a line's own tags stay with it")
+}
