@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"google.golang.org/grpc"
 
 	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/logging"
@@ -71,6 +72,7 @@ type harness struct {
 	subjects []subject
 	attrs    bool // the toolgate worker upserts search attributes
 	workers  []func()
+	rpcs     rpcTrace // the client's RPCs during the latency phase
 	toolgate subject // plain toolgate on the always-running toolgate worker
 }
 
@@ -84,6 +86,7 @@ func newHarness(ctx context.Context, cfg Config) (h *harness, err error) {
 		Namespace: cfg.Namespace,
 		Logger:    logging.Temporal(cfg.Logger),
 	}
+	opts.ConnectionOptions.DialOptions = append(opts.ConnectionOptions.DialOptions, grpc.WithChainUnaryInterceptor(h.rpcs.intercept))
 	if cfg.NoGzip {
 		opts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
 	}

@@ -56,16 +56,7 @@ func (h *harness) breakdown(ctx context.Context, records map[string][]record) ([
 			done++
 			h.cfg.Progress(Progress{Phase: "breakdown", Done: done, Total: total})
 		}
-		row := BreakdownRow{Subject: s.name, Calls: len(calls)}
-		for _, n := range order {
-			d := make([]time.Duration, len(calls))
-			for i, c := range calls {
-				d[i] = c[n] // a call without the segment counts as 0
-			}
-			l := summarize(d)
-			row.Segments = append(row.Segments, Segment{Name: n, MeanMs: l.MeanMs, P50Ms: l.P50Ms})
-		}
-		rows = append(rows, row)
+		rows = append(rows, segmentRow(s.name, calls, order))
 	}
 	return rows, nil
 }

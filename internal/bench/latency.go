@@ -21,9 +21,11 @@ func (h *harness) latency(ctx context.Context) (map[string][]record, CPU, error)
 		cpu.Error = err.Error()
 	}
 	records := make(map[string][]record, len(h.subjects))
+	h.rpcs.record(true)
 	_, err = h.sequential(ctx, "latency", h.cfg.Calls, func(name string, r record) {
 		records[name] = append(records[name], r)
 	})
+	h.rpcs.record(false)
 	if rec != nil {
 		var perr error
 		if cpu, perr = rec.stop(); perr != nil && err == nil {

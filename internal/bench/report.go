@@ -12,11 +12,14 @@ type Report struct {
 	Server   string   `json:"server"`
 	Settings Settings `json:"settings"`
 	// SearchAttributes says whether the toolgate subject set and upserted search attributes.
-	SearchAttributes bool            `json:"searchAttributes"`
-	Latency          []LatencyRow    `json:"latency"`
-	Breakdown        []BreakdownRow  `json:"breakdown"`
-	CPU              CPU             `json:"cpu"`
-	Throughput       []ThroughputRow `json:"throughput"`
+	SearchAttributes bool           `json:"searchAttributes"`
+	Latency          []LatencyRow   `json:"latency"`
+	Breakdown        []BreakdownRow `json:"breakdown"`
+	// RPCSplit splits the latency phase's calls by the client's RPCs: the caller, each RPC, and
+	// the worker's own time between them (same shape as Breakdown, every measured call).
+	RPCSplit   []BreakdownRow  `json:"rpcSplit"`
+	CPU        CPU             `json:"cpu"`
+	Throughput []ThroughputRow `json:"throughput"`
 	// Comparisons sets each subject against its like-for-like baseline, with intervals.
 	Comparisons    []Comparison `json:"comparisons"`
 	InProcess      InProcess    `json:"inProcess"`

@@ -60,6 +60,7 @@ func run(ctx context.Context, cfg Config, rep *Report) (err error) {
 	}
 	rep.CPU = cpu
 	rep.Latency = latencyRows(h.subjects, records)
+	rep.RPCSplit = rpcSplitRows(h.subjects, records, h.rpcs.taken())
 	if rep.Breakdown, err = h.breakdown(ctx, records); err != nil {
 		return err
 	}

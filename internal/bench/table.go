@@ -34,7 +34,12 @@ func (r Report) WriteText(w io.Writer) error {
 		r.writeComparisons(&b)
 	}
 	if len(r.Breakdown) > 0 {
-		r.writeBreakdown(&b)
+		writeSegments(&b, fmt.Sprintf("Where a call's time goes: mean ms per segment (p50 in brackets), from the histories of %d calls per subject",
+			r.Breakdown[0].Calls), r.Breakdown)
+	}
+	if len(r.RPCSplit) > 0 {
+		writeSegments(&b, fmt.Sprintf("The same seen from the client's RPCs (caller, server round trips, worker between them): mean ms [p50], %d calls per subject",
+			r.RPCSplit[0].Calls), r.RPCSplit)
 	}
 	if len(r.CPU.Components) > 0 || r.CPU.Error != "" {
 		r.writeCPU(&b)
@@ -119,18 +124,17 @@ func likeForLikeGoal(subject string) string {
 	return ""
 }
 
-func (r Report) writeBreakdown(b *strings.Builder) {
-	fmt.Fprintf(b, "\nWhere a call's time goes: mean ms per segment (p50 in brackets), from the histories of %d calls per subject\n",
-		r.Breakdown[0].Calls)
+func writeSegments(b *strings.Builder, title string, rows []BreakdownRow) {
+	fmt.Fprintf(b, "\n%s\n", title)
 	t := table(b)
 	fmt.Fprint(t, "segment\t")
-	for _, row := range r.Breakdown {
+	for _, row := range rows {
 		fmt.Fprintf(t, "%s\t", row.Subject)
 	}
 	fmt.Fprintln(t)
-	for _, name := range segmentNames(r.Breakdown) {
+	for _, name := range segmentNames(rows) {
 		fmt.Fprintf(t, "%s\t", name)
-		for _, row := range r.Breakdown {
+		for _, row := range rows {
 			fmt.Fprintf(t, "%s\t", segmentText(row, name))
 		}
 		fmt.Fprintln(t)
