@@ -73,7 +73,7 @@ type harness struct {
 	attrs    bool // the toolgate worker upserts search attributes
 	workers  []func()
 	rpcs     rpcTrace // the client's RPCs during the latency phase
-	toolgate subject // plain toolgate on the always-running toolgate worker
+	toolgate subject  // plain toolgate on the always-running toolgate worker
 }
 
 // newHarness dials the server and starts the workers the subjects need.

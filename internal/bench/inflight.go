@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"runtime/pprof"
 	"sync"
@@ -42,6 +43,7 @@ func (h *harness) inFlight(ctx context.Context, idleP50Ms float64) (InFlight, er
 	runtime.GC()
 	before, fromProc := readMem()
 	liveBefore := readLive()
+	returnedBefore := readReturned()
 	peakSource := peakFromSamples
 	switch {
 	case !fromProc:
@@ -128,6 +130,7 @@ func (h *harness) inFlight(ctx context.Context, idleP50Ms float64) (InFlight, er
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	liveHeld := readLive()
+	returnedHeld := readReturned()
 	running, _ := h.hold.counts()
 	held = max(held, running)
 
@@ -164,48 +167,70 @@ func (h *harness) inFlight(ctx context.Context, idleP50Ms float64) (InFlight, er
 	}
 	probe := summarize(probes)
 	return InFlight{
-		Calls:              n,
-		Held:               held,
-		Lost:               lost,
-		FillSeconds:        round(fill.Seconds(), 3),
-		RSSBeforeMiB:       mib(before.rss),
-		RSSHeldMiB:         mib(heldMem.rss),
-		PeakRSSMiB:         mib(peak),
-		PeakSource:         peakSource,
-		KiBPerCall:         round(float64(heldMem.rss-before.rss)/1024/float64(max(held, 1)), 1),
-		GoHeapHeldMiB:      mib(int64(ms.HeapInuse)),
-		LiveHeapKiBPerCall: perCallKiB(liveHeld.heap-liveBefore.heap, held),
-		StackKiBPerCall:    perCallKiB(liveHeld.stack-liveBefore.stack, held),
-		GoroutinesPerCall:  round(float64(liveHeld.goroutines-liveBefore.goroutines)/float64(max(held, 1)), 1),
-		GoSpareKiBPerCall: perCallKiB((liveHeld.goResident-liveHeld.heap-liveHeld.stack)-
-			(liveBefore.goResident-liveBefore.heap-liveBefore.stack), held),
-		OutsideGoKiBPerCall: perCallKiB(liveHeld.outsideGo()-liveBefore.outsideGo(), held),
-		Probe:               probe,
-		IdleP50Ms:           idleP50Ms,
-		ProbeRatioP50:       ratio(probe.P50Ms, idleP50Ms),
-		DrainSeconds:        round(drain.Seconds(), 3),
+		Calls:                  n,
+		Held:                   held,
+		Lost:                   lost,
+		FillSeconds:            round(fill.Seconds(), 3),
+		RSSBeforeMiB:           mib(before.rss),
+		RSSHeldMiB:             mib(heldMem.rss),
+		PeakRSSMiB:             mib(peak),
+		PeakSource:             peakSource,
+		KiBPerCall:             round(float64(heldMem.rss-before.rss)/1024/float64(max(held, 1)), 1),
+		ReturnedKiBPerCall:     perCallKiB(returnedHeld-returnedBefore, held),
+		GoHeapHeldMiB:          mib(int64(ms.HeapInuse)),
+		LiveHeapKiBPerCall:     perCallKiB(liveHeld.heap-liveBefore.heap, held),
+		StackKiBPerCall:        perCallKiB(liveHeld.stack-liveBefore.stack, held),
+		GoroutinesPerCall:      round(float64(liveHeld.goroutines-liveBefore.goroutines)/float64(max(held, 1)), 1),
+		HeapUnusedKiBPerCall:   perCallKiB(liveHeld.unused-liveBefore.unused, held),
+		HeapFreeKiBPerCall:     perCallKiB(liveHeld.free-liveBefore.free, held),
+		RuntimeOtherKiBPerCall: perCallKiB(liveHeld.runtimeOther()-liveBefore.runtimeOther(), held),
+		OutsideGoKiBPerCall:    perCallKiB(liveHeld.outsideGo()-liveBefore.outsideGo(), held),
+		Probe:                  probe,
+		IdleP50Ms:              idleP50Ms,
+		ProbeRatioP50:          ratio(probe.P50Ms, idleP50Ms),
+		DrainSeconds:           round(drain.Seconds(), 3),
 	}, nil
 }
 
 // live is what the process holds after a GC: the live heap, the goroutine stacks and count, the
-// memory the Go runtime has from the system and not returned (goResident), and the RSS.
-type live struct{ heap, stack, goroutines, goResident, rss int64 }
+// free space inside heap spans that still hold live objects (unused: fragmentation), the free
+// heap not yet returned to the system, the memory the Go runtime has from the system and not
+// returned (goResident), and the RSS.
+type live struct{ heap, stack, goroutines, unused, free, goResident, rss int64 }
 
 // readLive runs a GC and reads live.
 func readLive() live {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	samples := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	samples := []metrics.Sample{
+		{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"}, {Name: "/memory/classes/heap/free:bytes"},
+	}
 	metrics.Read(samples)
 	st, _ := readMem()
 	return live{
 		heap:       int64(ms.HeapAlloc),
 		stack:      int64(ms.StackInuse),
 		goroutines: int64(runtime.NumGoroutine()),
+		unused:     int64(samples[2].Value.Uint64()),
+		free:       int64(samples[3].Value.Uint64()),
 		goResident: int64(samples[0].Value.Uint64() - samples[1].Value.Uint64()),
 		rss:        st.rss,
 	}
+}
+
+// runtimeOther is what the Go runtime holds besides objects, stacks and heap space: span and
+// other metadata, profiling buckets.
+func (l live) runtimeOther() int64 { return l.goResident - l.heap - l.stack - l.unused - l.free }
+
+// readReturned returns the RSS once the Go runtime has returned every free page to the system
+// (debug.FreeOSMemory: a GC, then all of the free heap), as it does by itself under memory
+// pressure or a GOMEMLIMIT.
+func readReturned() int64 {
+	debug.FreeOSMemory()
+	st, _ := readMem()
+	return st.rss
 }
 
 // outsideGo is the resident memory the Go runtime does not account for: here mostly the embedded

@@ -131,8 +131,11 @@ type InFlight struct {
 	RSSHeldMiB   float64 `json:"rssHeldMiB"`
 	PeakRSSMiB   float64 `json:"peakRssMiB"`
 	PeakSource   string  `json:"peakSource"`
-	// KiBPerCall is (RSS held - RSS before) / Held.
-	KiBPerCall float64 `json:"kibPerCall"`
+	// KiBPerCall is (RSS held - RSS before) / Held. ReturnedKiBPerCall is the same once the Go
+	// runtime has returned its free pages to the system, before and held: what the held calls
+	// keep resident under memory pressure or a GOMEMLIMIT.
+	KiBPerCall         float64 `json:"kibPerCall"`
+	ReturnedKiBPerCall float64 `json:"returnedKibPerCall"`
 	// GoHeapHeldMiB is the Go heap in use while held.
 	GoHeapHeldMiB float64 `json:"goHeapHeldMiB"`
 	// What one held call adds, from the Go runtime after a GC (held minus before, per held
@@ -141,12 +144,14 @@ type InFlight struct {
 	LiveHeapKiBPerCall float64 `json:"liveHeapKibPerCall"`
 	StackKiBPerCall    float64 `json:"stackKibPerCall"`
 	GoroutinesPerCall  float64 `json:"goroutinesPerCall"`
-	// GoSpareKiBPerCall is what the Go runtime holds from the system beyond the live heap and
-	// stacks (free heap kept for the next GC cycle, span fragmentation, runtime metadata), and
-	// OutsideGoKiBPerCall the resident memory it does not account for, per held call, both
-	// after a GC.
-	GoSpareKiBPerCall   float64 `json:"goSpareKibPerCall"`
-	OutsideGoKiBPerCall float64 `json:"outsideGoKibPerCall"`
+	// The rest of what the Go runtime holds, per held call after a GC: free space inside heap
+	// spans that still hold live objects (fragmentation: it cannot be returned), free heap not
+	// yet returned to the system, and runtime metadata; then the resident memory the Go runtime
+	// does not account for (the embedded SQLite).
+	HeapUnusedKiBPerCall   float64 `json:"heapUnusedKibPerCall"`
+	HeapFreeKiBPerCall     float64 `json:"heapFreeKibPerCall"`
+	RuntimeOtherKiBPerCall float64 `json:"runtimeOtherKibPerCall"`
+	OutsideGoKiBPerCall    float64 `json:"outsideGoKibPerCall"`
 	// Probe is the latency of sequential no-op calls made while the calls were held;
 	// ProbeRatioP50 divides its p50 by toolgate's idle p50 of the latency phase.
 	Probe         Latencies `json:"probe"`
