@@ -98,14 +98,8 @@ const (
 // consecutive events is named by the event that ends it. The segments add up to r.took().
 // It returns them with their names in order of first appearance.
 func segments(r record, events []*historypb.HistoryEvent) (map[string]time.Duration, []string) {
-	segs := map[string]time.Duration{}
-	var names []string
-	add := func(name string, d time.Duration) {
-		if _, ok := segs[name]; !ok {
-			names = append(names, name)
-		}
-		segs[name] += d
-	}
+	var st segmentTimes
+	add := st.add
 	add(segToStart, events[0].GetEventTime().AsTime().Sub(r.start))
 	wft := 0
 	for i := 1; i < len(events); i++ {
@@ -126,7 +120,24 @@ func segments(r record, events []*historypb.HistoryEvent) (map[string]time.Durat
 		}
 	}
 	add(segCloseToCall, r.end.Sub(events[len(events)-1].GetEventTime().AsTime()))
-	return segs, names
+	return st.byName, st.names
+}
+
+// segmentTimes adds up a call's stretches by segment name, keeping the names in order of first
+// appearance.
+type segmentTimes struct {
+	byName map[string]time.Duration
+	names  []string
+}
+
+func (s *segmentTimes) add(name string, d time.Duration) {
+	if _, ok := s.byName[name]; !ok {
+		if s.byName == nil {
+			s.byName = map[string]time.Duration{}
+		}
+		s.names = append(s.names, name)
+	}
+	s.byName[name] += d
 }
 
 // histories makes one successful and one failing call per subject and measures their histories.

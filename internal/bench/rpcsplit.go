@@ -175,21 +175,15 @@ func splitCall(r record, spans []rpcSpan) (map[string]time.Duration, []string, b
 	}
 	slices.SortStableFunc(points, func(a, b point) int { return a.at.Compare(b.at) })
 
-	segs := map[string]time.Duration{}
-	var names []string
-	add := func(name string, d time.Duration) {
-		if _, ok := segs[name]; !ok {
-			names = append(names, name)
-		}
-		segs[name] += d
-	}
+	var st segmentTimes
+	add := st.add
 	add(rpcSegCaller, points[0].at.Sub(r.start))
 	wft := 1
 	for i := 1; i < len(points); i++ {
 		add(segmentBetween(points[i-1], points[i], &wft), points[i].at.Sub(points[i-1].at))
 	}
 	add(rpcSegResult, r.end.Sub(points[len(points)-1].at))
-	return segs, names, true
+	return st.byName, st.names, true
 }
 
 // segmentBetween names the stretch from a to b; wft is the number of the current workflow task,
