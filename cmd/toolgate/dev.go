@@ -127,10 +127,6 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 	if err != nil {
 		return badInput(fmt.Errorf("parse --server-log-level: %w", err))
 	}
-	serverLogger := a.logger.Named("temporal-server")
-	if serverLevel > a.logger.Level() {
-		serverLogger = serverLogger.WithOptions(zap.IncreaseLevel(serverLevel))
-	}
 	if o.db != "" {
 		if err := checkPostgresURL(o.db); err != nil {
 			return badInput(fmt.Errorf("--db: %w", err))
@@ -187,7 +183,8 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 		Postgres:        o.db,
 		Namespace:       o.namespace,
 		UI:              !o.noUI,
-		Logger:          serverLogger,
+		Logger:          a.logger.Named("temporal-server"),
+		ServerLogLevel:  &serverLevel,
 		FrontendPort:    o.port,
 		UIPort:          o.uiPort,
 		DynamicConfig:   dynamicConfig,

@@ -205,6 +205,16 @@ func (d *devServer) env() []string {
 	return childEnv("TEMPORAL_ADDRESS=" + d.addr["frontend"])
 }
 
+// toolgate dev's --server-log-level quiets the server, not toolgate's notes about it: an open data
+// directory is reported (contract 12 rule 2).
+func TestDevReportsAnOpenDataDir(t *testing.T) {
+	dataDir := t.TempDir()
+	require.NoError(t, os.Chmod(dataDir, 0o755))
+	dev := startDev(t, "--data-dir", dataDir, "--no-ui")
+	line := dev.waitLine(t, dev.stderr, "open to other users")
+	assert.Contains(t, line, "chmod 700 "+dataDir)
+}
+
 func TestEndToEnd(t *testing.T) {
 	dataDir := t.TempDir()
 	dev := startDev(t, "--data-dir", dataDir)

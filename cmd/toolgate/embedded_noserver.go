@@ -7,6 +7,7 @@ import (
 	"errors"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // A toolgate built with the toolgate_noserver tag has no embedded server: static analysis builds
@@ -21,6 +22,7 @@ type embeddedOptions struct {
 	Namespace       string
 	UI              bool
 	Logger          *zap.Logger
+	ServerLogLevel  *zapcore.Level
 	FrontendPort    int
 	UICodecEndpoint string
 	UIPort          int

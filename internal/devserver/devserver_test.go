@@ -32,6 +32,7 @@ import (
 	"go.temporal.io/server/schema/sqlite"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/toolgate/toolgate/internal/searchattr"
 	"github.com/toolgate/toolgate/wire"
@@ -229,9 +230,11 @@ func TestDataDirOfTheOldLayoutKeepsVisibilityInMainStore(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, sqlite.CreateNamespaces(cfg, ns))
 
-	srv := start(t, Options{DataDir: dir})
+	core, notes := observer.New(zapcore.InfoLevel)
+	srv := start(t, Options{DataDir: dir, Logger: zap.New(core)})
 	c := dial(t, srv)
 	assert.Equal(t, "hello old", runGreet(t, c, "greet-old", "old"))
+	assert.Equal(t, 1, notes.FilterMessageSnippet("visibility stays in temporal.db").Len(), "the operator is told")
 	requireListed(t, c, "greet-old")
 	assert.Equal(t, 1, visibilityRows(t, filepath.Join(dir, dbFileName), "greet-old"))
 	assert.NoFileExists(t, filepath.Join(dir, visibilityFileName))
@@ -500,5 +503,22 @@ func BenchmarkRoundTrip(b *testing.B) {
 				require.NoError(b, run.Get(ctx, nil))
 			}
 		})
+	}
+}
+
+// ServerLogLevel filters the server's own lines only: the package's notes about the server (here
+// an open data directory) reach the logger whatever it says.
+func TestServerLogLevelLeavesNotesAlone(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, 0o755))
+	core, logs := observer.New(zapcore.DebugLevel)
+	level := zapcore.ErrorLevel
+	start(t, Options{DataDir: dir, Logger: zap.New(core), ServerLogLevel: &level})
+
+	require.Equal(t, 1, logs.FilterMessageSnippet("open to other users").Len(), "the note passes")
+	for _, e := range logs.All() {
+		if e.Level < zapcore.ErrorLevel {
+			assert.Contains(t, e.Message, "open to other users", "no server line below the level")
+		}
 	}
 }

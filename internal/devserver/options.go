@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // Defaults applied by [Start] to zero-valued [Options] fields.
@@ -42,9 +43,15 @@ type Options struct {
 	// UI starts the Temporal Web UI on a loopback port. Optional: default false.
 	UI bool
 
-	// Logger receives the server's warnings and errors (info and debug are dropped: the server
-	// is chatty). Optional: default discards everything.
+	// Logger receives the server's own lines from ServerLogLevel up, and this package's notes
+	// about the server (an open data directory, the store layout, ports retried) whatever
+	// ServerLogLevel says. Optional: default discards everything.
 	Logger *zap.Logger
+
+	// ServerLogLevel is the lowest level of the server's own lines that reach Logger (the server
+	// is chatty: hundreds of info lines at start). During Stop only errors pass. Optional:
+	// default nil, warn.
+	ServerLogLevel *zapcore.Level
 
 	// FrontendPort is the loopback port of the frontend (the address clients dial).
 	// Optional: default 0 picks a free port.

@@ -75,6 +75,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		database:  store.redacted,
 		logLevel:  zap.NewAtomicLevelAt(zapcore.WarnLevel),
 	}
+	if opts.ServerLogLevel != nil {
+		s.logLevel.SetLevel(*opts.ServerLogLevel)
+	}
 	logger := newServerLogger(opts.Logger, s.logLevel)
 	pick := func() (servicePorts, error) { return pickPorts(opts.FrontendPort) }
 	var ports servicePorts
@@ -202,7 +205,7 @@ func (s *Server) Stop() error {
 			}
 			cancel()
 		}
-		s.logLevel.SetLevel(zapcore.ErrorLevel)
+		s.logLevel.SetLevel(max(s.logLevel.Level(), zapcore.ErrorLevel))
 		if err := catchFatal(s.temporal.Stop); err != nil {
 			errs = append(errs, fmt.Errorf("stop server: %w", err))
 		}

@@ -117,7 +117,12 @@ func openSQLite(opts Options) (stores, error) {
 	}
 	switch {
 	case mainExists && !visExists:
-		return stores{main: main}, nil // created before visibility.db: visibility stays in temporal.db
+		// Created before visibility.db: visibility stays where the server wrote it.
+		if opts.Logger != nil {
+			opts.Logger.Info("visibility stays in temporal.db, as this data directory was created; a new data directory keeps it in visibility.db, where its writes do not hold up the calls'",
+				zap.String("dir", dir))
+		}
+		return stores{main: main}, nil
 	case mainExists:
 		return stores{main: main, visibility: vis}, nil
 	case visExists:
