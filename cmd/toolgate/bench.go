@@ -199,9 +199,11 @@ func runBench(ctx context.Context, a *app, cmd *cobra.Command, o benchOptions) e
 	cfg.Address, cfg.Server = o.address, o.address
 	if o.address == "" {
 		view.show(bench.Progress{Phase: "server"})
+		quiet := zapcore.ErrorLevel
 		srv, err := startEmbedded(ctx, embeddedOptions{
-			Logger:        cfg.Logger.WithOptions(zap.IncreaseLevel(zapcore.ErrorLevel)),
-			DynamicConfig: dynamicConfig,
+			Logger:         cfg.Logger,
+			ServerLogLevel: &quiet,
+			DynamicConfig:  dynamicConfig,
 		})
 		if err != nil {
 			return fmt.Errorf("start embedded server: %w", err)
