@@ -55,8 +55,10 @@
 //
 // # Logs
 //
-// The server's warnings and errors go to Options.Logger; info and debug are dropped. During Stop
-// only errors are kept (the server warns about its own shutdown).
+// The server's lines from Options.ServerLogLevel up (default warn) go to Options.Logger; during
+// Stop only errors are kept (the server warns about its own shutdown). The package's own notes
+// about the server (an open data directory, the store layout, a port retried) go to
+// Options.Logger at their level, whatever ServerLogLevel says.
 //
 // # Web UI
 //
