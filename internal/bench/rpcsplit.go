@@ -119,13 +119,13 @@ type point struct {
 // mean and p50 per segment, as the breakdown does from histories. A call whose start RPC was
 // not recorded is left out.
 func rpcSplitRows(subjects []subject, records map[string][]record, spans []rpcSpan) []BreakdownRow {
-	slices.SortFunc(spans, func(a, b rpcSpan) int { return a.start.Compare(b.start) })
+	idx := indexSpans(spans)
 	var rows []BreakdownRow
 	for _, s := range subjects {
 		var calls []map[string]time.Duration
 		var order []string
 		for _, r := range records[s.name] {
-			segs, names, ok := splitCall(r, spans)
+			segs, names, ok := splitCall(r, idx)
 			if !ok {
 				continue
 			}
@@ -143,14 +143,36 @@ func rpcSplitRows(subjects []subject, records map[string][]record, spans []rpcSp
 	return rows
 }
 
+// spanIndex holds the spans for splitCall: starts and completions by the time they were sent,
+// polls (which began long before the call they serve) by the workflow of the task they handed
+// over.
+type spanIndex struct {
+	sent  []rpcSpan // sorted by start
+	polls map[string][]rpcSpan
+}
+
+func indexSpans(spans []rpcSpan) spanIndex {
+	idx := spanIndex{polls: map[string][]rpcSpan{}}
+	for _, sp := range spans {
+		if sp.kind == rpcPollWFT || sp.kind == rpcPollAct {
+			idx.polls[sp.workflowID] = append(idx.polls[sp.workflowID], sp)
+		} else {
+			idx.sent = append(idx.sent, sp)
+		}
+	}
+	slices.SortFunc(idx.sent, func(a, b rpcSpan) int { return a.start.Compare(b.start) })
+	return idx
+}
+
 // splitCall names the stretches between the moments of r: the gaps between consecutive points
 // are named by the points that bound them. The segments add up to r.took().
-func splitCall(r record, spans []rpcSpan) (map[string]time.Duration, []string, bool) {
+func splitCall(r record, idx spanIndex) (map[string]time.Duration, []string, bool) {
 	var points []point
 	started := false
-	for _, sp := range spans {
-		if sp.start.Before(r.start) || sp.start.After(r.end) {
-			continue
+	first, _ := slices.BinarySearchFunc(idx.sent, r.start, func(sp rpcSpan, t time.Time) int { return sp.start.Compare(t) })
+	for _, sp := range idx.sent[first:] {
+		if sp.start.After(r.end) {
+			break
 		}
 		switch sp.kind {
 		case rpcStart:
@@ -163,10 +185,9 @@ func splitCall(r record, spans []rpcSpan) (map[string]time.Duration, []string, b
 			points = append(points, point{at: sp.start, kind: sp.kind, sent: true}, point{at: sp.end, kind: sp.kind})
 		}
 	}
-	// Polls began long before the call; they count from the moment they hand over its task.
-	for _, sp := range spans {
-		if (sp.kind == rpcPollWFT || sp.kind == rpcPollAct) && sp.workflowID == r.workflowID &&
-			!sp.end.Before(r.start) && !sp.end.After(r.end) {
+	// Polls count from the moment they hand over the call's task.
+	for _, sp := range idx.polls[r.workflowID] {
+		if !sp.end.Before(r.start) && !sp.end.After(r.end) {
 			points = append(points, point{at: sp.end, kind: sp.kind})
 		}
 	}

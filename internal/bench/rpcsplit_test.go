@@ -15,13 +15,14 @@ func TestSplitCallEagerStartAndActivity(t *testing.T) {
 	r := record{workflowID: "wf-1", start: at(0), end: at(20)}
 	spans := []rpcSpan{
 		{kind: rpcPollWFT, workflowID: "wf-0", start: at(-50), end: at(-40)}, // another call's
+		{kind: rpcRespondAct, start: at(-5), end: at(-3)},                    // the previous call's
 		{kind: rpcStart, workflowID: "wf-1", start: at(1), end: at(3)},
 		{kind: rpcRespondWFT, start: at(4), end: at(6)}, // hands over the eager activity
 		{kind: rpcRespondAct, start: at(7), end: at(9)},
 		{kind: rpcPollWFT, workflowID: "wf-1", start: at(-100), end: at(11)},
 		{kind: rpcRespondWFT, start: at(12), end: at(15)},
 	}
-	segs, names, ok := splitCall(r, spans)
+	segs, names, ok := splitCall(r, indexSpans(spans))
 	require.True(t, ok)
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	assert.Equal(t, map[string]time.Duration{
@@ -54,7 +55,7 @@ func TestSplitCallPolledStartAndActivity(t *testing.T) {
 		{kind: rpcPollAct, workflowID: "wf-2", start: at(-9), end: at(10)},
 		{kind: rpcRespondAct, start: at(11), end: at(13)},
 	}
-	segs, _, ok := splitCall(r, spans)
+	segs, _, ok := splitCall(r, indexSpans(spans))
 	require.True(t, ok)
 	assert.Equal(t, 3*time.Millisecond, segs["wft1 dispatch (poll)"])
 	assert.Equal(t, 2*time.Millisecond, segs[rpcSegActDispatch])
@@ -64,6 +65,6 @@ func TestSplitCallPolledStartAndActivity(t *testing.T) {
 
 func TestSplitCallWithoutItsStartIsLeftOut(t *testing.T) {
 	r := record{workflowID: "wf-3", start: at(0), end: at(10)}
-	_, _, ok := splitCall(r, []rpcSpan{{kind: rpcStart, workflowID: "wf-other", start: at(1), end: at(2)}})
+	_, _, ok := splitCall(r, indexSpans([]rpcSpan{{kind: rpcStart, workflowID: "wf-other", start: at(1), end: at(2)}}))
 	assert.False(t, ok)
 }
