@@ -25,9 +25,9 @@ dev:
 ##                with bin/toolgate.
 ## test-race runs three test binaries at a time (-p 3, the default is one per core): the suites
 ## that drive processes mostly wait, and a third slot keeps both cores busy meanwhile.
-## vet runs every analyzer over every package first, so go test's own vet pass (a subset, which
-## recomputes the facts of every dependency under its other flags: ~130 CPU-s on a cold cache) is
-## off in both groups. No DWARF anywhere: make test compiles with -dwarf=false (~14% less compile
+## vet runs every analyzer first (over the packages staticcheck analyzes, see vet), so go test's
+## own vet pass (a subset, which recomputes the facts of every dependency under its other flags:
+## ~130 CPU-s on a cold cache) is off in both groups. No DWARF anywhere: make test compiles with -dwarf=false (~14% less compile
 ## CPU on a cold cache) and links with -w (~40% less link CPU); stack traces, race reports and
 ## profiles do not need it.
 test: export GOFLAGS += -gcflags=all=-dwarf=false
