@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/loopback"
 )
 
 // HTTPOptions configure HTTPHandler. They work at their zero value.
@@ -62,7 +64,7 @@ func hostAllowed(hostport string, allowed []string) bool {
 		host = h
 	}
 	host = strings.Trim(host, "[]")
-	return isLoopbackName(host) || slices.Contains(allowed, host)
+	return loopback.Host(host) || slices.Contains(allowed, host)
 }
 
 // originAllowed reports whether an Origin header is a loopback origin or one of allowed.
@@ -74,13 +76,5 @@ func originAllowed(origin string, allowed []string) bool {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		return false
 	}
-	return isLoopbackName(u.Hostname())
-}
-
-func isLoopbackName(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return loopback.Host(u.Hostname())
 }

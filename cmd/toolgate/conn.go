@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"net"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -16,6 +15,7 @@ import (
 
 	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/logging"
+	"github.com/toolgate/toolgate/internal/loopback"
 	"github.com/toolgate/toolgate/wire"
 	"github.com/toolgate/toolgate/worker"
 )
@@ -141,25 +141,12 @@ func (o connOptions) clientOptions(logger *zap.Logger) (client.Options, error) {
 	if o.apiKey != "" {
 		opts.Credentials = client.NewAPIKeyStaticCredentials(o.apiKey)
 	}
-	if isLoopback(o.address) {
+	if loopback.Address(o.address) {
 		// The SDK gzips every gRPC message; over loopback that costs about 5 % of a call's CPU
 		// (BENCHMARKS.md) and saves nothing. The server answers uncompressed requests uncompressed.
 		opts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
 	}
 	return opts, nil
-}
-
-// isLoopback reports whether a host:port names this machine: localhost or a loopback IP.
-func isLoopback(address string) bool {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // dial connects to the frontend and checks it answers.

@@ -1,0 +1,21 @@
+package loopback
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestHostAndAddress(t *testing.T) {
+	for _, h := range []string{"localhost", "LocalHost", "127.0.0.1", "127.1.2.3", "::1"} {
+		assert.True(t, Host(h), h)
+	}
+	for _, h := range []string{"", "example.com", "10.0.0.1", "[::1]", "localhost.example"} {
+		assert.False(t, Host(h), h)
+	}
+	assert.True(t, Address("127.0.0.1:7233"))
+	assert.True(t, Address("[::1]:7233"))
+	assert.True(t, Address("localhost:7233"))
+	assert.False(t, Address("temporal.example:7233"))
+	assert.False(t, Address("127.0.0.1"), "no port")
+}
