@@ -4,7 +4,7 @@ STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # workflowcheck v0.6.0 is the release of sdk-go's contrib tools that matches go.temporal.io/sdk v1.50.0.
 WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 BENCHSTAT     := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
-PKGS          := ./...
+PKGS          := ./... ./cmd/toolgate/... ./internal/uitest/...
 
 .PHONY: dev test test-cluster setup vet check workflowcheck test-race test-norace fmt lint lint-noserver bench build
 
@@ -56,10 +56,10 @@ test-norace: bin/toolgate
 	pkgs=$$(GO=$(GO) scripts/packages norace) && \
 		TOOLGATE_BIN=$(CURDIR)/bin/toolgate $(GO) test -vet=off -ldflags=-w -timeout 20m $$pkgs
 
-## test-cluster: the long forms of the internal/cluster scenarios (PostgreSQL 15 and two Temporal
+## test-cluster: the long forms of the cmd/toolgate/internal/cluster scenarios (PostgreSQL 15 and two Temporal
 ## server processes, 20-40 s each); `make test` runs the short form of TestClusterFaults.
 test-cluster: setup bin/toolgate
-	TOOLGATE_BIN=$(CURDIR)/bin/toolgate $(GO) test -ldflags=-w -timeout 15m ./internal/cluster/ -args -cluster
+	TOOLGATE_BIN=$(CURDIR)/bin/toolgate $(GO) test -ldflags=-w -timeout 15m ./cmd/toolgate/internal/cluster/ -args -cluster
 
 # bin/toolgate is always relinked (cheap when nothing changed: the build cache has every package);
 # the FORCE prerequisite keeps make from trusting the file's age. Build with plain `go build` for
@@ -74,8 +74,8 @@ fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 ## check: the static checks of make test: staticcheck over every package that does not embed the
-## Temporal server (scripts/packages lint: all but internal/devserver, internal/cluster,
-## internal/pgstore and internal/recordhistories; cmd/toolgate is analyzed built with the
+## Temporal server (scripts/packages lint: all but cmd/toolgate/internal/devserver, cmd/toolgate/internal/cluster,
+## cmd/toolgate/internal/pgstore and cmd/toolgate/internal/recordhistories; cmd/toolgate is analyzed built with the
 ## toolgate_noserver tag, without its embedded server), and workflowcheck. Analyzing the server's
 ## ~1,600 packages would cost staticcheck ~210 CPU-s on a cold cache; `make lint` does it.
 check: lint-noserver workflowcheck

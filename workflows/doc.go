@@ -53,9 +53,9 @@
 // # Replay tests
 //
 // testdata/histories holds one recorded history per outcome kind, replayed by the tests of this
-// package; `go run ./internal/recordhistories` re-records them from the embedded server.
+// package; `go run ./cmd/toolgate/internal/recordhistories` re-records them from the embedded server.
 // The top-level files use only toolbox tools (so `toolgate replay testdata/histories/*.json`
-// passes with the default toolbox); testdata/histories/fixtures need internal/recordhistories/fixtures.
+// passes with the default toolbox); testdata/histories/fixtures need internal/fixtures.
 // testdata/histories/rounds are parents, fixtures.RoundWorkflow running rounds with ExecuteRound
 // (replayed here), and testdata/histories/agent the example agent workflow (replayed by
 // examples/agent under its original workflow ID, which scopes its calls' IDs).

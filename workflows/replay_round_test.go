@@ -11,12 +11,12 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/toolgate/toolgate/internal/recordhistories/fixtures"
+	"github.com/toolgate/toolgate/internal/fixtures"
 	"github.com/toolgate/toolgate/workflows"
 )
 
 // roundHistories are the recorded histories of the parent fixtures.RoundWorkflow (go run
-// ./internal/recordhistories -run rounds): its rounds of calls run as child workflows.
+// ./cmd/toolgate/internal/recordhistories -run rounds): its rounds of calls run as child workflows.
 var roundHistories = []string{"attached.json", "canceled.json", "fatal.json", "parallel.json", "sequential.json"}
 
 // replayRound replays a recorded parent history with parent registered as the round workflow.

@@ -12,7 +12,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/toolgate/toolgate/internal/recordhistories/fixtures"
+	"github.com/toolgate/toolgate/internal/fixtures"
 	"github.com/toolgate/toolgate/toolbox"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/workflows"
@@ -20,7 +20,7 @@ import (
 
 // The histories were recorded from the embedded server by
 //
-//	go run ./internal/recordhistories
+//	go run ./cmd/toolgate/internal/recordhistories
 //
 // (from the module root); re-record them after a deliberate change of the workflow's commands,
 // and guard changes that calls in flight could see with workflow.GetVersion instead.

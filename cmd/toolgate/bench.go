@@ -17,7 +17,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/toolgate/toolgate/internal/bench"
+	"github.com/toolgate/toolgate/cmd/toolgate/internal/bench"
 	"github.com/toolgate/toolgate/toolcore"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/toolgate/toolgate/internal/bench"
+	"github.com/toolgate/toolgate/cmd/toolgate/internal/bench"
 )
 
 // TestBenchShort runs `toolgate bench --short --json` in process, on its own embedded server,

@@ -5,8 +5,8 @@ package main
 import (
 	"context"
 
-	"github.com/toolgate/toolgate/internal/devserver"
-	"github.com/toolgate/toolgate/internal/pgstore"
+	"github.com/toolgate/toolgate/cmd/toolgate/internal/devserver"
+	"github.com/toolgate/toolgate/cmd/toolgate/internal/pgstore"
 )
 
 // embeddedOptions configures startEmbedded (devserver.Options documents each field).

@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
-	"github.com/toolgate/toolgate/internal/metrics"
+	"github.com/toolgate/toolgate/cmd/toolgate/internal/metrics"
 )
 
 // metricsOptions is the --metrics-listen flag of the commands that run a worker.

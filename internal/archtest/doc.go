@@ -6,13 +6,13 @@
 //   - toolcore (the contract, pure Go) depends on nothing of go.temporal.io, tests included.
 //   - wire imports only the standard library (and, if ever needed, go.temporal.io/sdk).
 //   - workflows, activities, worker, client, toolbox and wire never depend, even transitively,
-//     on go.temporal.io/server or internal/devserver: they never link the server.
+//     on go.temporal.io/server or cmd/toolgate/internal/devserver: they never link the server.
 //   - client never depends on activities: the names they share live in package wire.
-//   - Only internal/devserver imports go.temporal.io/server directly; commands and tests that
-//     need a server use internal/devserver (or internal/devserver/devtest). The one other
-//     exceptions are internal/cluster (and its cmds): the test harness that runs several server
-//     processes on PostgreSQL, and internal/pgstore, which sets up PostgreSQL stores for both.
-//   - cmd/toolgate imports internal/devserver in embedded_server.go only: built with the
+//   - Only cmd/toolgate/internal/devserver imports go.temporal.io/server directly; commands and tests that
+//     need a server use cmd/toolgate/internal/devserver (or internal/devtest). The one other
+//     exceptions are cmd/toolgate/internal/cluster (and its cmds): the test harness that runs several server
+//     processes on PostgreSQL, and cmd/toolgate/internal/pgstore, which sets up PostgreSQL stores for both.
+//   - cmd/toolgate imports cmd/toolgate/internal/devserver in embedded_server.go only: built with the
 //     toolgate_noserver tag (as make test's staticcheck builds it) it reaches nothing of the
 //     server, tests included.
 //

@@ -60,13 +60,13 @@ var rules = []rule{
 			module + "/workflows/...", module + "/activities/...", module + "/worker/...",
 			module + "/client/...", module + "/toolbox/...", module + "/wire/...",
 		},
-		to: []string{"go.temporal.io/server/...", module + "/internal/devserver/..."},
+		to: []string{"go.temporal.io/server/...", module + "/cmd/toolgate/internal/devserver/..."},
 	},
 	{
 		// So the suites that use them run under the race detector without compiling the server.
 		name: "shared test servers are processes, never linked",
-		from: []string{module + "/internal/devserver/devtest", module + "/internal/testbin"},
-		to:   []string{"go.temporal.io/server/...", module + "/internal/devserver"},
+		from: []string{module + "/internal/devtest", module + "/internal/testbin"},
+		to:   []string{"go.temporal.io/server/...", module + "/cmd/toolgate/internal/devserver"},
 	},
 	{
 		name: "client never depends on activities",
@@ -74,13 +74,13 @@ var rules = []rule{
 		to:   []string{module + "/activities/..."},
 	},
 	{
-		name:   "only internal/devserver imports the server",
+		name:   "only cmd/toolgate/internal/devserver imports the server",
 		from:   []string{module + "/..."},
 		to:     []string{"go.temporal.io/server/..."},
 		direct: true,
-		// internal/cluster configures multi-process clusters on PostgreSQL for tests;
-		// internal/pgstore sets up PostgreSQL stores for both (schema tooling).
-		except: []string{module + "/internal/devserver", module + "/internal/cluster/...", module + "/internal/pgstore"},
+		// cmd/toolgate/internal/cluster configures multi-process clusters on PostgreSQL for tests;
+		// cmd/toolgate/internal/pgstore sets up PostgreSQL stores for both (schema tooling).
+		except: []string{module + "/cmd/toolgate/internal/devserver", module + "/cmd/toolgate/internal/cluster/...", module + "/cmd/toolgate/internal/pgstore"},
 	},
 }
 
@@ -170,7 +170,7 @@ func listModule(t *testing.T) (pkgs []pkg, standard map[string]bool) {
 func TestImportRules(t *testing.T) {
 	pkgs, standard := listModule(t)
 	require.NotEmpty(t, pkgs)
-	for _, want := range []string{"toolcore", "wire", "workflows", "activities", "worker", "client", "toolbox", "internal/devserver"} {
+	for _, want := range []string{"toolcore", "wire", "workflows", "activities", "worker", "client", "toolbox", "cmd/toolgate/internal/devserver"} {
 		require.True(t, slicesContainsPath(pkgs, module+"/"+want), "go list lists %s", want)
 	}
 	// Test-only imports (TestImports of the listed packages) are not in -deps: list them as
@@ -215,8 +215,8 @@ func TestViolations(t *testing.T) {
 		},
 		{
 			name: "worker linking the dev server",
-			give: pkg{ImportPath: module + "/worker", Deps: []string{module + "/internal/devserver"}},
-			want: []string{"the durable path never links the server: " + module + "/worker -> " + module + "/internal/devserver"},
+			give: pkg{ImportPath: module + "/worker", Deps: []string{module + "/cmd/toolgate/internal/devserver"}},
+			want: []string{"the durable path never links the server: " + module + "/worker -> " + module + "/cmd/toolgate/internal/devserver"},
 		},
 		{
 			name: "client depending on activities",
@@ -226,15 +226,15 @@ func TestViolations(t *testing.T) {
 		{
 			name: "a command importing the server",
 			give: pkg{ImportPath: module + "/cmd/toolgate", Imports: []string{"go.temporal.io/server/temporal"}},
-			want: []string{"only internal/devserver imports the server: " + module + "/cmd/toolgate -> go.temporal.io/server/temporal"},
+			want: []string{"only cmd/toolgate/internal/devserver imports the server: " + module + "/cmd/toolgate -> go.temporal.io/server/temporal"},
 		},
 		{
 			name: "the dev server importing the server",
-			give: pkg{ImportPath: module + "/internal/devserver", Imports: []string{"go.temporal.io/server/temporal"}, Deps: []string{"go.temporal.io/server/temporal"}},
+			give: pkg{ImportPath: module + "/cmd/toolgate/internal/devserver", Imports: []string{"go.temporal.io/server/temporal"}, Deps: []string{"go.temporal.io/server/temporal"}},
 		},
 		{
 			name: "a command linking the server through the dev server",
-			give: pkg{ImportPath: module + "/cmd/toolgate", Imports: []string{module + "/internal/devserver"}, Deps: []string{module + "/internal/devserver", "go.temporal.io/server/temporal"}},
+			give: pkg{ImportPath: module + "/cmd/toolgate", Imports: []string{module + "/cmd/toolgate/internal/devserver"}, Deps: []string{module + "/cmd/toolgate/internal/devserver", "go.temporal.io/server/temporal"}},
 		},
 	}
 	for _, tt := range tests {
@@ -259,7 +259,7 @@ func TestToolgateWithoutServerTag(t *testing.T) {
 	deps := strings.Fields(string(out))
 	require.Contains(t, deps, module+"/cmd/toolgate")
 	for _, d := range deps {
-		assert.False(t, match("go.temporal.io/server/...", d) || d == module+"/internal/devserver",
+		assert.False(t, match("go.temporal.io/server/...", d) || d == module+"/cmd/toolgate/internal/devserver",
 			"cmd/toolgate built with toolgate_noserver reaches %s: import the server only in embedded_server.go", d)
 	}
 }

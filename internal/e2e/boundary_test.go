@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/toolgate/toolgate/client"
-	"github.com/toolgate/toolgate/internal/devserver/devtest"
+	"github.com/toolgate/toolgate/internal/devtest"
 	"github.com/toolgate/toolgate/internal/logging"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/worker"

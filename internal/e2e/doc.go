@@ -1,6 +1,6 @@
 // Package e2e holds the end-to-end tests of the durable path: a real toolgate worker and client
-// against the embedded Temporal server (internal/devserver, one server per test binary through
-// devtest). It is the one test package besides internal/devserver that links the server, which
+// against the embedded Temporal server (cmd/toolgate/internal/devserver, one server per test binary through
+// devtest). It is the one test package besides cmd/toolgate/internal/devserver that links the server, which
 // takes minutes to link (make test runs it without the race detector, see scripts/packages): add
 // server tests here rather than in a new package.
 //

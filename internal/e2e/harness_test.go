@@ -10,7 +10,7 @@ import (
 	sdkclient "go.temporal.io/sdk/client"
 
 	"github.com/toolgate/toolgate/client"
-	"github.com/toolgate/toolgate/internal/devserver/devtest"
+	"github.com/toolgate/toolgate/internal/devtest"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/worker"
 )

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/toolgate/toolgate/internal/devserver/devtest"
+	"github.com/toolgate/toolgate/internal/devtest"
 )
 
 func TestMain(m *testing.M) {

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/toolgate/toolgate/internal/devserver/devtest"
+	"github.com/toolgate/toolgate/internal/devtest"
 	"github.com/toolgate/toolgate/toolbox"
 	"github.com/toolgate/toolgate/worker"
 )

@@ -75,10 +75,10 @@ func prebuilt(p string) (string, error) {
 	return abs, nil
 }
 
-// Build builds pkg (a path relative to the module root, e.g. "./cmd/toolgate") into a new
+// Build builds pkg (a path relative to the repository root, e.g. "./cmd/toolgate") into a new
 // temporary directory as name and returns the binary's path.
 func Build(pkg, name string) (string, error) {
-	root, err := ModuleRoot()
+	root, err := Root()
 	if err != nil {
 		return "", err
 	}
@@ -100,15 +100,17 @@ func Build(pkg, name string) (string, error) {
 	return out, nil
 }
 
-// ModuleRoot is the directory of this module's go.mod.
-func ModuleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
+// Root is the repository's root: the directory of go.work, which ties the library module to
+// cmd/toolgate's and internal/uitest's (or of go.mod when run without the workspace).
+func Root() (string, error) {
+	out, err := exec.Command("go", "env", "GOWORK", "GOMOD").Output()
 	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
+		return "", fmt.Errorf("go env GOWORK GOMOD: %w", err)
 	}
-	gomod := strings.TrimSpace(string(out))
-	if !filepath.IsAbs(gomod) {
-		return "", fmt.Errorf("not inside a module: go env GOMOD is %q", gomod)
+	for _, f := range strings.Split(string(out), "\n") {
+		if f = strings.TrimSpace(f); filepath.IsAbs(f) {
+			return filepath.Dir(f), nil
+		}
 	}
-	return filepath.Dir(gomod), nil
+	return "", fmt.Errorf("not inside a module: go env GOWORK GOMOD is %q", out)
 }

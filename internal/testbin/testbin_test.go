@@ -39,9 +39,9 @@ func TestPrebuilt(t *testing.T) {
 	}
 }
 
-func TestModuleRoot(t *testing.T) {
-	root, err := ModuleRoot()
+func TestRoot(t *testing.T) {
+	root, err := Root()
 	require.NoError(t, err)
-	assert.FileExists(t, filepath.Join(root, "go.mod"))
+	assert.FileExists(t, filepath.Join(root, "go.work"))
 	assert.DirExists(t, filepath.Join(root, "internal", "testbin"))
 }

@@ -24,7 +24,7 @@
 // real process, reads the printed frontend and UI addresses, and runs `toolgate call` and
 // `toolgate status` against it: the same binary and commands a user runs. The package does not
 // import the server, so its own test binary stays small. Chromium is Debian's, found or installed
-// by internal/browser, and driven over the DevTools protocol with chromedp, which can wait for a
+// by internal/uitest/browser, and driven over the DevTools protocol with chromedp, which can wait for a
 // condition in the page instead of a fixed time. -short skips the test.
 //
 // # Artifacts

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/toolgate/toolgate/internal/browser"
+	"github.com/toolgate/toolgate/internal/uitest/browser"
 	"github.com/toolgate/toolgate/internal/testbin"
 )
 
@@ -189,7 +189,7 @@ func waitForPage[T any](t *testing.T, tab context.Context, pageURL, fn, shot str
 	return got, nil
 }
 
-// startBrowser starts one headless Chromium for the test, with the flags of internal/browser,
+// startBrowser starts one headless Chromium for the test, with the flags of internal/uitest/browser,
 // and returns the context of its one tab. Cleanup closes it.
 func startBrowser(t *testing.T) context.Context {
 	t.Helper()
@@ -280,7 +280,7 @@ func runToolgate(t *testing.T, bin string, env []string, args ...string) string 
 // moduleRoot is the directory of this module's go.mod.
 func moduleRoot(t *testing.T) string {
 	t.Helper()
-	root, err := testbin.ModuleRoot()
+	root, err := testbin.Root()
 	require.NoError(t, err)
 	return root
 }

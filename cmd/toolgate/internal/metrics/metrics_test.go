@@ -1,0 +1,196 @@
+package metrics_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	sdkclient "go.temporal.io/sdk/client"
+
+	"github.com/toolgate/toolgate/activities"
+	"github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/devtest"
+	"github.com/toolgate/toolgate/cmd/toolgate/internal/metrics"
+	"github.com/toolgate/toolgate/toolbox"
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
+	"github.com/toolgate/toolgate/worker"
+	"github.com/toolgate/toolgate/workflows"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(devtest.Main(m))
+}
+
+// TestScrapeAfterCalls runs real calls through a worker whose client reports to a metrics
+// Server, then scrapes the endpoint until toolgate's counters show exactly those calls.
+func TestScrapeAfterCalls(t *testing.T) {
+	srv, err := metrics.Start("127.0.0.1:0", metrics.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, srv.Close()) })
+
+	dev := devtest.Server(t)
+	c, err := sdkclient.Dial(sdkclient.Options{HostPort: dev.FrontendAddress(), Namespace: dev.Namespace(), MetricsHandler: srv.Handler()})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	reg, err := toolbox.New(toolbox.Config{})
+	require.NoError(t, err)
+	queue := devtest.TaskQueue(t)
+	w, err := worker.New(c, dev.Namespace(), reg, worker.Options{TaskQueue: queue})
+	require.NoError(t, err)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	tg := client.New(c, client.Options{TaskQueue: queue, Scope: queue, Namespace: dev.Namespace()})
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	calls := []struct{ name, args string }{
+		{"add", `{"left":1,"right":2}`},
+		{"add", `{"left":3,"right":4}`},
+		{"add", `{"left":5,"right":6}`},
+		{"add", `{"left":"x"}`},
+		{"add", `{}`},
+		{"no_such_tool", `{}`},
+	}
+	for i, call := range calls {
+		tc, err := toolcore.NewToolCall(fmt.Sprintf("metrics-%d", i), call.name, []byte(call.args))
+		require.NoError(t, err)
+		_, err = tg.Execute(ctx, tc)
+		require.NoError(t, err)
+	}
+
+	want := map[string]float64{
+		series(workflows.MetricToolCalls, "add", workflows.OutcomeOK):                    3,
+		series(workflows.MetricToolCalls, "add", "TOOL_ARGUMENTS_INVALID"):               2,
+		series(workflows.MetricToolCalls, workflows.MetricToolUnknown, "TOOL_NOT_FOUND"): 1,
+		series(workflows.MetricValidationRejections, "add", "TOOL_ARGUMENTS_INVALID"):    2,
+		series(workflows.MetricToolCallDuration+"_count", "add", ""):                     5,
+		series(activities.MetricToolExecutionDuration+"_count", "add", ""):               3,
+		series(activities.MetricToolExecutionsInFlight, "add", ""):                       0,
+	}
+	var got map[string]float64
+	require.Eventually(t, func() bool {
+		got = scrape(t, srv.URL())
+		for k, v := range want {
+			if got[k] != v {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 100*time.Millisecond, "toolgate metrics never matched the calls made")
+	for k, v := range want {
+		assert.Equal(t, v, got[k], k)
+	}
+	// The SDK's own metrics are served too.
+	assert.Positive(t, got["temporal_workflow_completed_total"], "SDK metric temporal_workflow_completed_total")
+}
+
+// TestApprovalMetrics: a call of a tool that requires approval counts as requested while it
+// waits (requested - decided = 1 waiting) and as decided once a reviewer approves it.
+func TestApprovalMetrics(t *testing.T) {
+	srv, err := metrics.Start("127.0.0.1:0", metrics.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, srv.Close()) })
+	dev := devtest.Server(t)
+	c, err := sdkclient.Dial(sdkclient.Options{HostPort: dev.FrontendAddress(), Namespace: dev.Namespace(), MetricsHandler: srv.Handler()})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	deploy, err := toolcore.Define(toolcore.Definition[map[string]any]{
+		Name:        "deploy",
+		Description: "Deploys; a reviewer approves every call.",
+		Validate:    func(toolcore.Arguments) toolcore.Decision[map[string]any] { return toolcore.Accept(map[string]any{}) },
+		Execute:     func(context.Context, map[string]any) (any, error) { return map[string]bool{"deployed": true}, nil },
+		Options:     toolcore.Options{RequireApproval: true},
+	})
+	require.NoError(t, err)
+	reg, err := toolcore.NewRegistry(deploy)
+	require.NoError(t, err)
+	queue := devtest.TaskQueue(t)
+	w, err := worker.New(c, dev.Namespace(), reg, worker.Options{TaskQueue: queue})
+	require.NoError(t, err)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	tg := client.New(c, client.Options{TaskQueue: queue, Scope: queue, Namespace: dev.Namespace()})
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	call, err := toolcore.NewToolCall("metrics-approval", "deploy", []byte(`{}`))
+	require.NoError(t, err)
+	_, err = tg.Start(ctx, call)
+	require.NoError(t, err)
+	waitFor := func(what string, want map[string]float64) {
+		t.Helper()
+		var got map[string]float64
+		require.Eventually(t, func() bool {
+			got = scrape(t, srv.URL())
+			for k, v := range want {
+				if got[k] != v {
+					return false
+				}
+			}
+			return true
+		}, 30*time.Second, 100*time.Millisecond, "%s: got %v", what, got)
+	}
+	waitFor("one approval waiting", map[string]float64{
+		series(workflows.MetricApprovalsRequested, "deploy", ""): 1,
+		series(workflows.MetricApprovalsDecided, "deploy", ""):   0,
+	})
+	var state wire.ApprovalState
+	require.Eventually(t, func() bool {
+		state, err = tg.Approval(ctx, call.ID())
+		return err == nil && state.Waiting
+	}, 30*time.Second, 50*time.Millisecond, "the call waits for approval: %v", err)
+	_, err = tg.Decide(ctx, call.ID(), true, wire.ApprovalDecision{CallHash: state.CallHash, Reviewer: "metrics-test"})
+	require.NoError(t, err)
+	res, err := tg.Result(ctx, call.ID())
+	require.NoError(t, err)
+	require.False(t, res.IsError(), res.Content())
+	waitFor("the approval decided", map[string]float64{
+		series(workflows.MetricApprovalsRequested, "deploy", ""):         1,
+		series(workflows.MetricApprovalsDecided, "deploy", ""):           1,
+		series(workflows.MetricToolCalls, "deploy", workflows.OutcomeOK): 1,
+	})
+}
+
+// series names a sample by metric, tool and outcome-or-code, summed over the SDK's labels.
+func series(name, tool, outcome string) string { return name + "|" + tool + "|" + outcome }
+
+// scrape reads the endpoint and sums every sample by series (counters and gauges by value,
+// histograms by sample count under <name>_count); a metric without a tool label is summed under
+// its bare name.
+func scrape(t *testing.T, url string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var parser expfmt.TextParser
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	require.NoError(t, err)
+	sums := map[string]float64{}
+	for name, family := range families {
+		for _, m := range family.GetMetric() {
+			value := m.GetCounter().GetValue() + m.GetGauge().GetValue()
+			key := name
+			if family.GetType() == dto.MetricType_HISTOGRAM {
+				key, value = name+"_count", float64(m.GetHistogram().GetSampleCount())
+			}
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if tool, ok := labels[workflows.MetricLabelTool]; ok {
+				key = series(key, tool, labels[workflows.MetricLabelOutcome]+labels[workflows.MetricLabelCode])
+			}
+			sums[key] += value
+		}
+	}
+	return sums
+}
