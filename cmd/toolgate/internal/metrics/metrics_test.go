@@ -16,8 +16,8 @@ import (
 
 	"github.com/toolgate/toolgate/activities"
 	"github.com/toolgate/toolgate/client"
-	"github.com/toolgate/toolgate/internal/devtest"
 	"github.com/toolgate/toolgate/cmd/toolgate/internal/metrics"
+	"github.com/toolgate/toolgate/internal/devtest"
 	"github.com/toolgate/toolgate/toolbox"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
