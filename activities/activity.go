@@ -41,7 +41,7 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 // Errors: a cancellation requested by the server is returned as cancellation; a genuine
 // NonRecoverableToolError as a non-retryable ApplicationError of type ErrTypeNonRecoverable; a
 // transient error of a ReadOnly or Idempotent tool, before the last attempt, as a retryable
-// ApplicationError of type ErrTypeTransient; an attempt cut off by the worker (shutdown) as a
+// ApplicationError of type ErrTypeTransient (a toolcore.RetryAfter delay as its NextRetryDelay); an attempt cut off by the worker (shutdown) as a
 // retryable ErrTypeInterrupted. Every other outcome, including ordinary tool errors, panics and
 // look-alike fatal errors, is a final result, never an error.
 func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (ExecuteToolOutput, error) {
@@ -112,7 +112,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	}
 	if _, fatal := toolcore.AsNonRecoverable(toolErr); !fatal && toolcore.IsTransient(toolErr) &&
 		tool.Options().SideEffect != toolcore.Unsafe && !lastAttempt(info, in.MaxAttempts) {
-		return ExecuteToolOutput{}, temporal.NewApplicationError(toolcore.ErrorText(toolErr), ErrTypeTransient)
+		return ExecuteToolOutput{}, transientFailure(toolErr)
 	}
 	result, err := toolcore.Complete(call, output, toolErr)
 	if err != nil {
@@ -128,6 +128,17 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		return ExecuteToolOutput{}, err
 	}
 	return ExecuteToolOutput{Content: result.Content(), IsError: result.IsError()}, nil
+}
+
+// transientFailure is the retryable ApplicationError of a transient tool error; a toolcore.RetryAfter
+// delay becomes the SDK's NextRetryDelay, so the server schedules the next attempt after it
+// instead of the retry policy's backoff.
+func transientFailure(toolErr error) error {
+	var opts temporal.ApplicationErrorOptions
+	if delay, ok := toolcore.RetryDelay(toolErr); ok {
+		opts.NextRetryDelay = delay
+	}
+	return temporal.NewApplicationErrorWithOptions(toolcore.ErrorText(toolErr), wire.ErrTypeTransient, opts)
 }
 
 // invoke runs the tool with toolcore's Tool.Start, so that a tool calling runtime.Goexit ends as

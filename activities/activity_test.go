@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -92,6 +93,7 @@ func TestExecuteToolResults(t *testing.T) {
 		tool("literal", toolcore.Options{}, returning(nil, &toolcore.NonRecoverableToolError{})),
 		tool("transient_unsafe", toolcore.Options{}, returning(nil, toolcore.Transient(errors.New("later")))),
 		tool("transient_readonly", readOnly, returning(nil, toolcore.Transient(errors.New("later")))),
+		tool("retry_after_unsafe", toolcore.Options{}, returning(nil, toolcore.RetryAfter(errors.New("429, retry after 2 s"), 2*time.Second))),
 		tool("huge", toolcore.Options{}, returning(string(make([]byte, 1<<20)), nil)),
 	)
 	lastOf3 := input("transient_readonly")
@@ -109,6 +111,7 @@ func TestExecuteToolResults(t *testing.T) {
 		{name: "look-alike ApplicationError", give: input("lookalike"), want: activities.ExecuteToolOutput{Content: errContent("TOOL_EXECUTION_FAILED", toolcore.ErrorText(lookalike)), IsError: true}},
 		{name: "struct literal of the fatal type", give: input("literal"), want: activities.ExecuteToolOutput{Content: errContent("TOOL_EXECUTION_FAILED", toolcore.ErrorText(&toolcore.NonRecoverableToolError{})), IsError: true}},
 		{name: "transient error of an unsafe tool is final", give: input("transient_unsafe"), want: activities.ExecuteToolOutput{Content: errContent("TOOL_EXECUTION_FAILED", "later"), IsError: true}},
+		{name: "RetryAfter of an unsafe tool is final: its effect may have happened", give: input("retry_after_unsafe"), want: activities.ExecuteToolOutput{Content: errContent("TOOL_EXECUTION_FAILED", "429, retry after 2 s"), IsError: true}},
 		{name: "transient error on the last attempt is final", give: lastOf3, want: activities.ExecuteToolOutput{Content: errContent("TOOL_EXECUTION_FAILED", "later"), IsError: true}},
 		{name: "transient error without a known attempt limit is final", give: input("transient_readonly"), want: activities.ExecuteToolOutput{Content: errContent("TOOL_EXECUTION_FAILED", "later"), IsError: true}},
 	}
@@ -137,6 +140,7 @@ func TestExecuteToolErrors(t *testing.T) {
 		tool("fatal_wrapped", toolcore.Options{}, returning(nil, errors.Join(errors.New("x"), toolcore.WrapNonRecoverable(errors.New("disk"), "storage corrupted")))),
 		tool("fatal_transient", readOnly, returning(nil, toolcore.Transient(toolcore.NewNonRecoverableToolError("fatal wins")))),
 		tool("transient", readOnly, returning(nil, toolcore.Transient(errors.New("rate limited")))),
+		tool("retry_after", readOnly, returning(nil, toolcore.RetryAfter(errors.New("429"), 2*time.Second))),
 	)
 	withAttempts := func(in activities.ExecuteToolInput, n int) activities.ExecuteToolInput {
 		in.MaxAttempts = n
@@ -150,12 +154,14 @@ func TestExecuteToolErrors(t *testing.T) {
 		wantType         string
 		wantMessage      string
 		wantNonRetryable bool
+		wantRetryDelay   time.Duration // the ApplicationError's NextRetryDelay
 	}{
 		{name: "genuine fatal", give: input("fatal"), wantType: wire.ErrTypeNonRecoverable, wantMessage: "ledger mismatch", wantNonRetryable: true},
 		{name: "genuine fatal in a chain", give: input("fatal_wrapped"), wantType: wire.ErrTypeNonRecoverable,
 			wantMessage: toolcore.ErrorText(toolcore.WrapNonRecoverable(errors.New("disk"), "storage corrupted")), wantNonRetryable: true},
 		{name: "fatal beats transient", give: withAttempts(input("fatal_transient"), 3), wantType: wire.ErrTypeNonRecoverable, wantMessage: "fatal wins", wantNonRetryable: true},
 		{name: "transient before the last attempt", give: withAttempts(input("transient"), 3), wantType: wire.ErrTypeTransient, wantMessage: "rate limited"},
+		{name: "RetryAfter before the last attempt asks for its delay", give: withAttempts(input("retry_after"), 3), wantType: wire.ErrTypeTransient, wantMessage: "429", wantRetryDelay: 2 * time.Second},
 		{name: "tool not registered", give: input("missing"), wantType: wire.ErrTypeToolNotRegistered,
 			wantMessage: `tool "missing" is not registered on the worker of this task queue; it did not run`, wantNonRetryable: true},
 		{name: "invalid input", give: blankID, wantType: wire.ErrTypeInvalidInput, wantNonRetryable: true},
@@ -167,6 +173,7 @@ func TestExecuteToolErrors(t *testing.T) {
 			require.ErrorAs(t, err, &appErr)
 			assert.Equal(t, tt.wantType, appErr.Type())
 			assert.Equal(t, tt.wantNonRetryable, appErr.NonRetryable())
+			assert.Equal(t, tt.wantRetryDelay, appErr.NextRetryDelay())
 			if tt.wantMessage != "" {
 				assert.Equal(t, tt.wantMessage, appErr.Message())
 			}

@@ -59,6 +59,11 @@ type Status struct {
 	State      State
 	// Attempt is the attempt number of the running tool (from 1); 0 when no tool is running.
 	Attempt int
+	// RetryAt is when the tool's next attempt is scheduled while it waits between attempts (the
+	// retry policy's backoff, or the delay a toolcore.RetryAfter asked for); zero otherwise.
+	// LastFailure is the message of the attempt that failed before it.
+	RetryAt     time.Time
+	LastFailure string
 	// Progress is the latest progress the running tool reported, or nil.
 	Progress *toolcore.Progress
 	// Checkpoint is the latest checkpoint (toolcore.Checkpoint) the running tool's heartbeats
@@ -104,6 +109,10 @@ func (c *Client) StatusByWorkflowID(ctx context.Context, workflowID string) (Sta
 	if st.State == Running {
 		if act, ok := toolActivity(desc); ok {
 			st.Attempt = int(act.GetAttempt())
+			if act.GetState() == enumspb.PENDING_ACTIVITY_STATE_SCHEDULED && act.GetNextAttemptScheduleTime() != nil {
+				st.RetryAt = act.GetNextAttemptScheduleTime().AsTime()
+				st.LastFailure = act.GetLastFailure().GetMessage()
+			}
 			if p, ok, err := c.decodeProgress(act.GetHeartbeatDetails()); err == nil && ok {
 				st.Progress = &p
 			}

@@ -250,6 +250,9 @@ func (h *httpGetter) get(ctx context.Context, a httpGetArgs) (any, error) {
 		return nil, h.explain(ctx, a.URL, err)
 	}
 	defer resp.Body.Close()
+	if err := retryLater(a.URL, resp, time.Now()); err != nil {
+		return nil, err
+	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(h.s.HTTPMaxBytes)+1))
 	if err != nil {
 		return nil, h.explain(ctx, a.URL, err)
@@ -281,6 +284,30 @@ func (h *httpGetter) get(ctx context.Context, a httpGetArgs) (any, error) {
 		r.Truncated = cut || partial
 		return r
 	}), nil
+}
+
+// retryLater is the error of a 429 or 503 answer that carries Retry-After: toolcore.RetryAfter
+// with the delay it asks for (delta-seconds or an HTTP date; cut to toolcore.MaxRetryAfter), so
+// the durable path schedules the next attempt then; a malformed or past value is plain Transient
+// (the retry policy's backoff). Any other answer, and these two without the header, is nil: the
+// status is the result.
+func retryLater(target string, resp *http.Response, now time.Time) error {
+	value := resp.Header.Get("Retry-After")
+	if value == "" || (resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable) {
+		return nil
+	}
+	err := fmt.Errorf("GET %q: %s; the server asks to retry after %s", target, resp.Status, shorten(value, 64))
+	if isDigits(value) {
+		seconds, convErr := strconv.ParseInt(value, 10, 64)
+		if convErr != nil || seconds > int64(toolcore.MaxRetryAfter/time.Second) {
+			return toolcore.RetryAfter(err, toolcore.MaxRetryAfter) // too many digits to be anything but long
+		}
+		return toolcore.RetryAfter(err, time.Duration(seconds)*time.Second)
+	}
+	if at, parseErr := http.ParseTime(value); parseErr == nil {
+		return toolcore.RetryAfter(err, at.Sub(now))
+	}
+	return toolcore.Transient(err)
 }
 
 // explain turns a client error into the error the model reads. Refusals are final; timeouts

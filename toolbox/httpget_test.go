@@ -437,3 +437,60 @@ func TestHTTPGetRefusalHidesTheResolvedAddress(t *testing.T) {
 	assert.Equal(t, "db.corp.test", fields["host"])
 	assert.Equal(t, "a private address", fields["reason"])
 }
+
+func TestHTTPGetRetryAfter(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name          string
+		status        int
+		retryAfter    string
+		wantErr       bool
+		wantTransient bool
+		wantDelay     time.Duration // 0: no RetryAfter delay (the backoff)
+	}{
+		{name: "429 with seconds", status: 429, retryAfter: "2", wantErr: true, wantTransient: true, wantDelay: 2 * time.Second},
+		{name: "503 with seconds", status: 503, retryAfter: "30", wantErr: true, wantTransient: true, wantDelay: 30 * time.Second},
+		{name: "429 with an HTTP date", status: 429, retryAfter: "Wed, 02 Dec 2026 12:01:30 GMT", wantErr: true, wantTransient: true, wantDelay: 90 * time.Second},
+		{name: "a long wait is cut to the bound", status: 429, retryAfter: "86400", wantErr: true, wantTransient: true, wantDelay: toolcore.MaxRetryAfter},
+		{name: "an absurd number is cut to the bound", status: 429, retryAfter: "99999999999999999999999", wantErr: true, wantTransient: true, wantDelay: toolcore.MaxRetryAfter},
+		{name: "a date in the past is the backoff", status: 429, retryAfter: "Wed, 02 Dec 2026 11:00:00 GMT", wantErr: true, wantTransient: true},
+		{name: "zero is the backoff", status: 503, retryAfter: "0", wantErr: true, wantTransient: true},
+		{name: "malformed is the backoff", status: 429, retryAfter: "soon", wantErr: true, wantTransient: true},
+		{name: "negative is the backoff", status: 429, retryAfter: "-5", wantErr: true, wantTransient: true},
+		{name: "429 without the header is a result", status: 429},
+		{name: "other statuses are results", status: 500, retryAfter: "2"},
+		{name: "ok is a result", status: 200, retryAfter: "2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := &http.Response{StatusCode: tt.status, Status: fmt.Sprintf("%d %s", tt.status, http.StatusText(tt.status)), Header: http.Header{}}
+			if tt.retryAfter != "" {
+				resp.Header.Set("Retry-After", tt.retryAfter)
+			}
+			err := retryLater("https://api.example/x", resp, now)
+			if !tt.wantErr {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "the server asks to retry after")
+			assert.Equal(t, tt.wantTransient, toolcore.IsTransient(err))
+			delay, _ := toolcore.RetryDelay(err)
+			assert.Equal(t, tt.wantDelay, delay)
+		})
+	}
+}
+
+// A 429 with Retry-After from a real server ends the in-process call (no retries there) with
+// the server's words; the durable path retries it after the delay (e2e.TestRetryAfter).
+func TestHTTPGetTooManyRequestsIsAnExecutionFailure(t *testing.T) {
+	srv := newTestServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Retry-After", "2")
+		http.Error(w, "slow down", http.StatusTooManyRequests)
+	})
+	reg := newTestRegistry(t, Config{AllowHosts: []string{srv.hostPort()}})
+	got := getURL(t, reg, srv.URL)
+	assert.True(t, got.IsError())
+	assert.Contains(t, got.Content(), "TOOL_EXECUTION_FAILED")
+	assert.Contains(t, got.Content(), "429 Too Many Requests; the server asks to retry after 2")
+}

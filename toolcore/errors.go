@@ -3,6 +3,7 @@ package toolcore
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -239,8 +240,11 @@ func safeUnwrap(e error) (many []error, single error) {
 	return nil, nil
 }
 
-// transientError marks an error as transient (see Transient).
-type transientError struct{ err error }
+// transientError marks an error as transient (see Transient); delay > 0 is a RetryAfter request.
+type transientError struct {
+	err   error
+	delay time.Duration
+}
 
 func (e *transientError) Error() string { return ErrorText(e.err) }
 func (e *transientError) Unwrap() error { return e.err }
@@ -253,6 +257,36 @@ func Transient(err error) error {
 		return nil
 	}
 	return &transientError{err: err}
+}
+
+// MaxRetryAfter bounds the delay RetryAfter asks for: a longer one is cut to it.
+const MaxRetryAfter = 10 * time.Minute
+
+// RetryAfter marks err as transient, as Transient does, and asks that the next attempt start no
+// sooner than d after this one failed (an API that answered "429, retry after 30 s"). The durable
+// path schedules the next attempt after d, cut to MaxRetryAfter, instead of the backoff; as with
+// Transient, only for ReadOnly and Idempotent tools with an attempt left: for an Unsafe tool (whose
+// effect may have happened) and on the last attempt it is an ordinary failure, and in process it
+// is an ordinary error. d <= 0 is Transient(err); RetryAfter(nil, d) is nil.
+func RetryAfter(err error, d time.Duration) error {
+	if err == nil {
+		return nil
+	}
+	return &transientError{err: err, delay: min(max(d, 0), MaxRetryAfter)}
+}
+
+// RetryDelay returns the delay of the first RetryAfter mark in err's chain (same walk as
+// AsNonRecoverable), and false when the chain holds none.
+func RetryDelay(err error) (time.Duration, bool) {
+	var delay time.Duration
+	found := walkChain(err, func(e error) bool {
+		if t, ok := e.(*transientError); ok && t.delay > 0 {
+			delay = t.delay
+			return true
+		}
+		return false
+	})
+	return delay, found
 }
 
 // IsTransient reports whether err's chain holds an error marked by Transient (same walk as

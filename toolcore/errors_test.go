@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -234,4 +235,42 @@ func TestErrorTextIsIdempotent(t *testing.T) {
 
 	require.Equal(t, toolcore.MaxErrorTextCodePoints, utf8.RuneCountInString(once))
 	assert.Equal(t, once, toolcore.ErrorText(errors.New(once)))
+}
+
+func TestRetryAfter(t *testing.T) {
+	base := errors.New("429 Too Many Requests")
+	tests := []struct {
+		name      string
+		give      error
+		wantDelay time.Duration
+		wantFound bool
+	}{
+		{name: "nil", give: nil},
+		{name: "plain", give: base},
+		{name: "transient without a delay", give: toolcore.Transient(base)},
+		{name: "two seconds", give: toolcore.RetryAfter(base, 2*time.Second), wantDelay: 2 * time.Second, wantFound: true},
+		{name: "wrapped", give: fmt.Errorf("call api: %w", toolcore.RetryAfter(base, time.Second)), wantDelay: time.Second, wantFound: true},
+		{name: "cut to the bound", give: toolcore.RetryAfter(base, time.Hour), wantDelay: toolcore.MaxRetryAfter, wantFound: true},
+		{name: "zero is plain transient", give: toolcore.RetryAfter(base, 0)},
+		{name: "negative is plain transient", give: toolcore.RetryAfter(base, -time.Second)},
+		{name: "behind a panicking Unwrap", give: panickyUnwrap{wrapped: toolcore.RetryAfter(base, time.Second)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			delay, found := toolcore.RetryDelay(tt.give)
+			assert.Equal(t, tt.wantFound, found)
+			assert.Equal(t, tt.wantDelay, delay)
+		})
+	}
+}
+
+func TestRetryAfterIsTransientWithTheSameText(t *testing.T) {
+	base := errors.New("429 Too Many Requests")
+
+	err := toolcore.RetryAfter(base, 2*time.Second)
+
+	assert.True(t, toolcore.IsTransient(err))
+	assert.Equal(t, "429 Too Many Requests", err.Error())
+	assert.ErrorIs(t, err, base)
+	assert.NoError(t, toolcore.RetryAfter(nil, time.Second))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -47,15 +48,18 @@ Exit code 0 whatever the call's state; 2 if there is no such call; 5 on other fa
 
 // statusJSON is the --json shape of status.
 type statusJSON struct {
-	WorkflowID string             `json:"workflowId"`
-	RunID      string             `json:"runId"`
-	ToolCallID string             `json:"toolCallId"`
-	ToolName   string             `json:"toolName"`
-	State      string             `json:"state"`
-	Attempt    int                `json:"attempt"`
-	Progress   *toolcore.Progress `json:"progress,omitempty"`
-	Checkpoint json.RawMessage    `json:"checkpoint,omitempty"`
-	Result     *toolcore.Result   `json:"result,omitempty"`
+	WorkflowID string `json:"workflowId"`
+	RunID      string `json:"runId"`
+	ToolCallID string `json:"toolCallId"`
+	ToolName   string `json:"toolName"`
+	State      string `json:"state"`
+	Attempt    int    `json:"attempt"`
+	// RetryAt and LastFailure: the tool waits for its next attempt (backoff or Retry-After).
+	RetryAt     *time.Time         `json:"retryAt,omitempty"`
+	LastFailure string             `json:"lastFailure,omitempty"`
+	Progress    *toolcore.Progress `json:"progress,omitempty"`
+	Checkpoint  json.RawMessage    `json:"checkpoint,omitempty"`
+	Result      *toolcore.Result   `json:"result,omitempty"`
 }
 
 func runStatus(ctx context.Context, a *app, o statusOptions, args []string) error {
@@ -69,15 +73,20 @@ func runStatus(ctx context.Context, a *app, o statusOptions, args []string) erro
 
 func writeStatus(w io.Writer, st tgclient.Status, asJSON bool) error {
 	out := statusJSON{
-		WorkflowID: st.WorkflowID,
-		RunID:      st.RunID,
-		ToolCallID: st.ToolCallID,
-		ToolName:   st.ToolName,
-		State:      st.State.String(),
-		Attempt:    st.Attempt,
-		Progress:   st.Progress,
-		Checkpoint: st.Checkpoint,
-		Result:     st.Result,
+		WorkflowID:  st.WorkflowID,
+		RunID:       st.RunID,
+		ToolCallID:  st.ToolCallID,
+		ToolName:    st.ToolName,
+		State:       st.State.String(),
+		Attempt:     st.Attempt,
+		LastFailure: st.LastFailure,
+		Progress:    st.Progress,
+		Checkpoint:  st.Checkpoint,
+		Result:      st.Result,
+	}
+	if !st.RetryAt.IsZero() {
+		at := st.RetryAt.UTC()
+		out.RetryAt = &at
 	}
 	if asJSON {
 		return writeJSON(w, out)
@@ -89,6 +98,9 @@ func writeStatus(w io.Writer, st tgclient.Status, asJSON bool) error {
 		{"tool", out.ToolName},
 		{"state", out.State},
 		{"attempt", strconv.Itoa(out.Attempt)},
+	}
+	if out.RetryAt != nil {
+		lines = append(lines, [2]string{"retry at", out.RetryAt.Format(time.RFC3339) + " after: " + out.LastFailure})
 	}
 	if out.Progress != nil {
 		lines = append(lines, [2]string{"progress", renderProgress(*out.Progress)})
