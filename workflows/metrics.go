@@ -61,7 +61,7 @@ func (w *Workflows) countOutcome(ctx workflow.Context, call toolcore.ToolCall, o
 	tool := w.metricTool(call)
 	h := workflow.GetMetricsHandler(ctx).WithTags(map[string]string{MetricLabelTool: tool})
 	h.WithTags(map[string]string{MetricLabelOutcome: outcome}).Counter(MetricToolCalls).Inc(1)
-	h.Timer(MetricToolCallDuration).Record(workflow.Now(ctx).Sub(workflow.GetInfo(ctx).WorkflowStartTime))
+	h.Timer(MetricToolCallDuration).Record(workflow.Now(ctx).Sub(callStart(ctx)))
 }
 
 // countRejection records a validator's rejection or failure.

@@ -35,7 +35,7 @@ func (w *Workflows) reconcileLost(ctx workflow.Context, call toolcore.ToolCall, 
 	}
 	lost := lastFailure(opts, execErr)
 	workflow.GetLogger(ctx).Warn("ExecuteTool ended without a verdict; reconciling", "toolCallId", call.ID(), "toolName", call.Name(), "error", execErr)
-	workflow.SetCurrentDetails(ctx, "reconciling "+call.Name()+": its only attempt ended without a verdict ("+lost+"); asking Reconcile whether its effect happened")
+	w.setDetails(ctx, "reconciling "+call.Name()+": its only attempt ended without a verdict ("+lost+"); asking Reconcile whether its effect happened")
 
 	rao := ao
 	rao.Summary = "reconcile " + call.Name()
@@ -71,7 +71,7 @@ func (w *Workflows) reconcileLost(ctx workflow.Context, call toolcore.ToolCall, 
 	}
 
 	// The tool declared a second run safe after a negative reconcile: one more attempt, final.
-	workflow.SetCurrentDetails(ctx, "running "+call.Name()+" again: Reconcile found no effect of the lost attempt ("+lost+")")
+	w.setDetails(ctx, "running "+call.Name()+" again: Reconcile found no effect of the lost attempt ("+lost+")")
 	var again activities.ExecuteToolOutput
 	err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), wire.ExecuteToolName, in).Get(ctx, &again)
 	switch {

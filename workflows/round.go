@@ -33,6 +33,12 @@ type RoundOptions struct {
 // Determinism: the children of one step are started in source order, in one workflow task;
 // outcomes are written by index, so completion order changes nothing the workflow returns.
 func ExecuteRound(ctx workflow.Context, calls []toolcore.ToolCall, opts RoundOptions) ([]toolcore.Outcome, error) {
+	return executeRound(ctx, calls, opts, ExecuteToolCall)
+}
+
+// executeRound runs a round with exec running each call (ExecuteToolCall or Inline's).
+func executeRound(ctx workflow.Context, calls []toolcore.ToolCall, opts RoundOptions,
+	exec func(workflow.Context, toolcore.ToolCall) (toolcore.Result, error)) ([]toolcore.Outcome, error) {
 	plan := toolcore.PlanRound(calls, opts.Tools, opts.Sequential)
 	outcomes := make([]toolcore.Outcome, len(calls))
 	for _, o := range plan.Invalid {
@@ -52,7 +58,7 @@ func ExecuteRound(ctx workflow.Context, calls []toolcore.ToolCall, opts RoundOpt
 		wg := workflow.NewWaitGroup(ctx)
 		for _, i := range step {
 			wg.Go(ctx, func(ctx workflow.Context) {
-				result, err := ExecuteToolCall(ctx, calls[i])
+				result, err := exec(ctx, calls[i])
 				outcomes[i] = outcomeOf(ctx, i, calls[i], result, err)
 			})
 		}

@@ -32,6 +32,9 @@ type Workflows struct {
 	// reviewer. Values above MaxValidateTimeout are lowered to it. Optional: default
 	// DefaultValidateTimeout.
 	ValidateTimeout time.Duration
+	// inline is set on the Workflows an Inline runs its calls with: no search attributes, no
+	// current details (the agent workflow's own), approval-gated calls as children.
+	inline bool
 	// Attempts is the set of ExecuteTool attempts running in this process (the activities'
 	// Attempts): a canceled call hurries its attempt's heartbeats, so the cancellation reaches
 	// the tool within a fraction of a second. Optional: default none (the attempt hears the
@@ -67,6 +70,13 @@ func (w *Workflows) ToolCallWorkflow(ctx workflow.Context, input Input) (toolcor
 	if ctx.Err() != nil {
 		return w.canceled(ctx, call)
 	}
+	return w.execute(ctx, call, workflow.GetInfo(ctx).WorkflowExecution.ID)
+}
+
+// execute runs the steps after the snapshot (look up, validate, approval, ExecuteTool, link) for
+// call with idempotency key key: in the call's own ToolCallWorkflow, or inline in an agent
+// workflow (see Inline).
+func (w *Workflows) execute(ctx workflow.Context, call toolcore.ToolCall, key string) (toolcore.Result, error) {
 	tool, found := w.Registry.Get(call.Name())
 	if !found {
 		return w.complete(ctx, call, toolcore.NotFoundResult(call))
@@ -81,22 +91,27 @@ func (w *Workflows) ToolCallWorkflow(ctx workflow.Context, input Input) (toolcor
 		return w.canceled(ctx, call)
 	}
 	if needsApproval(tool, accepted, guardBudget) {
+		if w.inline {
+			// The approval's update handlers live on the call's own workflow.
+			return ExecuteToolCall(ctx, call)
+		}
 		if approved, res, err := w.awaitApproval(ctx, call, tool); !approved {
 			return res, err
 		}
 	}
 
 	opts := tool.Options()
-	workflow.SetCurrentDetails(ctx, runningDetails(call, opts, tool.DefinitionHash()))
+	w.setDetails(ctx, runningDetails(call, opts, tool.DefinitionHash()))
 	in := activities.ExecuteToolInput{
 		ToolCallID:     call.ID(),
 		ToolName:       call.Name(),
 		Accepted:       accepted,
-		IdempotencyKey: workflow.GetInfo(ctx).WorkflowExecution.ID,
+		IdempotencyKey: key,
 		MaxAttempts:    int(retryPolicy(opts).MaximumAttempts),
 		DefinitionHash: tool.DefinitionHash(),
 	}
 	var out activities.ExecuteToolOutput
+	var err error
 	ao := w.activityOptions(call, opts)
 	if opts.Local {
 		// The fast path: the attempt runs in this workflow task; its result is recorded as a
@@ -149,7 +164,7 @@ func (w *Workflows) complete(ctx workflow.Context, call toolcore.ToolCall, resul
 	if code := result.ErrorCode(); code != 0 {
 		outcome = code.String()
 	}
-	workflow.SetCurrentDetails(ctx, "completed: "+outcome)
+	w.setDetails(ctx, "completed: "+outcome)
 	w.upsertOutcome(ctx, call, outcome)
 	return result, nil
 }
@@ -167,7 +182,7 @@ func (w *Workflows) canceled(ctx workflow.Context, call toolcore.ToolCall) (tool
 func (w *Workflows) activityFailed(ctx workflow.Context, call toolcore.ToolCall, opts toolcore.Options, err error) (toolcore.Result, error) {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) && appErr.Type() == ErrTypeNonRecoverable {
-		workflow.SetCurrentDetails(ctx, "failed: "+OutcomeFatal)
+		w.setDetails(ctx, "failed: "+OutcomeFatal)
 		w.upsertOutcome(ctx, call, OutcomeFatal)
 		return toolcore.Result{}, temporal.NewNonRetryableApplicationError(appErr.Message(), ErrTypeNonRecoverable, nil)
 	}

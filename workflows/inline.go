@@ -1,0 +1,139 @@
+package workflows
+
+import (
+	"errors"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
+)
+
+// Inline runs tool calls inside an agent workflow, without a workflow of their own: the steps of
+// ToolCallWorkflow (snapshot, look up, validate under the wall-clock guard, schedule the
+// heartbeat-linked ExecuteTool activity with the side-effect class's retry policy and an
+// idempotency key, reconcile a lost Unsafe attempt, map NonRecoverableToolError, link and bound
+// the result) run in the agent's workflow code, and the one billable action of a short call is
+// its ExecuteTool attempt. The result is byte-identical to ExecuteToolCall's
+// (TestDifferentialInlineAndChild).
+//
+// Validation runs in the agent's workflow code, so the agent's worker process needs the tool
+// definitions: give Inline the registry (a Snapshot) of the tools the toolgate worker runs, and
+// keep it the same on every replay, like the toolgate worker's. The simplest setup hosts the
+// agent workflow on the toolgate worker itself (worker.Worker.RegisterWorkflow) with that
+// worker's registry; the ExecuteTool activities run on TaskQueue:
+//
+//	agent := &Agent{Tools: &workflows.Inline{Registry: reg}} // Agent.Run calls agent.Tools.ExecuteToolCall
+//	w.RegisterWorkflow(agent.Run)
+//
+// What an inline call gives up, against ExecuteToolCall (docs/contract.md):
+//   - no workflow of its own: it is not listed or searchable by ToolName/ToolCallId/ToolOutcome,
+//     nor described, awaited or canceled by call ID; it shows in the UI as an activity of the
+//     agent workflow (summary: the tool name);
+//   - it is canceled with the agent workflow (or the context it runs in), not on its own;
+//   - no deduplication of a call ID across agent runs or callers: the idempotency key is
+//     "<agent workflow ID>/call/<call ID>", and a second ExecuteToolCall of the same call runs
+//     the tool again under the same key (Idempotent tools see the same key);
+//   - approval-gated calls (the tool's approval rule says so) are not inline: Inline runs them
+//     as a child ToolCallWorkflow with ExecuteToolCall (the ctx's CallOptions), because the
+//     reviewer's updates go to the call's own workflow.
+//
+// The zero value is not usable: Registry is required.
+type Inline struct {
+	// Registry is the tool set calls are looked up and validated in. Required.
+	Registry *toolcore.Registry
+	// TaskQueue is where ExecuteTool runs for tools without Options.TaskQueue. Optional: default
+	// DefaultTaskQueue, where toolgate workers poll.
+	TaskQueue string
+	// ValidateTimeout bounds a call's validator and approval rule together, as
+	// Workflows.ValidateTimeout does. Optional: default DefaultValidateTimeout.
+	ValidateTimeout time.Duration
+}
+
+// InlineKey is the idempotency key of call id run inline by the agent workflow agentWorkflowID:
+// unique among the agent's calls and stable across retries, worker restarts and replays.
+func InlineKey(agentWorkflowID, callID string) string {
+	return agentWorkflowID + "/call/" + callID
+}
+
+type callStartKey struct{}
+
+// callStart is when the call began: the workflow's start, or an inline call's own start.
+func callStart(ctx workflow.Context) time.Time {
+	if start, ok := ctx.Value(callStartKey{}).(time.Time); ok {
+		return start
+	}
+	return workflow.GetInfo(ctx).WorkflowStartTime
+}
+
+func (in *Inline) workflows() *Workflows {
+	queue := in.TaskQueue
+	if queue == "" {
+		queue = DefaultTaskQueue
+	}
+	return &Workflows{Registry: in.Registry, TaskQueue: queue, ValidateTimeout: in.ValidateTimeout, inline: true}
+}
+
+// ExecuteToolCall runs call in the agent workflow and returns what workflows.ExecuteToolCall
+// would: the linked result (error results included), a genuine *toolcore.NonRecoverableToolError,
+// a *toolcore.ContractError (INVALID_TOOL_CALL), or a *temporal.CanceledError when ctx is
+// canceled (the tool has stopped: the activity waits for its cancellation).
+func (in *Inline) ExecuteToolCall(ctx workflow.Context, call toolcore.ToolCall) (toolcore.Result, error) {
+	if call.IsZero() {
+		return toolcore.Result{}, &toolcore.ContractError{Code: toolcore.CodeInvalidToolCall, Message: "tool call is the zero value"}
+	}
+	canonical, err := call.MarshalJSON()
+	if err != nil {
+		return toolcore.Result{}, err
+	}
+	// The snapshot the child would take: the canonical bytes parsed again.
+	snapshot, err := decodeCall(converter.NewRawValue(&commonpb.Payload{
+		Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)},
+		Data:     canonical,
+	}))
+	if err != nil {
+		return toolcore.Result{}, inlineError(err)
+	}
+	w := in.workflows()
+	ctx = workflow.WithValue(ctx, callStartKey{}, workflow.Now(ctx))
+	if ctx.Err() != nil {
+		return w.canceled(ctx, snapshot)
+	}
+	res, err := w.execute(ctx, snapshot, InlineKey(workflow.GetInfo(ctx).WorkflowExecution.ID, snapshot.ID()))
+	return res, inlineError(err)
+}
+
+// ExecuteRound runs the calls of one model turn like workflows.ExecuteRound, each call inline.
+// opts.Tools defaults to the Inline's Registry.
+func (in *Inline) ExecuteRound(ctx workflow.Context, calls []toolcore.ToolCall, opts RoundOptions) ([]toolcore.Outcome, error) {
+	if opts.Tools == nil {
+		opts.Tools = in.Registry
+	}
+	return executeRound(ctx, calls, opts, in.ExecuteToolCall)
+}
+
+// inlineError maps the workflow-level errors of execute to what ExecuteToolCall returns for them.
+func inlineError(err error) error {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		switch appErr.Type() {
+		case wire.ErrTypeNonRecoverable:
+			return toolcore.NewNonRecoverableToolError(appErr.Message())
+		case wire.ErrTypeInvalidToolCall:
+			return &toolcore.ContractError{Code: toolcore.CodeInvalidToolCall, Message: appErr.Message()}
+		}
+	}
+	return err
+}
+
+// setDetails sets the workflow's current details, unless the call runs inline: the agent
+// workflow's details are its own.
+func (w *Workflows) setDetails(ctx workflow.Context, details string) {
+	if !w.inline {
+		workflow.SetCurrentDetails(ctx, details)
+	}
+}
