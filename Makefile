@@ -115,7 +115,7 @@ SOAK_REPORT  ?= soak-figures.jsonl
 FUZZTIME     ?= 1m
 FUZZ_TARGETS := toolcore:FuzzParseToolCall toolcore:FuzzArguments toolcore:FuzzSerialize \
 	toolcore:FuzzSerializeRawMessage toolcore:FuzzSerializeString toolcore:FuzzSerializeCapContent \
-	toolcore:FuzzDecodeString \
+	toolcore:FuzzDecodeString internal/safetext:FuzzEscape \
 	internal/faults:FuzzErrorMapping
 soak:
 	$(GO) test -count=1 -timeout 150m -v -run '^Test' ./internal/faults/ -soak -faults.report $(abspath $(SOAK_REPORT))
