@@ -7,6 +7,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolgate/toolgate/internal/safetext"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
@@ -46,7 +47,11 @@ func (w *Workflows) awaitApproval(ctx workflow.Context, call toolcore.ToolCall, 
 	w.upsertOutcome(ctx, call, wire.OutcomeAwaitingApproval)
 	w.countApproval(ctx, call, MetricApprovalsRequested)
 
-	decided, err := workflow.AwaitWithTimeout(ctx, timeout, func() bool { return a.state.Decision != nil })
+	// The timer's summary is what the UI's timeline shows of the wait (not compared on replay).
+	decided, err := workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{
+		Timeout:      timeout,
+		TimerOptions: workflow.TimerOptions{Summary: a.timerSummary()},
+	}, func() bool { return a.state.Decision != nil })
 	a.state.Waiting = false
 	w.countApproval(ctx, call, MetricApprovalsDecided)
 	switch {
@@ -142,9 +147,49 @@ func (a *approval) decide(ctx workflow.Context, decision string, d wire.Approval
 	return rec
 }
 
-// waitingDetails is the workflow's current details while it waits (shown in the UI).
+// maxDetailsArguments bounds the arguments shown in the current details (the query "approval"
+// has them whole).
+const maxDetailsArguments = 2000
+
+// waitingDetails is the workflow's current details while it waits (shown in the UI, as
+// Markdown): what to decide, then the arguments escaped (safetext) in a code block, so that
+// neither a control character nor Markdown in them reaches the reader. Not in history: changing
+// it changes no command.
 func (a *approval) waitingDetails(workflowID string) string {
-	return "awaiting approval of " + a.state.ToolName + " (call hash " + a.state.CallHash + ", expires " +
+	args := string(a.state.Arguments)
+	cut := ""
+	if len(args) > maxDetailsArguments {
+		args, cut = strings.ToValidUTF8(args[:maxDetailsArguments], ""), " (cut at 2000 bytes)"
+	}
+	args, n := safetext.Escape(args)
+	note := safetext.Note(n)
+	if note != "" {
+		note = " " + note
+	}
+	fence := strings.Repeat("`", max(3, longestRun(args, '`')+1))
+	tool, _ := safetext.Escape(a.state.ToolName)
+	return "awaiting approval of " + tool + " (call hash " + a.state.CallHash + ", expires " +
 		a.state.Deadline.UTC().Format("2006-01-02T15:04:05Z") + "): toolgate approve " + workflowID +
-		", or the update \"" + wire.UpdateApprove + "\"/\"" + wire.UpdateReject + "\""
+		", or the update \"" + wire.UpdateApprove + "\"/\"" + wire.UpdateReject + "\"\n\narguments" + cut + note + ":\n" +
+		fence + "\n" + args + "\n" + fence
+}
+
+// timerSummary labels the approval timer in the UI's timeline.
+func (a *approval) timerSummary() string {
+	tool, _ := safetext.Escape(a.state.ToolName)
+	return "approval of " + tool + " expires (call hash " + a.state.CallHash + ")"
+}
+
+// longestRun is the length of the longest run of c in s.
+func longestRun(s string, c byte) int {
+	best, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			run++
+			best = max(best, run)
+		} else {
+			run = 0
+		}
+	}
+	return best
 }

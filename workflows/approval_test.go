@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
@@ -228,4 +229,55 @@ func TestToolCallWorkflowBlockingApprovalRule(t *testing.T) {
 	require.NoError(t, got.err)
 	assert.Equal(t, toolcore.CodeToolApprovalExpired, got.result.ErrorCode())
 	assert.Zero(t, runs.Load(), "a call whose rule did not answer must not run without a decision")
+}
+
+// TestToolCallWorkflowApprovalDetailsEscaped: the current details the UI shows of a waiting call
+// carry its arguments with every control and bidi character escaped (safetext) in a code block,
+// and the hash a reviewer approves is that of the exact recorded arguments.
+func TestToolCallWorkflowApprovalDetailsEscaped(t *testing.T) {
+	tests := []struct {
+		name, args string
+		want       []string
+		notWant    []string
+	}{
+		{"C1 CSI", `{"s":"\u009b2J\u009b1;1H"}`, []string{`\u009b2J\u009b1;1H`, "(escaped 2 control characters)"}, []string{"\u009b"}},
+		{"bidi override", `{"path":"report\u202etxt.sh"}`, []string{`report\u202etxt.sh`}, []string{"\u202e"}},
+		{"NUL", `{"s":"a\u0000b"}`, []string{`a\u0000b`}, nil},
+		{"OSC 8 link and backticks", `{"s":"` + "```" + `\u001b]8;;http://evil\u001b\\x"}`, []string{"````\n"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var runs atomic.Int64
+			raw := call("c1", "guarded", tt.args)
+			var details string
+			var st wire.ApprovalState
+			got := runWorkflow(t, newRegistry(t, approvalTool(&runs)), raw, runOptions{
+				setup: func(env *testsuite.TestWorkflowEnvironment) {
+					env.RegisterDelayedCallback(func() {
+						v, err := env.QueryWorkflow("__temporal_workflow_metadata")
+						require.NoError(t, err)
+						var md sdkpb.WorkflowMetadata
+						require.NoError(t, v.Get(&md))
+						details = md.GetCurrentDetails()
+						v, err = env.QueryWorkflow(wire.QueryApproval)
+						require.NoError(t, err)
+						require.NoError(t, v.Get(&st))
+					}, time.Minute)
+				},
+			})
+			require.NoError(t, got.err)
+			for _, w := range tt.want {
+				assert.Contains(t, details, w)
+			}
+			for _, w := range tt.notWant {
+				assert.NotContains(t, details, w)
+			}
+			for _, r := range details {
+				assert.False(t, r < 0x20 && r != '\n' || r >= 0x7f && r <= 0x9f || r == 0x202e, "raw %U in %q", r, details)
+			}
+			assert.Contains(t, details, "awaiting approval of guarded")
+			assert.Equal(t, toolcore.CallHash(approvalTool(&runs), mustCall(t, raw)), st.CallHash, "the hash is of the recorded bytes")
+			assert.Zero(t, runs.Load())
+		})
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	tgclient "github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/safetext"
 	"github.com/toolgate/toolgate/wire"
 )
 
@@ -69,7 +70,15 @@ func runApprovals(ctx context.Context, a *app, o approvalsOptions) error {
 		return writeJSON(a.out, out)
 	}
 	for _, p := range out {
-		if _, err := fmt.Fprintf(a.out, "%s\t%s\t%s\t%s\n", p.WorkflowID, p.ToolName, p.ToolCallID, p.StartTime.Format(time.RFC3339)); err != nil {
+		// Each field escaped on its own: the tabs between them stay.
+		wid, n1 := safetext.Escape(p.WorkflowID)
+		tool, n2 := safetext.Escape(p.ToolName)
+		id, n3 := safetext.Escape(p.ToolCallID)
+		note := ""
+		if n := n1 + n2 + n3; n > 0 {
+			note = "\t" + safetext.Note(n)
+		}
+		if _, err := fmt.Fprintf(a.out, "%s\t%s\t%s\t%s%s\n", wid, tool, id, p.StartTime.Format(time.RFC3339), note); err != nil {
 			return err
 		}
 	}
@@ -174,7 +183,7 @@ func runDecide(ctx context.Context, a *app, o decideOptions, approve bool, args 
 	}
 	a.logger.Info("decision recorded", append(ids.fields(), zap.String("decision", rec.Decision),
 		zap.String("reviewer", rec.Reviewer), zap.String("callHash", rec.CallHash), zap.Time("decidedAt", rec.DecidedAt))...)
-	_, err = fmt.Fprintf(a.out, "%-9s %s by %s at %s\n", "decision", rec.Decision, rec.Reviewer, rec.DecidedAt.Format(time.RFC3339))
+	_, err = fmt.Fprintf(a.out, "%-9s %s by %s at %s\n", "decision", rec.Decision, safetext.String(rec.Reviewer), rec.DecidedAt.Format(time.RFC3339))
 	return err
 }
 
@@ -204,12 +213,7 @@ func writeApprovalState(w io.Writer, workflowID string, st wire.ApprovalState) e
 		{"expires", st.Deadline.UTC().Format(time.RFC3339)},
 		{"state", state},
 	}
-	for _, l := range lines {
-		if _, err := fmt.Fprintf(w, "%-9s %s\n", l[0], l[1]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeLines(w, lines)
 }
 
 // confirm asks prompt on out and reads one line from in: true for y or yes.

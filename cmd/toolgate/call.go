@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	tgclient "github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/safetext"
 	"github.com/toolgate/toolgate/toolcore"
 )
 
@@ -166,10 +167,11 @@ func runCall(ctx context.Context, a *app, o callOptions, args []string) error {
 // printResult writes the result message JSON on stdout and logs one line about it; an error
 // result ends the command with exit 1.
 func printResult(a *app, logger *zap.Logger, res toolcore.Result) error {
-	data, err := res.MarshalJSON() // the wire bytes exactly (json.Marshal would escape <, >, &)
+	data, err := res.MarshalJSON() // the wire bytes (json.Marshal would escape <, >, &)
 	if err != nil {
 		return fmt.Errorf("encode result: %w", err)
 	}
+	data, _ = safetext.JSON(data) // the same JSON value; hidden characters as \u escapes
 	if _, err := fmt.Fprintf(a.out, "%s\n", data); err != nil {
 		return fmt.Errorf("print result: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	tgclient "github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/safetext"
 	"github.com/toolgate/toolgate/toolcore"
 )
 
@@ -66,6 +67,7 @@ func runHistory(ctx context.Context, a *app, o historyOptions, args []string) er
 		return aboutCall(ids, err)
 	}
 	if o.output == "" {
+		data, _ = safetext.JSON(data) // failure messages carry model text: the same JSON, escaped
 		_, err = a.out.Write(data)
 	} else {
 		err = os.WriteFile(o.output, data, 0o644)

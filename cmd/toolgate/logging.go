@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/toolgate/toolgate/internal/safetext"
 )
 
 // logOptions are the global logging flags.
@@ -21,6 +24,36 @@ func addLogFlags(cmd *cobra.Command, o *logOptions) {
 	fs.StringVar(&o.level, "log-level", "info", "lowest level logged: debug, info, warn or error")
 	bindEnv(fs, "log-format", "TOOLGATE_LOG_FORMAT")
 	bindEnv(fs, "log-level", "TOOLGATE_LOG_LEVEL")
+}
+
+// escapingWriter escapes the control and invisible characters of each log line (safetext) before
+// it reaches the terminal: log lines carry a model's and a tool's text. Console lines keep the tabs
+// between their columns and their final newline; JSON lines stay the same JSON.
+type escapingWriter struct {
+	w    io.Writer
+	json bool
+}
+
+func (e escapingWriter) Write(p []byte) (int, error) {
+	var out []byte
+	if e.json {
+		out, _ = safetext.JSON(p)
+	} else {
+		line, nl := bytes.CutSuffix(p, []byte("\n"))
+		cols := bytes.Split(line, []byte("\t"))
+		for i, c := range cols {
+			s, _ := safetext.Escape(string(c))
+			cols[i] = []byte(s)
+		}
+		out = bytes.Join(cols, []byte("\t"))
+		if nl {
+			out = append(out, '\n')
+		}
+	}
+	if _, err := e.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // newLogger builds the zap logger every line of the CLI, the worker and the Temporal SDK goes
@@ -45,6 +78,6 @@ func newLogger(o logOptions, w io.Writer) (*zap.Logger, error) {
 	default:
 		return nil, fmt.Errorf("parse --log-format: %q is neither console nor json", o.format)
 	}
-	core := zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(w)), level)
+	core := zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(escapingWriter{w: w, json: o.format == "json"})), level)
 	return zap.New(core), nil
 }

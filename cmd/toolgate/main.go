@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
+
+	"github.com/toolgate/toolgate/internal/safetext"
 )
 
 // commands is the command table: one constructor per subcommand, each in its own file. Adding a
@@ -77,7 +79,7 @@ func run(ctx context.Context, args []string, s streams, lookupEnv func(string) (
 	}
 	if !a.started {
 		// Flags, arguments, environment or an unknown command: cobra has not run anything.
-		fmt.Fprintf(s.err, "Error: %v\n", err)
+		fmt.Fprintf(s.err, "Error: %s\n", safetext.String(err.Error()))
 		fmt.Fprintf(s.err, "Run '%s --help' for usage.\n", commandPathFor(root, args))
 		return ExitUsage
 	}

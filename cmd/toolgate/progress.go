@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/safetext"
 	"github.com/toolgate/toolgate/toolcore"
 )
 
@@ -78,6 +79,7 @@ func oneLine(s string, n int) string {
 	if r := []rune(s); len(r) > n {
 		s = string(r[:n-1]) + "…"
 	}
+	s, _ = safetext.Escape(s) // a tool's (or model's) text: no control sequence reaches the terminal
 	return s
 }
 

@@ -115,10 +115,5 @@ func writeStatus(w io.Writer, st tgclient.Status, asJSON bool) error {
 		}
 		lines = append(lines, [2]string{"result", string(data)})
 	}
-	for _, l := range lines {
-		if _, err := fmt.Fprintf(w, "%-9s %s\n", l[0], l[1]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeLines(w, lines)
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -63,6 +64,43 @@ func Escape(s string) (string, int) {
 		i += size
 	}
 	return b.String(), n
+}
+
+// JSON returns the JSON text data with every character Escape would escape, other than the
+// whitespace between tokens (tab, newline, carriage return), written as a JSON \u escape
+// (a surrogate pair beyond U+FFFF; U+FFFD for a byte that is not UTF-8, as encoders do), and how
+// many it escaped. Inside a JSON string those characters can only appear raw, so the result
+// decodes to the same value: --json output stays exact for a program and safe on a terminal.
+func JSON(data []byte) ([]byte, int) {
+	var out []byte
+	n, start := 0, 0
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == '\t' || r == '\n' || r == '\r' || !hidden(r, size) {
+			i += size
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, len(data)+16)
+		}
+		out = append(out, data[start:i]...)
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			out = append(out, `\ufffd`...)
+		case r > 0xFFFF:
+			hi, lo := utf16.EncodeRune(r)
+			out = fmt.Appendf(out, `\u%04x\u%04x`, hi, lo)
+		default:
+			out = fmt.Appendf(out, `\u%04x`, r)
+		}
+		n++
+		i += size
+		start = i
+	}
+	if out == nil {
+		return data, 0
+	}
+	return append(out, data[start:]...), n
 }
 
 // Note says how many characters Escape escaped, for a caller to print beside the text:

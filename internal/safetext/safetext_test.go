@@ -1,6 +1,7 @@
 package safetext_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -48,6 +49,33 @@ func TestEscape(t *testing.T) {
 				assert.Equal(t, tt.in, safetext.String(tt.in))
 			} else {
 				assert.Equal(t, tt.want+" "+safetext.Note(tt.n), safetext.String(tt.in))
+			}
+		})
+	}
+}
+
+func TestJSON(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+		n              int
+	}{
+		{"plain", `{"a":"b"}` + "\n", `{"a":"b"}` + "\n", 0},
+		{"whitespace between tokens", "{\n\t\"a\": 1\r\n}", "{\n\t\"a\": 1\r\n}", 0},
+		{"C1 CSI", `{"a":"` + "\u009b2J" + `"}`, `{"a":"\u009b2J"}`, 1},
+		{"bidi", `["report` + "\u202e" + `txt.sh"]`, `["report\u202etxt.sh"]`, 1},
+		{"tag beyond the BMP", `"` + "\U000E0041" + `"`, `"\udb40\udc41"`, 1},
+		{"bad UTF-8", "\"\xff\"", `"\ufffd"`, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, n := safetext.JSON([]byte(tt.in))
+			assert.Equal(t, tt.want, string(got))
+			assert.Equal(t, tt.n, n)
+			if utf8.ValidString(tt.in) {
+				var before, after any
+				require.NoError(t, json.Unmarshal([]byte(tt.in), &before))
+				require.NoError(t, json.Unmarshal(got, &after))
+				assert.Equal(t, before, after, "the same JSON value")
 			}
 		})
 	}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	tgclient "github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
+)
+
+// attacks are the strings of issue 25 a model can put in a call's arguments, with what a reader
+// sees of each in the CLI's output.
+var attacks = []struct {
+	name, raw, shown string
+}{
+	{"C1 CSI clear screen", "\u009b2J\u009b1;1H", `\u009b2J\u009b1;1H`},
+	{"bidi override", "report\u202etxt.sh", `report\u202etxt.sh`},
+	{"NUL", "a\x00b", `a\u0000b`},
+	{"ANSI OSC 8 link", "\x1b]8;;http://evil\x1b\\click", `\u001b]8;;http://evil\u001b\click`},
+}
+
+// assertNoRaw fails when out holds a C0 (but newline and tab), DEL, C1 or bidi control.
+func assertNoRaw(t *testing.T, out string) {
+	t.Helper()
+	for _, r := range out {
+		bad := (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+		assert.False(t, bad, "raw %U in %q", r, out)
+	}
+}
+
+// TestApprovalStateEscaped: what approve and reject show of a waiting call (tool, arguments,
+// reviewer) is escaped, says so, and the recorded arguments and hash are unchanged.
+func TestApprovalStateEscaped(t *testing.T) {
+	for _, tt := range attacks {
+		t.Run(tt.name, func(t *testing.T) {
+			args, err := json.Marshal(map[string]string{"path": tt.raw})
+			require.NoError(t, err)
+			st := wire.ApprovalState{
+				ToolCallID: "c1", ToolName: "write_file", Arguments: args, CallHash: "sha256:abc",
+				Deadline: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Waiting: true,
+				Decision: &wire.ApprovalRecord{Decision: wire.DecisionRejected, Reviewer: "eve" + tt.raw},
+			}
+			before := string(st.Arguments)
+			var out bytes.Buffer
+			require.NoError(t, writeApprovalState(&out, "toolcall-c1", st))
+			assertNoRaw(t, out.String())
+			assert.Contains(t, out.String(), tt.shown)
+			assert.Contains(t, out.String(), "\nnote      (escaped ")
+			assert.Contains(t, out.String(), "hash      sha256:abc\n")
+			assert.Equal(t, before, string(st.Arguments), "the recorded bytes stay")
+		})
+	}
+}
+
+// TestStatusEscaped: toolgate status, text and --json, shows a result's and a failure's model
+// text escaped; --json stays the same JSON value.
+func TestStatusEscaped(t *testing.T) {
+	for _, tt := range attacks {
+		t.Run(tt.name, func(t *testing.T) {
+			call, err := toolcore.NewToolCall("c1", "echo", []byte(`{}`))
+			require.NoError(t, err)
+			res := toolcore.SuccessResult(call, tt.raw)
+			st := tgclient.Status{WorkflowID: "toolcall-c1", ToolCallID: "c1", ToolName: "echo", LastFailure: tt.raw,
+				RetryAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Result: &res}
+			var text, js bytes.Buffer
+			require.NoError(t, writeStatus(&text, st, false))
+			require.NoError(t, writeStatus(&js, st, true))
+			assertNoRaw(t, text.String())
+			assertNoRaw(t, js.String())
+			assert.Contains(t, text.String(), "(escaped ")
+			var got statusJSON
+			require.NoError(t, json.Unmarshal(js.Bytes(), &got))
+			assert.Equal(t, tt.raw, got.LastFailure, "--json decodes to the exact text")
+			assert.Equal(t, tt.raw, got.Result.Content())
+		})
+	}
+}
+
+// TestLogLinesEscaped: console and JSON log lines carry a model's text escaped; console keeps
+// its tab-separated columns.
+func TestLogLinesEscaped(t *testing.T) {
+	for _, format := range []string{"console", "json"} {
+		for _, tt := range attacks {
+			t.Run(format+" "+tt.name, func(t *testing.T) {
+				var buf bytes.Buffer
+				logger, err := newLogger(logOptions{format: format, level: "info"}, &buf)
+				require.NoError(t, err)
+				logger.Info("call failed: " + tt.raw)
+				assertNoRaw(t, buf.String())
+				assert.True(t, strings.HasSuffix(buf.String(), "\n"))
+				if format == "console" {
+					assert.Contains(t, buf.String(), "\tINFO\tcall failed: "+tt.shown)
+				} else {
+					var line map[string]any
+					require.NoError(t, json.Unmarshal(buf.Bytes(), &line))
+					assert.Equal(t, "call failed: "+tt.raw, line["msg"])
+				}
+			})
+		}
+	}
+}
+
+// TestErrorLineEscaped: the CLI's error line shows a bad path (from a flag, an environment, a
+// model) escaped.
+func TestErrorLineEscaped(t *testing.T) {
+	for _, tt := range attacks[:2] {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runIn([]string{"status", "--call-id", "x", "--tls-ca-path", "/no/" + tt.raw}, nil, "")
+			assert.Equal(t, ExitUsage, code)
+			assertNoRaw(t, stderr)
+			assert.Contains(t, stderr, "/no/"+tt.shown)
+		})
+	}
+}
