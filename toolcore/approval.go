@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/safetext"
 )
 
 // NeedsApproval reports whether the call whose validated value is accepted must wait for a human
@@ -74,13 +76,38 @@ type ApprovalDecision struct {
 type Approver func(ctx context.Context, req ApprovalRequest) ApprovalDecision
 
 // ApprovalRejectedResult is the TOOL_APPROVAL_REJECTED result: "rejected by <reviewer>" and,
-// when given, ": <reason>".
+// when given, ": <reason>"; control and invisible characters in both escaped (safetext), the
+// message bounded like every error message.
 func ApprovalRejectedResult(call ToolCall, reviewer, reason string) Result {
-	msg := "rejected by " + strings.TrimSpace(reviewer)
+	who, _ := safetext.Escape(strings.TrimSpace(reviewer))
+	msg := "rejected by " + who
 	if r := strings.TrimSpace(reason); r != "" {
+		r, _ = safetext.Escape(r)
 		msg += ": " + r
 	}
 	return ErrorResult(call, CodeToolApprovalRejected, msg)
+}
+
+// ReviewerEditNote is the line a result of an edited approval starts with, so that the model
+// reads that a reviewer, not it, chose the arguments the tool ran with:
+//
+//	reviewer "<reviewer>" approved the call with changed arguments: <canonical arguments>
+func ReviewerEditNote(reviewer string, approved json.RawMessage) string {
+	return "reviewer " + string(appendQuoted(nil, strings.TrimSpace(reviewer))) + " approved the call with changed arguments: " + string(approved)
+}
+
+// ReviewerEditedResult is res of a call a reviewer approved with edited arguments, in the stable
+// shape the model reads: a success's content is ReviewerEditNote, a newline, then the tool's
+// content; an error result keeps its code and its message starts with ReviewerEditNote and "; ".
+func ReviewerEditedResult(call ToolCall, res Result, reviewer string, approved json.RawMessage) Result {
+	note := ReviewerEditNote(reviewer, approved)
+	if code := res.ErrorCode(); code != 0 {
+		return ErrorResult(call, code, note+"; "+res.ErrorMessage())
+	}
+	if res.IsError() {
+		return LinkContent(call, note+"\n"+res.Content(), true)
+	}
+	return SuccessResult(call, note+"\n"+res.Content())
 }
 
 // ApprovalExpiredResult is the TOOL_APPROVAL_EXPIRED result: no decision within timeout.

@@ -39,6 +39,10 @@ type ApprovalDecision struct {
 	Reviewer string `json:"reviewer"`
 	// Reason is shown to the model on rejection. Optional.
 	Reason string `json:"reason,omitempty"`
+	// Arguments, on approve only, are the arguments the reviewer approves instead of the call's
+	// (an edit): snapshotted and validated like the original, and the tool runs with them; the
+	// approval rule is not asked again. Optional: absent, the call runs as it is.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
 // Bounds of an ApprovalDecision (bytes); the validator refuses longer values.
@@ -55,6 +59,11 @@ type ApprovalRecord struct {
 	Reason    string    `json:"reason,omitempty"`
 	CallHash  string    `json:"callHash"`
 	DecidedAt time.Time `json:"decidedAt"`
+	// Arguments and ApprovedCallHash are set when the reviewer approved edited arguments: the
+	// canonical arguments the tool runs with and their call hash. CallHash stays the hash of the
+	// call as the model made it (whose arguments are the workflow's input).
+	Arguments        json.RawMessage `json:"arguments,omitempty"`
+	ApprovedCallHash string          `json:"approvedCallHash,omitempty"`
 }
 
 // ApprovalState is the result of QueryApproval: the call a reviewer decides and whether it is

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,6 +17,18 @@ import (
 // only the update handlers and awaitApproval write it.
 type approval struct {
 	state wire.ApprovalState
+	tool  toolcore.Tool
+	// budget bounds the validator of an edit (as the original's).
+	budget func() budget
+	// edited is the call as the reviewer who approved it edited it, if they did.
+	edited *edit
+}
+
+// edit is a reviewer's edited call: snapshotted and validated like the model's.
+type edit struct {
+	call     toolcore.ToolCall
+	accepted json.RawMessage
+	reviewer string
 }
 
 // awaitApproval holds a call whose tool needs approval until a reviewer decides, the approval
@@ -25,9 +38,13 @@ type approval struct {
 // The wait is durable: the state lives in history (the timer, the accepted update with its
 // decision), so worker and server restarts change nothing. Histories recorded before approvals
 // existed take the DefaultVersion branch and run the tool as they did.
-func (w *Workflows) awaitApproval(ctx workflow.Context, call toolcore.ToolCall, tool toolcore.Tool) (approved bool, res toolcore.Result, err error) {
+//
+// A reviewer may approve edited arguments (ApprovalDecision.Arguments): the validator refuses an
+// edit that does not snapshot or validate; an accepted one is returned as edited, and the tool
+// runs with it.
+func (w *Workflows) awaitApproval(ctx workflow.Context, call toolcore.ToolCall, tool toolcore.Tool) (approved bool, edited *edit, res toolcore.Result, err error) {
 	if workflow.GetVersion(ctx, wire.ChangeApproval, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return true, toolcore.Result{}, nil
+		return true, nil, toolcore.Result{}, nil
 	}
 	timeout := tool.Options().ApprovalTimeout
 	a := &approval{state: wire.ApprovalState{
@@ -38,10 +55,10 @@ func (w *Workflows) awaitApproval(ctx workflow.Context, call toolcore.ToolCall, 
 		DefinitionHash: tool.DefinitionHash(),
 		Deadline:       workflow.Now(ctx).Add(timeout),
 		Waiting:        true,
-	}}
+	}, tool: tool, budget: func() budget { return newBudget(w.validateTimeout()) }}
 	if err := a.register(ctx); err != nil {
 		// Only a programming error (a duplicate name, a bad handler) fails here.
-		return false, toolcore.Result{}, err
+		return false, nil, toolcore.Result{}, err
 	}
 	workflow.SetCurrentDetails(ctx, a.waitingDetails(workflow.GetInfo(ctx).WorkflowExecution.ID))
 	w.upsertOutcome(ctx, call, wire.OutcomeAwaitingApproval)
@@ -57,17 +74,21 @@ func (w *Workflows) awaitApproval(ctx workflow.Context, call toolcore.ToolCall, 
 	switch {
 	case err != nil || ctx.Err() != nil:
 		res, err := w.canceled(ctx, call)
-		return false, res, err
+		return false, nil, res, err
 	case !decided:
 		res, err := w.complete(ctx, call, toolcore.ApprovalExpiredResult(call, timeout))
-		return false, res, err
+		return false, nil, res, err
 	case a.state.Decision.Decision != wire.DecisionApproved:
 		d := a.state.Decision
 		res, err := w.complete(ctx, call, toolcore.ApprovalRejectedResult(call, d.Reviewer, d.Reason))
-		return false, res, err
+		return false, nil, res, err
 	}
 	w.clearOutcome(ctx)
-	return true, toolcore.Result{}, nil
+	if a.edited != nil {
+		w.countApproval(ctx, call, MetricApprovalsEdited)
+		return true, a.edited, toolcore.Result{}, nil
+	}
+	return true, nil, toolcore.Result{}, nil
 }
 
 // clearOutcome unsets ToolOutcome once an approved call goes on to run: it no longer waits, and
@@ -95,12 +116,13 @@ func (a *approval) register(ctx workflow.Context) error {
 		name, decision := u.name, u.decision
 		err := workflow.SetUpdateHandlerWithOptions(ctx, name,
 			func(ctx workflow.Context, d wire.ApprovalDecision) (wire.ApprovalRecord, error) {
-				return a.decide(ctx, decision, d), nil
+				return a.decide(ctx, decision, d)
 			},
 			workflow.UpdateHandlerOptions{
-				Validator: func(_ workflow.Context, d wire.ApprovalDecision) error { return a.check(d) },
+				Validator: func(_ workflow.Context, d wire.ApprovalDecision) error { return a.check(decision, d) },
 				Description: "decide the waiting call: " + decision + "; the argument " +
-					`{"callHash":"sha256:...","reviewer":"...","reason":"..."} must name the call's hash (query "approval")`,
+					`{"callHash":"sha256:...","reviewer":"...","reason":"..."} must name the call's hash (query "approval")` +
+					map[bool]string{true: `; "arguments":{...} approves edited arguments`}[decision == wire.DecisionApproved],
 			})
 		if err != nil {
 			return err
@@ -117,7 +139,7 @@ var (
 
 // check is the update validator: it refuses a decision for another call (hash), without a
 // reviewer, or once the call no longer waits. It only reads the state.
-func (a *approval) check(d wire.ApprovalDecision) error {
+func (a *approval) check(decision string, d wire.ApprovalDecision) error {
 	switch {
 	case !a.state.Waiting || a.state.Decision != nil:
 		return errNotWaiting
@@ -131,11 +153,52 @@ func (a *approval) check(d wire.ApprovalDecision) error {
 	case len(d.Reason) > wire.MaxReasonBytes:
 		return fmt.Errorf(`"reason" has %d bytes, limit %d`, len(d.Reason), wire.MaxReasonBytes)
 	}
+	if len(d.Arguments) > 0 {
+		if _, err := a.editOf(decision, d); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// decide records an accepted decision; the update's result (in history) is the record.
-func (a *approval) decide(ctx workflow.Context, decision string, d wire.ApprovalDecision) wire.ApprovalRecord {
+// Refusals of an edit.
+var errEditOnReject = errors.New(`"arguments" edits a call to approve; a rejection carries none`)
+
+// editOf snapshots and validates the edited arguments of d like the model's (toolcore.NewToolCall,
+// then the tool's validator under the wall-clock guard). Pure: the validator and the handler
+// both run it. nil when d carries no edit or the same canonical arguments.
+func (a *approval) editOf(decision string, d wire.ApprovalDecision) (*edit, error) {
+	if len(d.Arguments) == 0 {
+		return nil, nil
+	}
+	if decision != wire.DecisionApproved {
+		return nil, errEditOnReject
+	}
+	call, err := toolcore.NewToolCall(a.state.ToolCallID, a.state.ToolName, d.Arguments)
+	if err != nil {
+		return nil, fmt.Errorf("edited arguments: %w", err)
+	}
+	if string(call.Arguments().Raw()) == string(a.state.Arguments) {
+		return nil, nil
+	}
+	accepted, rejected, ok := validate(a.tool, call, a.budget())
+	if !ok {
+		return nil, fmt.Errorf("edited arguments refused by the tool's validator: %s", rejected.ErrorMessage())
+	}
+	return &edit{call: call, accepted: accepted}, nil
+}
+
+// decide records an accepted decision; the update's result (in history) is the record. An edit
+// is snapshotted and validated again here (the validator does not run on replay): an edit that
+// no longer validates fails the update and the call keeps waiting.
+func (a *approval) decide(ctx workflow.Context, decision string, d wire.ApprovalDecision) (wire.ApprovalRecord, error) {
+	if a.state.Decision != nil {
+		return *a.state.Decision, errNotWaiting
+	}
+	ed, err := a.editOf(decision, d)
+	if err != nil {
+		return wire.ApprovalRecord{}, err
+	}
 	rec := wire.ApprovalRecord{
 		Decision:  decision,
 		Reviewer:  strings.TrimSpace(d.Reviewer),
@@ -143,8 +206,14 @@ func (a *approval) decide(ctx workflow.Context, decision string, d wire.Approval
 		CallHash:  d.CallHash,
 		DecidedAt: workflow.Now(ctx).UTC(),
 	}
+	if ed != nil {
+		rec.Arguments = ed.call.Arguments().Raw()
+		rec.ApprovedCallHash = toolcore.CallHash(a.tool, ed.call)
+		ed.reviewer = rec.Reviewer
+		a.edited = ed
+	}
 	a.state.Decision = &rec
-	return rec
+	return rec, nil
 }
 
 // maxDetailsArguments bounds the arguments shown in the current details (the query "approval"

@@ -281,3 +281,107 @@ func TestToolCallWorkflowApprovalDetailsEscaped(t *testing.T) {
 		})
 	}
 }
+
+// refundArgs is the argument of the refund tool of the edit tests.
+type refundArgs struct {
+	Amount int64 `json:"amount"`
+}
+
+// refundTool is an Unsafe tool that requires approval, refuses amounts over 200 and records the
+// amounts it ran with.
+func refundTool(ran *[]int64) toolcore.Tool {
+	return toolcore.MustDefine(toolcore.Definition[refundArgs]{
+		Name:        "refund",
+		Description: "refunds an amount",
+		Validate: func(a toolcore.Arguments) toolcore.Decision[refundArgs] {
+			n, err := a.Int64("amount")
+			if err != nil {
+				return toolcore.Reject[refundArgs](err.Error())
+			}
+			if n <= 0 || n > 200 {
+				return toolcore.Reject[refundArgs]("amount must be 1..200")
+			}
+			return toolcore.Accept(refundArgs{Amount: n})
+		},
+		Execute: func(_ context.Context, a refundArgs) (any, error) {
+			*ran = append(*ran, a.Amount)
+			return map[string]any{"refunded": a.Amount}, nil
+		},
+		Options: toolcore.Options{SideEffect: toolcore.Unsafe, RequireApproval: true, ApprovalTimeout: time.Hour},
+	})
+}
+
+// TestToolCallWorkflowApprovalWithEdits: a reviewer approves edited arguments; the tool runs once
+// with them, the result starts with ReviewerEditNote, the record carries both hashes. An edit
+// that does not validate, or that comes with a rejection, is refused by the update validator
+// with the validator's reason, and the call goes on waiting.
+func TestToolCallWorkflowApprovalWithEdits(t *testing.T) {
+	tests := []struct {
+		name        string
+		decisions   []decision
+		wantRan     []int64
+		wantContent string
+		wantRefused []string // per decision: "" accepted, else a substring of the refusal
+	}{
+		{
+			name:        "edited approval runs the edit once",
+			decisions:   []decision{{update: wire.UpdateApprove, give: wire.ApprovalDecision{Reviewer: "alice", Arguments: []byte(`{ "amount": 100 }`)}}},
+			wantRan:     []int64{100},
+			wantContent: `reviewer "alice" approved the call with changed arguments: {"amount":100}` + "\n" + `{"refunded":100}`,
+			wantRefused: []string{""},
+		},
+		{
+			name: "an invalid edit is refused with the validator's reason, then a valid one applies",
+			decisions: []decision{
+				{update: wire.UpdateApprove, give: wire.ApprovalDecision{Reviewer: "alice", Arguments: []byte(`{"amount":500}`)}},
+				{update: wire.UpdateApprove, give: wire.ApprovalDecision{Reviewer: "alice", Arguments: []byte(`[1]`)}},
+				{update: wire.UpdateReject, give: wire.ApprovalDecision{Reviewer: "alice", Arguments: []byte(`{"amount":1}`)}},
+				{update: wire.UpdateApprove, give: wire.ApprovalDecision{Reviewer: "alice", Arguments: []byte(`{"amount":120}`)}},
+			},
+			wantRan:     []int64{120},
+			wantContent: `reviewer "alice" approved the call with changed arguments: {"amount":120}` + "\n" + `{"refunded":120}`,
+			wantRefused: []string{"amount must be 1..200", "edited arguments", "a rejection carries none", ""},
+		},
+		{
+			name:        "the same arguments are no edit",
+			decisions:   []decision{{update: wire.UpdateApprove, give: wire.ApprovalDecision{Reviewer: "alice", Arguments: []byte(`{"amount":150}`)}}},
+			wantRan:     []int64{150},
+			wantContent: `{"refunded":150}`,
+			wantRefused: []string{""},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ran []int64
+			raw := call("c1", "refund", `{"amount":150}`)
+			results := make([]updateResult, len(tt.decisions))
+			got := runWorkflow(t, newRegistry(t, refundTool(&ran)), raw, runOptions{
+				setup: func(env *testsuite.TestWorkflowEnvironment) { sendDecisions(t, env, tt.decisions, &results) },
+			})
+			require.NoError(t, got.err)
+			assert.Equal(t, tt.wantRan, ran, "the tool ran once, with the approved arguments")
+			assert.False(t, got.result.IsError(), "%s", got.result.Content())
+			assert.Equal(t, tt.wantContent, got.result.Content())
+			for i, res := range results {
+				if tt.wantRefused[i] != "" {
+					require.Error(t, res.rejected, "decision %d", i)
+					assert.Contains(t, res.rejected.Error(), tt.wantRefused[i])
+					continue
+				}
+				require.NoError(t, res.rejected, "decision %d", i)
+				require.NoError(t, res.err)
+				original := toolcore.CallHash(refundTool(&ran), mustCall(t, raw))
+				assert.Equal(t, original, res.record.CallHash, "the model's call hash")
+				if tt.wantContent != `{"refunded":150}` {
+					edited, err := toolcore.NewToolCall("c1", "refund", res.record.Arguments)
+					require.NoError(t, err)
+					assert.Equal(t, toolcore.CallHash(refundTool(&ran), edited), res.record.ApprovedCallHash)
+					assert.NotEqual(t, original, res.record.ApprovedCallHash)
+				} else {
+					assert.Empty(t, res.record.Arguments)
+					assert.Empty(t, res.record.ApprovedCallHash)
+				}
+			}
+		})
+	}
+}

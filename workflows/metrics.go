@@ -34,6 +34,8 @@ const (
 	// workers). Label: tool.
 	MetricApprovalsRequested = "toolgate_approvals_requested_total"
 	MetricApprovalsDecided   = "toolgate_approvals_decided_total"
+	// MetricApprovalsEdited counts approved calls a reviewer edited (ApprovalDecision.Arguments).
+	MetricApprovalsEdited = "toolgate_approvals_edited_total"
 
 	// MetricLabelTool, MetricLabelOutcome and MetricLabelCode are the label names.
 	MetricLabelTool    = "tool"

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -95,10 +96,24 @@ func (w *Workflows) execute(ctx workflow.Context, call toolcore.ToolCall, key st
 			// The approval's update handlers live on the call's own workflow.
 			return ExecuteToolCall(ctx, call)
 		}
-		if approved, res, err := w.awaitApproval(ctx, call, tool); !approved {
+		approved, ed, res, err := w.awaitApproval(ctx, call, tool)
+		if !approved {
 			return res, err
 		}
+		if ed != nil {
+			// The tool runs once, with the reviewer's arguments; the result says so.
+			res, err := w.run(ctx, ed.call, tool, ed.accepted, key)
+			if err != nil || res.IsZero() {
+				return res, err
+			}
+			return toolcore.ReviewerEditedResult(call, res, ed.reviewer, ed.call.Arguments().Raw()), nil
+		}
 	}
+	return w.run(ctx, call, tool, accepted, key)
+}
+
+// run runs the validated call's tool (ExecuteTool) and ends the call with its result.
+func (w *Workflows) run(ctx workflow.Context, call toolcore.ToolCall, tool toolcore.Tool, accepted json.RawMessage, key string) (toolcore.Result, error) {
 
 	opts := tool.Options()
 	w.setDetails(ctx, runningDetails(call, opts, tool.DefinitionHash()))
@@ -112,7 +127,7 @@ func (w *Workflows) execute(ctx workflow.Context, call toolcore.ToolCall, key st
 	}
 	var out activities.ExecuteToolOutput
 	var err error
-	ao := w.activityOptions(call, opts)
+	ao := w.activityOptions(call, opts, workflow.GetInfo(ctx).Priority)
 	if opts.Local {
 		// The fast path: the attempt runs in this workflow task; its result is recorded as a
 		// marker when the task completes. A canceled ctx cancels it at once.

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -90,6 +91,7 @@ type decideOptions struct {
 	target   targetOptions
 	reviewer string
 	reason   string
+	args     string
 	yes      bool
 }
 
@@ -133,6 +135,8 @@ Exit codes: 0 decided, 2 no such call / not waiting / decision refused / not con
 	fs.BoolVar(&o.yes, "yes", false, "decide without asking for confirmation (for scripts)")
 	if !approve {
 		fs.StringVar(&o.reason, "reason", "", "why, shown to the model in the error result")
+	} else {
+		fs.StringVar(&o.args, "args", "", "approve these arguments (a JSON object) instead of the call's: validated like the original; the tool runs with them and the result tells the model a reviewer changed them")
 	}
 	return cmd
 }
@@ -168,6 +172,12 @@ func runDecide(ctx context.Context, a *app, o decideOptions, approve bool, args 
 		return aboutCall(ids, decideError(fmt.Errorf("%s: %w", wid, tgclient.ErrNotAwaitingApproval)))
 	}
 	verb := map[bool]string{true: "approve", false: "reject"}[approve]
+	if o.args != "" {
+		if !json.Valid([]byte(o.args)) {
+			return aboutCall(ids, badInput(errors.New("--args is not JSON")))
+		}
+		verb = "approve with arguments " + safetext.String(o.args) + ","
+	}
 	if !o.yes {
 		ok, err := confirm(a.in, a.err, fmt.Sprintf("%s this call as %s? [y/N] ", verb, reviewer))
 		if err != nil {
@@ -177,13 +187,20 @@ func runDecide(ctx context.Context, a *app, o decideOptions, approve bool, args 
 			return aboutCall(ids, badInput(errors.New("not confirmed; nothing was decided")))
 		}
 	}
-	rec, err := cl.DecideByWorkflowID(ctx, wid, approve, wire.ApprovalDecision{CallHash: st.CallHash, Reviewer: reviewer, Reason: o.reason})
+	d := wire.ApprovalDecision{CallHash: st.CallHash, Reviewer: reviewer, Reason: o.reason}
+	if o.args != "" {
+		d.Arguments = json.RawMessage(o.args)
+	}
+	rec, err := cl.DecideByWorkflowID(ctx, wid, approve, d)
 	if err != nil {
 		return aboutCall(ids, decideError(err))
 	}
 	a.logger.Info("decision recorded", append(ids.fields(), zap.String("decision", rec.Decision),
 		zap.String("reviewer", rec.Reviewer), zap.String("callHash", rec.CallHash), zap.Time("decidedAt", rec.DecidedAt))...)
 	_, err = fmt.Fprintf(a.out, "%-9s %s by %s at %s\n", "decision", rec.Decision, safetext.String(rec.Reviewer), rec.DecidedAt.Format(time.RFC3339))
+	if err == nil && rec.ApprovedCallHash != "" {
+		_, err = fmt.Fprintf(a.out, "%-9s %s\n%-9s %s\n", "approved", safetext.String(string(rec.Arguments)), "as hash", rec.ApprovedCallHash)
+	}
 	return err
 }
 
