@@ -2,19 +2,39 @@ package mcp
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/toolgate/toolgate/internal/loopback"
 )
 
-// HTTPOptions configure HTTPHandler. They work at their zero value.
+// Defaults of HTTPOptions.
+const (
+	// DefaultMaxBodyBytes bounds a request body: four times toolcore.MaxCallBytes, room for the
+	// JSON-RPC envelope of the largest call.
+	DefaultMaxBodyBytes = 1 << 20
+	// DefaultSessionTimeout closes a session that received no request for this long.
+	DefaultSessionTimeout = 10 * time.Minute
+	// DefaultMaxSessions bounds the live sessions; an initialize beyond it gets 503.
+	DefaultMaxSessions = 1024
+)
+
+// ProtectedResourcePath is where ProtectedResourceHandler is served (RFC 9728), at the root and
+// followed by the MCP endpoint's path.
+const ProtectedResourcePath = "/.well-known/oauth-protected-resource"
+
+// HTTPOptions configure HTTPHandler. They work at their zero value: loopback only, no
+// authentication.
 type HTTPOptions struct {
 	// AllowedHosts are the Host header names (without port) accepted besides the loopback names
 	// (localhost, 127.0.0.1, ::1). Optional: default none, only loopback names.
@@ -23,29 +43,59 @@ type HTTPOptions struct {
 	// origins. A request without an Origin header (a non-browser client) is accepted. Optional:
 	// default none, only loopback origins.
 	AllowedOrigins []string
+	// Verifier, when set, authenticates every request by its bearer token (JWTVerifier,
+	// StaticTokenVerifier); one without a valid token gets 401. The token's principal
+	// (PrincipalOf) owns the calls and tasks it creates. Optional: default none, every request is
+	// the server's own principal.
+	Verifier auth.TokenVerifier
+	// Resource is this server's resource identifier (its canonical URL, e.g.
+	// "https://mcp.example.com/mcp"), for the protected-resource metadata: a 401 names
+	// ResourceMetadataURL(Resource) in its WWW-Authenticate header. Optional.
+	Resource string
+	// Scopes a token must all carry. Optional: default none.
+	Scopes []string
+	// MaxBodyBytes bounds a request body, read once; a larger one gets 413. Optional: default
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// SessionTimeout closes a session idle for this long. Optional: default
+	// DefaultSessionTimeout.
+	SessionTimeout time.Duration
+	// MaxSessions bounds the live sessions: an initialize beyond it gets 503 with Retry-After.
+	// Optional: default DefaultMaxSessions.
+	MaxSessions int
 }
-
-// maxBodyBytes bounds a request body HTTPHandler reads.
-const maxBodyBytes = 16 << 20
 
 // HTTPHandler serves s over the streamable HTTP transport. It answers 403 Forbidden to a request
 // whose Host is not a loopback name or one of opts.AllowedHosts (DNS rebinding), and to one whose
 // Origin header is present but neither a loopback origin nor one of opts.AllowedOrigins, as the
-// MCP transport spec requires. Like Transport, it moves the "task" member of a tools/call
-// request into _meta for the server's task support.
+// MCP transport spec requires; 401 to one without a valid bearer token when opts.Verifier is
+// set; 413 to a body over opts.MaxBodyBytes (refused by Content-Length or when the read passes
+// the limit, never buffered further); 503 to an initialize when opts.MaxSessions are live. Like
+// Transport, it moves the "task" member of a tools/call request into _meta for the server's task
+// support.
 func HTTPHandler(s *sdk.Server, opts HTTPOptions) http.Handler {
-	inner := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !hostAllowed(r.Host, opts.AllowedHosts) {
-			http.Error(w, "Forbidden: Host not allowed", http.StatusForbidden)
-			return
-		}
-		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, opts.AllowedOrigins) {
-			http.Error(w, "Forbidden: Origin not allowed", http.StatusForbidden)
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.SessionTimeout <= 0 {
+		opts.SessionTimeout = DefaultSessionTimeout
+	}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = DefaultMaxSessions
+	}
+	inner := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{
+		SessionTimeout: opts.SessionTimeout,
+		// The body is already bounded and read; the SDK reads our in-memory copy.
+		MaxRequestBodyBytes: opts.MaxBodyBytes + 1,
+	})
+	var handler http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && liveSessions(s, opts.MaxSessions) >= opts.MaxSessions {
+			w.Header().Set("Retry-After", "10")
+			http.Error(w, "Service Unavailable: too many live sessions", http.StatusServiceUnavailable)
 			return
 		}
 		if r.Method == http.MethodPost && r.Body != nil {
-			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+			body, err := readBody(w, r, opts.MaxBodyBytes)
 			if err != nil {
 				http.Error(w, "Request body too large or unreadable", http.StatusRequestEntityTooLarge)
 				return
@@ -55,6 +105,114 @@ func HTTPHandler(s *sdk.Server, opts HTTPOptions) http.Handler {
 		}
 		inner.ServeHTTP(w, r)
 	})
+	if opts.Verifier != nil {
+		var metadataURL string
+		if opts.Resource != "" {
+			metadataURL = ResourceMetadataURL(opts.Resource)
+		}
+		handler = bearerChallenge(auth.RequireBearerToken(opts.Verifier, &auth.RequireBearerTokenOptions{
+			ResourceMetadataURL: metadataURL,
+			Scopes:              opts.Scopes,
+			ClockSkew:           DefaultJWTLeeway,
+		})(handler))
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hostAllowed(r.Host, opts.AllowedHosts) {
+			http.Error(w, "Forbidden: Host not allowed", http.StatusForbidden)
+			return
+		}
+		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, opts.AllowedOrigins) {
+			http.Error(w, "Forbidden: Origin not allowed", http.StatusForbidden)
+			return
+		}
+		handler.ServeHTTP(w, r)
+	})
+}
+
+// readBody reads r's body up to limit bytes: a declared or actual length beyond it is an error
+// before more than limit+1 bytes are read.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, &http.MaxBytesError{Limit: limit}
+	}
+	size := r.ContentLength
+	if size < 0 || size > limit {
+		size = 512
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+1))
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	return buf.Bytes(), err
+}
+
+// liveSessions counts s's sessions, stopping at limit.
+func liveSessions(s *sdk.Server, limit int) int {
+	n := 0
+	for range s.Sessions() {
+		if n++; n >= limit {
+			break
+		}
+	}
+	return n
+}
+
+// bearerChallenge adds "WWW-Authenticate: Bearer" to a 401 that has none (the SDK's middleware
+// adds one only with a metadata URL or scopes), as RFC 6750 asks.
+func bearerChallenge(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(&challengeWriter{ResponseWriter: w}, r)
+	})
+}
+
+type challengeWriter struct{ http.ResponseWriter }
+
+func (c *challengeWriter) WriteHeader(code int) {
+	if code == http.StatusUnauthorized && c.Header().Get("WWW-Authenticate") == "" {
+		c.Header().Set("WWW-Authenticate", `Bearer realm="toolgate"`)
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *challengeWriter) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (c *challengeWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// ResourceMetadataURL is the protected-resource metadata URL of resource (RFC 9728 section 3.1):
+// ProtectedResourcePath inserted between its host and its path.
+func ResourceMetadataURL(resource string) string {
+	u, err := url.Parse(resource)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	path := strings.TrimSuffix(u.Path, "/")
+	return u.Scheme + "://" + u.Host + ProtectedResourcePath + path
+}
+
+// ProtectedResourceHandler serves the protected-resource metadata (RFC 9728) of opts.Resource:
+// the resource, authorizationServers (the issuers whose tokens it accepts), the header bearer
+// method and opts.Scopes. Mount it at ProtectedResourcePath and ProtectedResourcePath followed by
+// the MCP endpoint's path. It checks Host like HTTPHandler.
+func ProtectedResourceHandler(opts HTTPOptions, authorizationServers []string) (http.Handler, error) {
+	if opts.Resource == "" {
+		return nil, errors.New("protected-resource metadata: a resource URL is required")
+	}
+	inner := auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource:               opts.Resource,
+		AuthorizationServers:   authorizationServers,
+		BearerMethodsSupported: []string{"header"},
+		ScopesSupported:        opts.Scopes,
+		ResourceName:           "toolgate",
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hostAllowed(r.Host, opts.AllowedHosts) {
+			http.Error(w, "Forbidden: Host not allowed", http.StatusForbidden)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	}), nil
 }
 
 // hostAllowed reports whether a Host header names a loopback host or one of allowed.

@@ -54,7 +54,8 @@ func stdioEnv(t *testing.T, f *fixture) []string {
 // mcpProcess is a running `toolgate mcp --listen` process.
 type mcpProcess struct {
 	cmd *exec.Cmd
-	url string // the streamable HTTP endpoint
+	url string        // the streamable HTTP endpoint
+	log func() string // its stderr so far
 }
 
 // env is the TypeScript client's environment to reach p.
@@ -65,10 +66,10 @@ func (p *mcpProcess) env() []string {
 // listenLine is the log line naming the endpoint.
 var listenLine = regexp.MustCompile(`MCP streamable HTTP on (http://\S+/mcp)`)
 
-// startMCPProcess starts `toolgate mcp --listen 127.0.0.1:0` for f's worker and waits until it
-// logs its endpoint. The process is killed when the test ends.
-func startMCPProcess(t *testing.T, f *fixture) *mcpProcess {
-	args := mcpCommand(t, f, "--listen", "127.0.0.1:0")
+// startMCPProcess starts `toolgate mcp --listen 127.0.0.1:0` (plus extra flags) for f's worker
+// and waits until it logs its endpoint. The process is killed when the test ends.
+func startMCPProcess(t *testing.T, f *fixture, extra ...string) *mcpProcess {
+	args := mcpCommand(t, f, append([]string{"--listen", "127.0.0.1:0"}, extra...)...)
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = childEnv()
 	stderr, err := cmd.StderrPipe()
@@ -98,7 +99,11 @@ func startMCPProcess(t *testing.T, f *fixture) *mcpProcess {
 	}()
 	select {
 	case url := <-found:
-		return &mcpProcess{cmd: cmd, url: url}
+		return &mcpProcess{cmd: cmd, url: url, log: func() string {
+			mu.Lock()
+			defer mu.Unlock()
+			return logged.String()
+		}}
 	case <-exited:
 		mu.Lock()
 		defer mu.Unlock()

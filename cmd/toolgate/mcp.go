@@ -6,11 +6,15 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"sync"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	tgclient "github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/loopback"
 	"github.com/toolgate/toolgate/mcp"
 	"github.com/toolgate/toolgate/toolcore"
 )
@@ -24,7 +28,38 @@ type mcpOptions struct {
 	allowedHosts   []string
 	allowedOrigins []string
 	metrics        metricsOptions
+	auth           mcpAuthOptions
+	http           mcpHTTPLimits
 }
+
+// mcpAuthOptions are the authentication flags of `toolgate mcp --listen`.
+type mcpAuthOptions struct {
+	tokenFile      string
+	jwksURL        string
+	jwtKeyFile     string
+	resource       string
+	issuer         string
+	authServers    []string
+	scopes         []string
+	insecureNoAuth bool
+}
+
+// mcpHTTPLimits are the HTTP limits of `toolgate mcp --listen`.
+type mcpHTTPLimits struct {
+	maxConns       int
+	maxSessions    int
+	sessionTimeout time.Duration
+	maxBodyBytes   int64
+}
+
+// HTTP server timeouts of `toolgate mcp --listen`. No WriteTimeout: a tools/call answers on an
+// SSE stream that lasts as long as the call.
+const (
+	mcpReadHeaderTimeout = 10 * time.Second
+	mcpReadTimeout       = time.Minute
+	mcpIdleTimeout       = 2 * time.Minute
+	defaultMCPMaxConns   = 512
+)
 
 func newMCPCommand(a *app) *cobra.Command {
 	var o mcpOptions
@@ -40,10 +75,36 @@ to stderr). With --listen HOST:PORT it serves streamable HTTP at /mcp, loopback 
 requests whose Host or Origin is not loopback (or allowed with --allow-mcp-host,
 --allow-mcp-origin) get 403.
 
+Authentication (the MCP authorization spec: an OAuth 2.1 resource server). With --auth-jwks-url
+or --auth-jwt-key-file every request needs "Authorization: Bearer <JWT>": signed RS256/ES256 (or
+RS384/512, PS*, ES384/512) by a key of the JWKS or the PEM file, aud containing --auth-resource
+(this server's URL, e.g. https://mcp.example.com/mcp), exp and nbf valid within 30 s, iss equal
+to --auth-issuer when given, and a sub. The protected-resource metadata (RFC 9728) is served at
+/.well-known/oauth-protected-resource[/mcp] naming --auth-server, and a 401 points to it in
+WWW-Authenticate. For small setups --auth-token-file names a file holding one static bearer
+token (at least 16 characters; never put it in argv). A --listen address that is not loopback
+(0.0.0.0, ::, :PORT, a LAN address) refuses to start without one of these, unless
+--insecure-no-auth (which warns on every start).
+
+Tasks and idempotency keys belong to the principal that created them (a JWT's issuer and
+subject; the static token's holders are one principal; stdio and unauthenticated HTTP are this
+server's own principal): their workflow IDs are <scope>/mcp-<principal hash>/toolcall-<key> (or
+<scope>/mcp/toolcall-<key>), apart from toolgate call's IDs, and tasks/get, tasks/result,
+tasks/list and tasks/cancel see only the caller's tool calls.
+
+HTTP limits: headers must arrive within 10 s and a body within 1 min; idle keep-alive
+connections close after 2 min; at most --max-connections connections are served at once;
+sessions idle for --session-timeout are closed and at most --max-sessions live at once (an
+initialize beyond gets 503); a body over --max-body-bytes gets 413.
+
 The tool list comes from the workers' catalog; when no worker answers, from this build's toolbox
 (--root, --allow-host).`,
 		Example: `  toolgate mcp
   toolgate mcp --listen 127.0.0.1:8931
+  toolgate mcp --listen 0.0.0.0:8931 --auth-token-file /run/secrets/mcp-token
+  toolgate mcp --listen 0.0.0.0:8931 --auth-resource https://mcp.example.com/mcp \
+    --auth-jwks-url https://id.example.com/.well-known/jwks.json --auth-issuer https://id.example.com \
+    --auth-server https://id.example.com
   claude mcp add toolgate -- toolgate mcp --address 127.0.0.1:7233`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -59,11 +120,31 @@ The tool list comes from the workers' catalog; when no worker answers, from this
 	fs.StringVar(&o.listen, "listen", "", "serve streamable HTTP on HOST:PORT at /mcp instead of stdio")
 	fs.StringSliceVar(&o.allowedHosts, "allow-mcp-host", nil, "Host name accepted besides loopback names (repeat)")
 	fs.StringSliceVar(&o.allowedOrigins, "allow-mcp-origin", nil, "Origin accepted besides loopback origins (repeat)")
+	fs.StringVar(&o.auth.tokenFile, "auth-token-file", "", "file holding the static bearer token every HTTP request must carry")
+	fs.StringVar(&o.auth.jwksURL, "auth-jwks-url", "", "JWKS URL of the authorization server whose JWT access tokens are accepted")
+	fs.StringVar(&o.auth.jwtKeyFile, "auth-jwt-key-file", "", "PEM file of the public key(s) verifying JWT access tokens (instead of --auth-jwks-url)")
+	fs.StringVar(&o.auth.resource, "auth-resource", "", "this server's resource URL: a JWT's aud must contain it (required with JWTs)")
+	fs.StringVar(&o.auth.issuer, "auth-issuer", "", "a JWT's iss must equal this (optional)")
+	fs.StringSliceVar(&o.auth.authServers, "auth-server", nil, "authorization server named in the protected-resource metadata (repeat)")
+	fs.StringSliceVar(&o.auth.scopes, "auth-scope", nil, "scope every token must carry (repeat)")
+	fs.BoolVar(&o.auth.insecureNoAuth, "insecure-no-auth", false, "serve a non-loopback --listen address without authentication (anyone who reaches it can run tools)")
+	fs.IntVar(&o.http.maxConns, "max-connections", defaultMCPMaxConns, "connections served at once; more wait in the listen queue")
+	fs.IntVar(&o.http.maxSessions, "max-sessions", mcp.DefaultMaxSessions, "live MCP sessions; an initialize beyond gets 503")
+	fs.DurationVar(&o.http.sessionTimeout, "session-timeout", mcp.DefaultSessionTimeout, "close a session that sent no request for this long")
+	fs.Int64Var(&o.http.maxBodyBytes, "max-body-bytes", mcp.DefaultMaxBodyBytes, "largest request body; a larger one gets 413")
 	bindEnv(fs, "listen", "TOOLGATE_MCP_LISTEN")
+	bindEnv(fs, "auth-token-file", "TOOLGATE_MCP_TOKEN_FILE")
 	return cmd
 }
 
 func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
+	var httpOpts mcp.HTTPOptions
+	if o.listen != "" {
+		// Checked before dialing: a refused configuration fails at once.
+		if httpOpts, err = o.httpOptions(a); err != nil {
+			return err
+		}
+	}
 	c, closeAll, err := dialMetered(ctx, a.logger, o.metrics, o.conn) // the SDK client's request metrics
 	if err != nil {
 		return err
@@ -87,8 +168,22 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 		return badInput(fmt.Errorf("listen on %s: %w", o.listen, err))
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.HTTPHandler(server, mcp.HTTPOptions{AllowedHosts: o.allowedHosts, AllowedOrigins: o.allowedOrigins}))
-	srv := &http.Server{Handler: mux}
+	mux.Handle("/mcp", mcp.HTTPHandler(server, httpOpts))
+	if httpOpts.Resource != "" {
+		metadata, err := mcp.ProtectedResourceHandler(httpOpts, o.auth.authServers)
+		if err != nil {
+			return badInput(err)
+		}
+		mux.Handle(mcp.ProtectedResourcePath, metadata)
+		mux.Handle(mcp.ProtectedResourcePath+"/mcp", metadata)
+	}
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: mcpReadHeaderTimeout,
+		ReadTimeout:       mcpReadTimeout,
+		IdleTimeout:       mcpIdleTimeout,
+	}
+	ln = limitListener(ln, o.http.maxConns)
 	a.logger.Sugar().Infof("MCP streamable HTTP on http://%s/mcp", ln.Addr())
 	go func() {
 		<-ctx.Done()
@@ -98,6 +193,100 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 		return err
 	}
 	return nil
+}
+
+// httpOptions are the HTTP handler's options of o: the Host/Origin allow-lists, the limits and
+// the verifier of the --auth-* flags. A non-loopback --listen without a verifier is refused
+// unless --insecure-no-auth.
+func (o mcpOptions) httpOptions(a *app) (mcp.HTTPOptions, error) {
+	opts := mcp.HTTPOptions{
+		AllowedHosts:   o.allowedHosts,
+		AllowedOrigins: o.allowedOrigins,
+		Resource:       o.auth.resource,
+		Scopes:         o.auth.scopes,
+		MaxBodyBytes:   o.http.maxBodyBytes,
+		SessionTimeout: o.http.sessionTimeout,
+		MaxSessions:    o.http.maxSessions,
+	}
+	ao := o.auth
+	jwt := ao.jwksURL != "" || ao.jwtKeyFile != ""
+	switch {
+	case ao.tokenFile != "" && jwt:
+		return opts, badInput(errors.New("--auth-token-file and --auth-jwks-url/--auth-jwt-key-file exclude each other"))
+	case ao.jwksURL != "" && ao.jwtKeyFile != "":
+		return opts, badInput(errors.New("--auth-jwks-url and --auth-jwt-key-file exclude each other"))
+	case ao.tokenFile != "":
+		data, err := os.ReadFile(ao.tokenFile)
+		if err != nil {
+			return opts, badInput(fmt.Errorf("--auth-token-file: %w", err))
+		}
+		if opts.Verifier, err = mcp.StaticTokenVerifier(string(data)); err != nil {
+			return opts, badInput(fmt.Errorf("--auth-token-file %s: %w", ao.tokenFile, err))
+		}
+	case jwt:
+		jo := mcp.JWTOptions{Audience: ao.resource, Issuer: ao.issuer, JWKSURL: ao.jwksURL}
+		if ao.resource == "" {
+			return opts, badInput(errors.New("--auth-resource (this server's URL, the tokens' audience) is required with --auth-jwks-url or --auth-jwt-key-file"))
+		}
+		if ao.jwtKeyFile != "" {
+			data, err := os.ReadFile(ao.jwtKeyFile)
+			if err != nil {
+				return opts, badInput(fmt.Errorf("--auth-jwt-key-file: %w", err))
+			}
+			if jo.Keys, err = mcp.ParsePublicKeysPEM(data); err != nil {
+				return opts, badInput(fmt.Errorf("--auth-jwt-key-file %s: %w", ao.jwtKeyFile, err))
+			}
+		}
+		v, err := mcp.JWTVerifier(jo)
+		if err != nil {
+			return opts, badInput(err)
+		}
+		opts.Verifier = v
+	}
+	if opts.Verifier == nil && !loopback.Address(o.listen) {
+		if !ao.insecureNoAuth {
+			return opts, badInput(fmt.Errorf("--listen %s is not a loopback address: anyone who reaches it could run tools and read every task; "+
+				"set --auth-token-file or --auth-jwks-url/--auth-jwt-key-file with --auth-resource (or, on a network you trust, --insecure-no-auth)", o.listen))
+		}
+		a.logger.Sugar().Warnf("MCP on %s WITHOUT authentication (--insecure-no-auth): anyone who reaches it can run tools and read, list and cancel this server's tasks", o.listen)
+	}
+	return opts, nil
+}
+
+// limitListener accepts at most n connections at once (netutil.LimitListener's idea): past it,
+// Accept waits until one closes, and further clients wait in the kernel's listen queue.
+func limitListener(ln net.Listener, n int) net.Listener {
+	if n <= 0 {
+		return ln
+	}
+	return &limitedListener{Listener: ln, slots: make(chan struct{}, n)}
+}
+
+type limitedListener struct {
+	net.Listener
+	slots chan struct{}
+}
+
+func (l *limitedListener) Accept() (net.Conn, error) {
+	l.slots <- struct{}{}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.slots
+		return nil, err
+	}
+	return &limitedConn{Conn: c, release: func() { <-l.slots }}, nil
+}
+
+type limitedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
 }
 
 // mcpTools lists the workers' tools, or this build's toolbox when no worker answers.
