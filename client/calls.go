@@ -23,15 +23,19 @@ type CallSummary struct {
 }
 
 // ListCalls returns one page of the calls on this client's task queue (ToolCallWorkflow
-// executions), newest first: at most pageSize of them, and the token of the next page (nil after
+// executions; with Options.Principal set, only those whose ToolPrincipal is it), newest first: at most pageSize of them, and the token of the next page (nil after
 // the last). Pass nil for the first page. Visibility lags history by a moment: a call that has
 // just started may be missing from a page.
 func (c *Client) ListCalls(ctx context.Context, pageSize int, token []byte) ([]CallSummary, []byte, error) {
+	query := fmt.Sprintf("WorkflowType = %q AND TaskQueue = %q", wire.ToolCallWorkflowName, c.opts.TaskQueue)
+	if c.opts.Principal != "" {
+		query += fmt.Sprintf(" AND %s = %q", wire.SearchAttributeToolPrincipal, c.opts.Principal)
+	}
 	resp, err := c.sdk.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 		Namespace:     c.opts.Namespace,
 		PageSize:      int32(pageSize),
 		NextPageToken: token,
-		Query:         fmt.Sprintf("WorkflowType = %q AND TaskQueue = %q", wire.ToolCallWorkflowName, c.opts.TaskQueue),
+		Query:         query,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("list calls: %w", err)

@@ -45,6 +45,11 @@ type Options struct {
 	// CancelWaitTimeout bounds how long Execute waits for a workflow it canceled (because its ctx
 	// ended) to close. Optional: default 1 minute.
 	CancelWaitTimeout time.Duration
+	// Principal, when set, names whom the client's calls belong to (package mcp sets it to the
+	// scope of an authenticated caller): starts set the ToolPrincipal search attribute to it,
+	// when the namespace defines that attribute, and ListCalls lists only calls carrying it.
+	// Optional: default none.
+	Principal string
 	// DisableEagerStart stops starts from asking for eager execution. With it (the default), a
 	// start whose task queue has a worker built on the same Temporal client gets the call's first
 	// workflow task back in the start response and runs it at once, skipping the task queue's
@@ -59,10 +64,16 @@ type Client struct {
 	sdk  client.Client
 	opts Options
 
-	// attrs caches the search attribute detection (see searchAttributes).
-	attrsMu    sync.Mutex
-	attrsKnown bool
-	attrsSet   bool
+	// attrs caches the search attribute detection (see searchAttributes), shared by Scoped
+	// clients.
+	attrs *attrState
+}
+
+type attrState struct {
+	mu        sync.Mutex
+	known     bool
+	set       bool // ToolName and ToolCallId
+	principal bool // ToolPrincipal
 }
 
 // New returns a Client using c, a connected Temporal client the caller owns (and closes).
@@ -79,12 +90,23 @@ func New(c client.Client, opts Options) *Client {
 	if opts.CancelWaitTimeout <= 0 {
 		opts.CancelWaitTimeout = DefaultCancelWaitTimeout
 	}
-	cl := &Client{sdk: c, opts: opts}
+	cl := &Client{sdk: c, opts: opts, attrs: &attrState{}}
 	if opts.SearchAttributes != nil {
-		cl.attrsKnown, cl.attrsSet = true, *opts.SearchAttributes
+		cl.attrs.known, cl.attrs.set, cl.attrs.principal = true, *opts.SearchAttributes, *opts.SearchAttributes
 	}
 	return cl
 }
+
+// Scoped returns a Client like c whose Options.Scope is scope and Options.Principal principal,
+// sharing c's Temporal client and search attribute detection. It costs an allocation.
+func (c *Client) Scoped(scope, principal string) *Client {
+	opts := c.opts
+	opts.Scope, opts.Principal = scope, principal
+	return &Client{sdk: c.sdk, opts: opts, attrs: c.attrs}
+}
+
+// Scope returns Options.Scope.
+func (c *Client) Scope() string { return c.opts.Scope }
 
 // WorkflowID returns the workflow ID of callID under the client's scope.
 func (c *Client) WorkflowID(callID string) string { return WorkflowID(c.opts.Scope, callID) }
@@ -92,40 +114,51 @@ func (c *Client) WorkflowID(callID string) string { return WorkflowID(c.opts.Sco
 // searchAttributes reports whether starts should set ToolName and ToolCallId. It detects once and
 // caches the answer; a detection cut short by the caller's ctx is not cached.
 func (c *Client) searchAttributes(ctx context.Context) bool {
-	c.attrsMu.Lock()
-	defer c.attrsMu.Unlock()
-	if c.attrsKnown {
-		return c.attrsSet
+	set, _ := c.detectAttributes(ctx)
+	return set
+}
+
+// detectAttributes reports whether starts should set ToolName and ToolCallId, and whether
+// ToolPrincipal. It detects once and caches the answer; a detection cut short by the caller's
+// ctx is not cached.
+func (c *Client) detectAttributes(ctx context.Context) (set, principal bool) {
+	a := c.attrs
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.known {
+		return a.set, a.principal
 	}
 	dctx, cancel := context.WithTimeout(ctx, detectTimeout)
 	defer cancel()
-	has, err := hasStartAttributes(dctx, c.sdk.OperatorService(), c.opts.Namespace)
+	has, hasPrincipal, err := hasStartAttributes(dctx, c.sdk.OperatorService(), c.opts.Namespace)
 	if err != nil && ctx.Err() != nil {
-		return false
+		return false, false
 	}
 	// A failed detection (no operator permission, old server) means "do not set": a start with
 	// an undefined attribute is refused.
-	c.attrsKnown, c.attrsSet = true, err == nil && has
-	return c.attrsSet
+	a.known, a.set, a.principal = true, err == nil && has, err == nil && has && hasPrincipal
+	return a.set, a.principal
 }
 
 // disableSearchAttributes records that the namespace refused them.
 func (c *Client) disableSearchAttributes() {
-	c.attrsMu.Lock()
-	defer c.attrsMu.Unlock()
-	c.attrsKnown, c.attrsSet = true, false
+	a := c.attrs
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.known, a.set, a.principal = true, false, false
 }
 
 // hasStartAttributes reports whether namespace defines the attributes a start sets (ToolName and
-// ToolCallId, as Keyword).
-func hasStartAttributes(ctx context.Context, op operatorservice.OperatorServiceClient, namespace string) (bool, error) {
+// ToolCallId, as Keyword), and whether it defines ToolPrincipal.
+func hasStartAttributes(ctx context.Context, op operatorservice.OperatorServiceClient, namespace string) (bool, bool, error) {
 	missing, err := searchattr.MissingIn(ctx, op, namespace)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	_, noName := missing[wire.SearchAttributeToolName]
 	_, noID := missing[wire.SearchAttributeToolCallID]
-	return !noName && !noID, nil
+	_, noPrincipal := missing[wire.SearchAttributeToolPrincipal]
+	return !noName && !noID, !noPrincipal, nil
 }
 
 // isUndefinedSearchAttribute reports whether a start was refused for an undefined search attribute

@@ -41,12 +41,12 @@ func TestNewDefaults(t *testing.T) {
 	assert.Equal(t, DefaultNamespace, c.opts.Namespace)
 	assert.Equal(t, DefaultCancelWaitTimeout, c.opts.CancelWaitTimeout)
 	assert.NotNil(t, c.opts.DataConverter)
-	assert.False(t, c.attrsKnown, "detection pending")
+	assert.False(t, c.attrs.known, "detection pending")
 
 	off := false
 	forced := New(nil, Options{SearchAttributes: &off})
-	assert.True(t, forced.attrsKnown)
-	assert.False(t, forced.attrsSet)
+	assert.True(t, forced.attrs.known)
+	assert.False(t, forced.attrs.set)
 }
 
 func TestStateString(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 var (
 	toolNameKey   = temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolName)
 	toolCallIDKey = temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolCallID)
+	principalKey  = temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolPrincipal)
 )
 
 // Execute runs call durably and waits for its outcome: it starts the call's workflow, or attaches
@@ -115,6 +116,9 @@ func snapshot(call toolcore.ToolCall) ([]byte, error) {
 // holds the same call (ErrCallConflict otherwise).
 func (c *Client) start(ctx context.Context, call toolcore.ToolCall, canonical []byte) (client.WorkflowRun, error) {
 	id := c.WorkflowID(call.ID())
+	if err := PriorityFrom(ctx).Check(); err != nil {
+		return nil, fmt.Errorf("start call %q: %w", call.ID(), err)
+	}
 	opts := client.StartWorkflowOptions{
 		ID:        id,
 		TaskQueue: c.opts.TaskQueue,
@@ -127,13 +131,18 @@ func (c *Client) start(ctx context.Context, call toolcore.ToolCall, canonical []
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		StaticSummary:                            call.Name() + " · " + call.ID(),
 		EnableEagerStart:                         !c.opts.DisableEagerStart,
+		Priority:                                 sdkPriority(PriorityFrom(ctx)),
 	}
-	withAttrs := c.searchAttributes(ctx)
+	withAttrs, withPrincipal := c.detectAttributes(ctx)
 	if withAttrs {
-		opts.TypedSearchAttributes = temporal.NewSearchAttributes(
+		updates := []temporal.SearchAttributeUpdate{
 			toolNameKey.ValueSet(call.Name()),
 			toolCallIDKey.ValueSet(call.ID()),
-		)
+		}
+		if withPrincipal && c.opts.Principal != "" {
+			updates = append(updates, principalKey.ValueSet(c.opts.Principal))
+		}
+		opts.TypedSearchAttributes = temporal.NewSearchAttributes(updates...)
 	}
 	// The canonical bytes go into the payload as they are: the SDK's JSON converter would
 	// re-escape '<', '>' and '&' as \u003c (6 bytes each), and the workflow, which snapshots its

@@ -53,7 +53,7 @@ func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	}
 	// The start is detached from the request: a request that ends while starting leaves a call
 	// that a retry with the same key attaches to.
-	workflowID, runID, err := h.tg.StartRun(context.WithoutCancel(ctx), call)
+	workflowID, runID, err := ownerOf(ctx, h.tg).tg.StartRun(context.WithoutCancel(ctx), call)
 	if err != nil {
 		return nil, protocolError(err)
 	}

@@ -80,7 +80,7 @@ func TestCallResultsAndErrors(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, res.IsError)
 	assert.JSONEq(t, `{"text":"hi"}`, text(t, res))
-	assert.Contains(t, res.Meta[mcp.WorkflowIDMeta], "toolcall-mcp-")
+	assert.Contains(t, res.Meta[mcp.WorkflowIDMeta], "mcp/toolcall-mcp-")
 
 	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": 42}})
 	require.NoError(t, err)
@@ -113,7 +113,7 @@ func TestIdempotencyKeyAttachesToRecordedRun(t *testing.T) {
 		res, err := cs.CallTool(t.Context(), call)
 		require.NoError(t, err)
 		assert.JSONEq(t, `{"runs":1}`, text(t, res))
-		assert.Equal(t, "toolcall-"+key, res.Meta[mcp.WorkflowIDMeta])
+		assert.Equal(t, "mcp/toolcall-"+key, res.Meta[mcp.WorkflowIDMeta], "the server's own principal scope")
 	}
 	assert.Equal(t, 1, f.tools.runsOf(key))
 

@@ -113,6 +113,9 @@ func (t *tasks) install(s *sdk.Server) error {
 
 func (t *tasks) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if extra := req.GetExtra(); extra != nil {
+			ctx = withPrincipal(ctx, PrincipalOf(extra.TokenInfo))
+		}
 		if call, ok := req.(*sdk.CallToolRequest); ok && method == "tools/call" {
 			if _, asked := call.Params.Meta[wire.MCPTaskMeta]; asked {
 				return t.create(ctx, call)
@@ -175,7 +178,7 @@ func (t *tasks) create(ctx context.Context, req *sdk.CallToolRequest) (sdk.Resul
 	if err != nil {
 		return nil, err
 	}
-	workflowID, runID, err := t.tg.StartRun(context.WithoutCancel(ctx), call)
+	workflowID, runID, err := ownerOf(ctx, t.tg).tg.StartRun(context.WithoutCancel(ctx), call)
 	if err != nil {
 		return nil, protocolError(err)
 	}
@@ -247,12 +250,16 @@ func (t *tasks) list(ctx context.Context, _ *sdk.ServerSession, p *listTasksPara
 			return nil, invalidParams("invalid cursor")
 		}
 	}
-	calls, next, err := t.tg.ListCalls(ctx, taskListPageSize, token)
+	o := ownerOf(ctx, t.tg)
+	calls, next, err := o.tg.ListCalls(ctx, taskListPageSize, token)
 	if err != nil {
 		return nil, protocolError(err)
 	}
 	out := &listTasksResult{Tasks: make([]Task, 0, len(calls))}
 	for _, c := range calls {
+		if !o.owns(c.WorkflowID) {
+			continue // the ToolPrincipal query selects the owner's; the ID is checked too
+		}
 		errorResult := c.Outcome != "" && c.Outcome != wire.OutcomeOK
 		if c.State == client.Completed && c.Outcome == "" {
 			// No ToolOutcome attribute on this namespace: read the result.
@@ -299,14 +306,23 @@ func (t *tasks) status(ctx context.Context, p *taskIDParams) (client.Status, err
 	return t.statusOf(ctx, p.TaskID)
 }
 
-// statusOf reads the call of taskID; an unknown one is invalid params.
+// statusOf reads the call of taskID. A task ID that is not the caller's, or not a
+// ToolCallWorkflow, is "not found" like an unknown one: the answer tells nothing of other
+// principals' calls or other workflows.
 func (t *tasks) statusOf(ctx context.Context, taskID string) (client.Status, error) {
+	notFound := invalidParams(fmt.Sprintf("task %s not found", taskID))
+	if !ownerOf(ctx, t.tg).owns(taskID) {
+		return client.Status{}, notFound
+	}
 	st, err := t.tg.StatusByWorkflowID(ctx, taskID)
 	if errors.Is(err, client.ErrNotFound) {
-		return client.Status{}, invalidParams(fmt.Sprintf("task %s not found", taskID))
+		return client.Status{}, notFound
 	}
 	if err != nil {
 		return client.Status{}, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	if st.ToolCallID == "" { // the recorded input is not a ToolCallWorkflow's call
+		return client.Status{}, notFound
 	}
 	return st, nil
 }

@@ -43,7 +43,7 @@ func TestTypeScriptClientTaskSurvivesServerRestart(t *testing.T) {
 			}
 			runTypeScriptClient(t, "task-start", append(env, "MCP_KEY="+key), &started)
 			assert.Equal(t, "optional", started.TaskSupport)
-			assert.Equal(t, "toolcall-"+key, started.Task.TaskID, "the task ID is the workflow ID")
+			assert.Equal(t, "mcp/toolcall-"+key, started.Task.TaskID, "the task ID is the workflow ID")
 			assert.Equal(t, wire.MCPTaskWorking, started.Task.Status)
 			assert.NotEmpty(t, started.Task.CreatedAt)
 			require.Equal(t, key, <-f.tools.started)
@@ -89,7 +89,7 @@ func TestTypeScriptClientTaskSurvivesServerRestart(t *testing.T) {
 			assert.NotNil(t, finished.Capabilities.Requests.Tools.Call, "capabilities.tasks.requests.tools.call")
 			assert.False(t, finished.Result.IsError)
 			assert.JSONEq(t, `{"runs":1}`, finished.Result.Content[0].Text)
-			assert.JSONEq(t, `{"taskId":"toolcall-`+key+`"}`, string(finished.Result.Meta[wire.MCPRelatedTaskMeta]))
+			assert.JSONEq(t, `{"taskId":"mcp/toolcall-`+key+`"}`, string(finished.Result.Meta[wire.MCPRelatedTaskMeta]))
 			assert.Equal(t, wire.MCPTaskCompleted, finished.After.Status)
 			assert.True(t, finished.Listed, "tasks/list lists the task")
 			require.NotNil(t, finished.CancelTerminal.Error, "cancelling a completed task")

@@ -11,6 +11,10 @@ const (
 	// SearchAttributeToolOutcome holds how the call ended (the Outcome values below, or a result
 	// error code), upserted by the workflow just before it closes.
 	SearchAttributeToolOutcome = "ToolOutcome"
+	// SearchAttributeToolPrincipal holds the scope of the principal that owns the call (package
+	// mcp: the authenticated caller's), set by the client at start when it has one; MCP's
+	// tasks/list lists by it.
+	SearchAttributeToolPrincipal = "ToolPrincipal"
 )
 
 // Values of the ToolOutcome search attribute besides the result error codes (TOOL_NOT_FOUND,
@@ -27,7 +31,7 @@ const (
 )
 
 // SearchAttributeNames returns the attribute names in a fixed order: ToolName, ToolCallId,
-// ToolOutcome. The caller owns the slice.
+// ToolOutcome, ToolPrincipal. The caller owns the slice.
 func SearchAttributeNames() []string {
-	return []string{SearchAttributeToolName, SearchAttributeToolCallID, SearchAttributeToolOutcome}
+	return []string{SearchAttributeToolName, SearchAttributeToolCallID, SearchAttributeToolOutcome, SearchAttributeToolPrincipal}
 }

@@ -5,7 +5,7 @@
 //
 // # Attributes
 //
-// All three are Keyword attributes:
+// All four are Keyword attributes:
 //
 //   - ToolName (wire.SearchAttributeToolName): the tool's name, set by the client when it starts
 //     the workflow.
@@ -13,6 +13,10 @@
 //     starts the workflow.
 //   - ToolOutcome (wire.SearchAttributeToolOutcome): "ok", a result error code, "canceled" or
 //     "fatal", upserted by the workflow when it ends.
+//   - ToolPrincipal (wire.SearchAttributeToolPrincipal): the scope of the principal owning the
+//     call, set by a client with Options.Principal (package mcp, per authenticated caller) when
+//     it starts the workflow; a namespace without it still runs calls, and MCP's tasks/list
+//     then lists nothing.
 //
 // # Registration
 //

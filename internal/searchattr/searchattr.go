@@ -10,8 +10,8 @@ import (
 	"github.com/toolgate/toolgate/wire"
 )
 
-// Names returns the attribute names in a fixed order: ToolName, ToolCallId, ToolOutcome
-// (wire.SearchAttributeNames).
+// Names returns the attribute names in a fixed order: ToolName, ToolCallId, ToolOutcome,
+// ToolPrincipal (wire.SearchAttributeNames).
 func Names() []string {
 	return wire.SearchAttributeNames()
 }
@@ -19,7 +19,7 @@ func Names() []string {
 // Definitions returns a new map from each attribute name to its type (all Keyword), ready for
 // an AddSearchAttributes request. The caller owns the map.
 func Definitions() map[string]enumspb.IndexedValueType {
-	defs := make(map[string]enumspb.IndexedValueType, 3)
+	defs := make(map[string]enumspb.IndexedValueType, len(Names()))
 	for _, name := range Names() {
 		defs[name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
 	}

@@ -10,12 +10,13 @@ import (
 
 func TestDefinitions(t *testing.T) {
 	want := map[string]enumspb.IndexedValueType{
-		"ToolName":    enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-		"ToolCallId":  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-		"ToolOutcome": enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		"ToolName":      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		"ToolCallId":    enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		"ToolOutcome":   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		"ToolPrincipal": enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 	}
 	assert.Equal(t, want, Definitions())
-	assert.Equal(t, []string{"ToolName", "ToolCallId", "ToolOutcome"}, Names())
+	assert.Equal(t, []string{"ToolName", "ToolCallId", "ToolOutcome", "ToolPrincipal"}, Names())
 }
 
 func TestDefinitionsReturnsFreshMap(t *testing.T) {
@@ -37,7 +38,7 @@ func TestMissing(t *testing.T) {
 		{
 			name: "some listed, others ignored",
 			give: map[string]enumspb.IndexedValueType{"ToolName": keyword, "CustomerId": enumspb.INDEXED_VALUE_TYPE_INT},
-			want: map[string]enumspb.IndexedValueType{"ToolCallId": keyword, "ToolOutcome": keyword},
+			want: map[string]enumspb.IndexedValueType{"ToolCallId": keyword, "ToolOutcome": keyword, "ToolPrincipal": keyword},
 		},
 		{
 			name:    "wrong type",
