@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // State is the state of a call's workflow. The zero value is invalid.
@@ -76,6 +77,9 @@ type Status struct {
 	Err error
 	// Started is when the call's workflow started; Closed when it closed (zero while running).
 	Started, Closed time.Time
+	// Priority is the priority and fairness key the call was started with (WithPriority); zero
+	// when unset.
+	Priority wire.Priority
 }
 
 // Status describes the call with callID.
@@ -95,6 +99,8 @@ func (c *Client) StatusByWorkflowID(ctx context.Context, workflowID string) (Sta
 		RunID:      info.GetExecution().GetRunId(),
 		State:      stateOf(info.GetStatus()),
 		Started:    info.GetStartTime().AsTime(),
+		Priority: wire.Priority{Level: int(info.GetPriority().GetPriorityKey()),
+			FairnessKey: info.GetPriority().GetFairnessKey(), FairnessWeight: info.GetPriority().GetFairnessWeight()},
 	}
 	if info.GetCloseTime() != nil {
 		st.Closed = info.GetCloseTime().AsTime()

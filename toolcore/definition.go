@@ -70,6 +70,13 @@ type Options struct {
 	// ApprovalTimeout bounds the wait for a decision; past it the call is TOOL_APPROVAL_EXPIRED.
 	// Optional: default DefaultApprovalTimeout (24 hours).
 	ApprovalTimeout time.Duration
+	// Reviewers names who may decide the tool's approvals: a reviewer name, or "group:<name>"
+	// for any reviewer whose decision carries that group (wire.ApprovalDecision.Groups). The
+	// update validator refuses a decision by anyone else. Names and groups are what the deciding
+	// client asserts: Temporal's authorization of the namespace is the boundary (see
+	// docs/approvals.md). Optional: default anyone who can send the update. Not part of the
+	// DefinitionHash.
+	Reviewers []string
 	// RerunWhenNotReconciled declares that, when Definition.Reconcile says the lost attempt's
 	// effect did not happen, running the tool once more is safe. Requires Reconcile. Optional:
 	// default false (a negative reconcile ends the call outcome-unknown).
@@ -86,6 +93,28 @@ type Options struct {
 	// and no later call starts before it has finished. Calls between two sequential calls still
 	// run in parallel. It does not affect single calls. Optional: default false (parallel).
 	Sequential bool
+	// RateLimit bounds the tool's attempts started per second across every worker of the fleet.
+	// The server enforces it (docs/flow-control.md): the tool's activities run on a task queue of
+	// their own (TaskQueue, or "<worker queue>/tool/<name>") whose workers ask the server for this
+	// rate; calls beyond it wait on the server, holding no worker slot. An operator's
+	// `toolgate limits set` overrides it until reset. Optional: default 0 (no limit).
+	RateLimit float64
+	// FairnessKeyRateLimit bounds the attempts started per second for each fairness key (an agent
+	// run, a user; see wire.Priority), scaled by the key's weight, on the tool's own queue. A
+	// worker sets it on the server at start unless an operator has set one. It needs fairness
+	// enabled on the server (matching.enableFairness). Optional: default 0 (no per-key limit).
+	FairnessKeyRateLimit float64
+	// MaxConcurrent bounds the tool's attempts running at once in one worker process: the worker
+	// polls the tool's own queue with at most this many slots, so further calls wait on the server
+	// without holding a slot of other tools. Optional: default 0 (the worker's
+	// MaxConcurrentActivities).
+	MaxConcurrent int
+}
+
+// FlowControlled reports whether the options declare a rate or concurrency limit, which gives the
+// tool a task queue of its own when it names none.
+func (o Options) FlowControlled() bool {
+	return o.RateLimit > 0 || o.FairnessKeyRateLimit > 0 || o.MaxConcurrent > 0
 }
 
 // Definition is what a tool author fills in. A is the validated argument type: it must survive a
@@ -362,6 +391,14 @@ func checkOptions(o Options) (Options, error) {
 		return o, fmt.Errorf("option TaskQueue %s must be valid UTF-8 without surrounding space", quoteShort(o.TaskQueue))
 	case o.Local && o.SideEffect != ReadOnly:
 		return o, fmt.Errorf("option Local on a %s tool: only ReadOnly tools may run as local activities (a lost worker re-runs the attempt)", o.SideEffect)
+	case o.RateLimit < 0 || o.RateLimit != o.RateLimit || o.RateLimit > 1e6:
+		return o, fmt.Errorf("option RateLimit %v must be a non-negative number of calls per second", o.RateLimit)
+	case o.FairnessKeyRateLimit < 0 || o.FairnessKeyRateLimit != o.FairnessKeyRateLimit || o.FairnessKeyRateLimit > 1e6:
+		return o, fmt.Errorf("option FairnessKeyRateLimit %v must be a non-negative number of calls per second", o.FairnessKeyRateLimit)
+	case o.MaxConcurrent < 0:
+		return o, fmt.Errorf("option MaxConcurrent %d must not be negative", o.MaxConcurrent)
+	case o.Local && o.FlowControlled():
+		return o, errors.New("option Local with RateLimit, FairnessKeyRateLimit or MaxConcurrent: a local activity runs inside the workflow task, outside any task queue")
 	case o.Local && o.TaskQueue != "":
 		return o, fmt.Errorf("option Local with TaskQueue %s: a local activity runs on the workflow's worker", quoteShort(o.TaskQueue))
 	}

@@ -67,6 +67,12 @@ func TestDefineRejectsInvalidDefinitions(t *testing.T) {
 		{name: "Local with a task queue", mutate: func(d *toolcore.Definition[emptyArgs]) {
 			d.Options = toolcore.Options{SideEffect: toolcore.ReadOnly, Local: true, TaskQueue: "gpu"}
 		}, wantMsg: "a local activity runs on the workflow's worker"},
+		{name: "negative RateLimit", mutate: func(d *toolcore.Definition[emptyArgs]) { d.Options.RateLimit = -1 }, wantMsg: "RateLimit -1"},
+		{name: "negative FairnessKeyRateLimit", mutate: func(d *toolcore.Definition[emptyArgs]) { d.Options.FairnessKeyRateLimit = -2 }, wantMsg: "FairnessKeyRateLimit -2"},
+		{name: "negative MaxConcurrent", mutate: func(d *toolcore.Definition[emptyArgs]) { d.Options.MaxConcurrent = -1 }, wantMsg: "MaxConcurrent -1"},
+		{name: "Local with a rate limit", mutate: func(d *toolcore.Definition[emptyArgs]) {
+			d.Options = toolcore.Options{SideEffect: toolcore.ReadOnly, Local: true, RateLimit: 5}
+		}, wantMsg: "outside any task queue"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -57,6 +57,7 @@ type Worker struct {
 	fingerprint string // ToolSetFingerprint of the snapshot
 	namespace   string
 	queues      []string // main queue first
+	limits      map[string]queueLimits
 	workers     []sdkworker.Worker
 	attrs       bool
 	logger      *zap.Logger
@@ -103,6 +104,7 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 		fingerprint: ToolSetFingerprint(snapshot),
 		namespace:   namespace,
 		queues:      taskQueues(snapshot, opts.TaskQueue),
+		limits:      limitsByQueue(snapshot, opts.TaskQueue),
 		attrs:       attrs,
 		logger:      opts.Logger.With(zap.String("namespace", namespace)),
 		fatal:       make(chan error, 1),
@@ -110,7 +112,17 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 	attempts := activities.NewAttempts()
 	acts := &activities.Activities{Registry: snapshot, Attempts: attempts, Heartbeats: c}
 	for i, queue := range w.queues {
-		sw := sdkworker.New(c, queue, w.sdkOptions(opts, i > 0))
+		so := w.sdkOptions(opts, i > 0)
+		if l, ok := w.limits[queue]; ok {
+			// The engine's flow control (docs/flow-control.md): the server dispatches at most
+			// rate tasks a second from the queue to all its workers, and this worker takes at
+			// most maxConcurrent at once; the rest wait on the server, holding no slot.
+			so.TaskQueueActivitiesPerSecond = l.rate
+			if l.maxConcurrent > 0 {
+				so.MaxConcurrentActivityExecutionSize = l.maxConcurrent
+			}
+		}
+		sw := sdkworker.New(c, queue, so)
 		if i == 0 {
 			wfs := &workflows.Workflows{Registry: snapshot, SearchAttributes: attrs, TaskQueue: queue, Attempts: attempts}
 			wfs.Register(sw)
@@ -178,7 +190,7 @@ func taskQueues(reg *toolcore.Registry, main string) []string {
 		if !ok {
 			continue
 		}
-		if q := tool.Options().TaskQueue; q != "" && q != main && !slices.Contains(extra, q) {
+		if q := workflows.ActivityTaskQueue(main, name, tool.Options()); q != main && !slices.Contains(extra, q) {
 			extra = append(extra, q)
 		}
 	}
@@ -198,6 +210,11 @@ func (w *Worker) Start() error {
 	if err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
+	ctx, cancel = context.WithTimeout(context.Background(), detectTimeout)
+	if err := reconcileLimits(ctx, w.client, w.namespace, workerIdentity(w.fingerprint), w.limits, w.logger); err != nil {
+		w.logger.Warn("cannot set the tools' declared per-fairness-key rate limits; the queue rate limits still hold", zap.Error(err))
+	}
+	cancel()
 	for i, sw := range w.workers {
 		if err := sw.Start(); err != nil {
 			for _, started := range w.workers[:i] {

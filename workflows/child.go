@@ -12,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/callerr"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // CallOptions configure the tool calls a parent workflow starts with ExecuteToolCall and
@@ -30,6 +31,11 @@ type CallOptions struct {
 	// AwaitTimeout bounds the AwaitToolCall activity that waits for a call started by someone
 	// else (start to close). Optional: default DefaultAwaitTimeout.
 	AwaitTimeout time.Duration
+	// Priority of the children (docs/flow-control.md): level, fairness key and weight. A level or
+	// weight left unset is the parent's own (the server merges them). Optional: default the
+	// parent's fairness key if it has one, else FairnessKeyOf(the parent's workflow ID), so each
+	// agent run gets its fair share of the tool fleet.
+	Priority wire.Priority
 }
 
 // Defaults of CallOptions and the AwaitToolCall activity.
@@ -94,6 +100,7 @@ func ExecuteToolCall(ctx workflow.Context, call toolcore.ToolCall) (toolcore.Res
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 		WaitForCancellation:   true,
 		StaticSummary:         call.Name() + " · " + call.ID(),
+		Priority:              childPriority(ctx, opts.Priority),
 	}
 	if opts.SearchAttributes {
 		cwo.TypedSearchAttributes = temporal.NewSearchAttributes(
@@ -148,4 +155,17 @@ func awaitExisting(ctx workflow.Context, opts CallOptions, workflowID, canonical
 		return toolcore.Result{}, callerr.Map(workflowID, err)
 	}
 	return result, nil
+}
+
+// childPriority is the Priority of a child call: p, its fairness key defaulted to the parent's
+// key or, without one, to the parent's workflow ID.
+func childPriority(ctx workflow.Context, p wire.Priority) temporal.Priority {
+	if p.FairnessKey == "" {
+		info := workflow.GetInfo(ctx)
+		p.FairnessKey = info.Priority.FairnessKey
+		if p.FairnessKey == "" {
+			p.FairnessKey = wire.FairnessKeyOf(info.WorkflowExecution.ID)
+		}
+	}
+	return temporal.Priority{PriorityKey: p.Level, FairnessKey: p.FairnessKey, FairnessWeight: p.FairnessWeight}
 }

@@ -22,11 +22,8 @@ const (
 // activityOptions schedules ExecuteTool with the tool's options: its queue, one attempt's timeout,
 // the heartbeat timeout that bounds how late cancellation and worker loss are noticed, and a retry
 // policy by side-effect class.
-func (w *Workflows) activityOptions(call toolcore.ToolCall, opts toolcore.Options) workflow.ActivityOptions {
-	queue := opts.TaskQueue
-	if queue == "" {
-		queue = w.TaskQueue
-	}
+func (w *Workflows) activityOptions(call toolcore.ToolCall, opts toolcore.Options, priority temporal.Priority) workflow.ActivityOptions {
+	queue := ActivityTaskQueue(w.TaskQueue, call.Name(), opts)
 	return workflow.ActivityOptions{
 		TaskQueue:           queue,
 		StartToCloseTimeout: opts.Timeout,
@@ -34,6 +31,10 @@ func (w *Workflows) activityOptions(call toolcore.ToolCall, opts toolcore.Option
 		WaitForCancellation: true,
 		RetryPolicy:         retryPolicy(opts),
 		Summary:             call.Name(),
+		// The call's own priority and fairness key (its start options), recorded on the
+		// activity's scheduled event; not compared on replay (the SDK matches activity ID and
+		// type), so histories recorded without it replay unchanged.
+		Priority: priority,
 	}
 }
 
@@ -85,4 +86,20 @@ func runningDetails(call toolcore.ToolCall, opts toolcore.Options, definitionHas
 		attempts = "up to " + strconv.Itoa(opts.MaxAttempts) + " attempts"
 	}
 	return "running " + call.Name() + " (" + opts.SideEffect.String() + ", " + attempts + ", timeout " + opts.Timeout.String() + ", definition " + definitionHash + ")"
+}
+
+// ActivityTaskQueue is the task queue of tool's ExecuteTool activity on a worker whose main
+// queue is mainQueue: the tool's Options.TaskQueue; else, for a tool with a rate limit or a
+// concurrency limit (Options.RateLimit, FairnessKeyRateLimit, MaxConcurrent), a queue of its own,
+// wire.ToolTaskQueue(mainQueue, tool), since the server limits a queue's rate and a worker bounds
+// a queue's slots; else mainQueue. The worker polls every queue it returns.
+func ActivityTaskQueue(mainQueue, tool string, opts toolcore.Options) string {
+	switch {
+	case opts.TaskQueue != "":
+		return opts.TaskQueue
+	case opts.FlowControlled():
+		return wire.ToolTaskQueue(mainQueue, tool)
+	default:
+		return mainQueue
+	}
 }

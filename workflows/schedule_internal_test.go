@@ -67,7 +67,7 @@ func TestActivityOptions(t *testing.T) {
 			call, err := toolcore.NewToolCall("c1", "t", []byte(`{}`))
 			require.NoError(t, err)
 			w := &Workflows{TaskQueue: tt.queue}
-			assert.Equal(t, tt.want, w.activityOptions(call, tool.Options()))
+			assert.Equal(t, tt.want, w.activityOptions(call, tool.Options(), temporal.Priority{}))
 		})
 	}
 }
