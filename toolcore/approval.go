@@ -53,6 +53,27 @@ func CallHash(t Tool, call ToolCall) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
+// MayDecide reports whether a reviewer with groups may decide the tool's approvals
+// (Options.Reviewers; true when it names nobody).
+func (t Tool) MayDecide(reviewer string, groups []string) bool {
+	if t.d == nil || len(t.d.options.Reviewers) == 0 {
+		return true
+	}
+	reviewer = strings.TrimSpace(reviewer)
+	for _, r := range t.d.options.Reviewers {
+		if g, ok := strings.CutPrefix(r, "group:"); ok {
+			for _, have := range groups {
+				if strings.TrimSpace(have) == g {
+					return true
+				}
+			}
+		} else if r == reviewer {
+			return true
+		}
+	}
+	return false
+}
+
 // ApprovalRequest is what a reviewer sees before deciding.
 type ApprovalRequest struct {
 	Call ToolCall

@@ -43,6 +43,9 @@ type ApprovalDecision struct {
 	// (an edit): snapshotted and validated like the original, and the tool runs with them; the
 	// approval rule is not asked again. Optional: absent, the call runs as it is.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Groups are the reviewer's groups, matched against the tool's Options.Reviewers entries
+	// "group:<name>". Asserted by the caller like Reviewer. Optional.
+	Groups []string `json:"groups,omitempty"`
 }
 
 // Bounds of an ApprovalDecision (bytes); the validator refuses longer values.

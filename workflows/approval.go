@@ -119,7 +119,14 @@ func (a *approval) register(ctx workflow.Context) error {
 				return a.decide(ctx, decision, d)
 			},
 			workflow.UpdateHandlerOptions{
-				Validator: func(_ workflow.Context, d wire.ApprovalDecision) error { return a.check(decision, d) },
+				Validator: func(ctx workflow.Context, d wire.ApprovalDecision) error {
+					err := a.check(decision, d)
+					if errors.Is(err, errReviewerNotAllowed) {
+						workflow.GetMetricsHandler(ctx).WithTags(map[string]string{MetricLabelTool: a.state.ToolName}).
+							Counter(MetricApprovalsRefusedReviewer).Inc(1)
+					}
+					return err
+				},
 				Description: "decide the waiting call: " + decision + "; the argument " +
 					`{"callHash":"sha256:...","reviewer":"...","reason":"..."} must name the call's hash (query "approval")` +
 					map[bool]string{true: `; "arguments":{...} approves edited arguments`}[decision == wire.DecisionApproved],
@@ -152,6 +159,9 @@ func (a *approval) check(decision string, d wire.ApprovalDecision) error {
 		return fmt.Errorf(`"reviewer" has %d bytes, limit %d`, len(d.Reviewer), wire.MaxReviewerBytes)
 	case len(d.Reason) > wire.MaxReasonBytes:
 		return fmt.Errorf(`"reason" has %d bytes, limit %d`, len(d.Reason), wire.MaxReasonBytes)
+	case !a.tool.MayDecide(d.Reviewer, d.Groups):
+		return fmt.Errorf("reviewer %s is %w calls of %s (the tool's Reviewers: %s)",
+			quote(d.Reviewer), errReviewerNotAllowed, a.state.ToolName, strings.Join(a.tool.Options().Reviewers, ", "))
 	}
 	if len(d.Arguments) > 0 {
 		if _, err := a.editOf(decision, d); err != nil {
@@ -162,6 +172,8 @@ func (a *approval) check(decision string, d wire.ApprovalDecision) error {
 }
 
 // Refusals of an edit.
+var errReviewerNotAllowed = errors.New("not allowed to decide")
+
 var errEditOnReject = errors.New(`"arguments" edits a call to approve; a rejection carries none`)
 
 // editOf snapshots and validates the edited arguments of d like the model's (toolcore.NewToolCall,

@@ -385,3 +385,52 @@ func TestToolCallWorkflowApprovalWithEdits(t *testing.T) {
 		})
 	}
 }
+
+// TestToolCallWorkflowApprovalReviewers: a tool's Options.Reviewers admits the named reviewers
+// and the members of its groups; the update validator refuses a decision by anyone else, and
+// the call goes on waiting for an allowed one.
+func TestToolCallWorkflowApprovalReviewers(t *testing.T) {
+	tests := []struct {
+		name        string
+		decisions   []decision
+		wantRuns    int64
+		wantRefused []bool
+	}{
+		{
+			name: "a reviewer the tool does not allow is refused, an allowed one decides",
+			decisions: []decision{
+				{update: wire.UpdateApprove, give: wire.ApprovalDecision{Reviewer: "mallory"}},
+				{update: wire.UpdateReject, give: wire.ApprovalDecision{Reviewer: "mallory", Groups: []string{"interns"}}},
+				{update: wire.UpdateApprove, give: wire.ApprovalDecision{Reviewer: "alice"}},
+			},
+			wantRuns:    1,
+			wantRefused: []bool{true, true, false},
+		},
+		{
+			name:        "a member of an allowed group decides",
+			decisions:   []decision{{update: wire.UpdateApprove, give: wire.ApprovalDecision{Reviewer: "bob", Groups: []string{"payments-oncall"}}}},
+			wantRuns:    1,
+			wantRefused: []bool{false},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var runs atomic.Int64
+			tool := running("guarded", toolcore.Options{RequireApproval: true, ApprovalTimeout: time.Hour,
+				Reviewers: []string{"alice", "group:payments-oncall"}},
+				func(context.Context) (any, error) { runs.Add(1); return "ok", nil })
+			results := make([]updateResult, len(tt.decisions))
+			got := runWorkflow(t, newRegistry(t, tool), call("c1", "guarded", `{}`), runOptions{
+				setup: func(env *testsuite.TestWorkflowEnvironment) { sendDecisions(t, env, tt.decisions, &results) },
+			})
+			require.NoError(t, got.err)
+			assert.Equal(t, tt.wantRuns, runs.Load())
+			for i, res := range results {
+				assert.Equal(t, tt.wantRefused[i], res.rejected != nil, "decision %d: %v", i, res.rejected)
+				if res.rejected != nil {
+					assert.Contains(t, res.rejected.Error(), `reviewer "mallory" is not allowed to decide calls of guarded`)
+				}
+			}
+		})
+	}
+}

@@ -36,6 +36,9 @@ const (
 	MetricApprovalsDecided   = "toolgate_approvals_decided_total"
 	// MetricApprovalsEdited counts approved calls a reviewer edited (ApprovalDecision.Arguments).
 	MetricApprovalsEdited = "toolgate_approvals_edited_total"
+	// MetricApprovalsRefusedReviewer counts decisions the update validator refused because the
+	// tool's Options.Reviewers does not name the reviewer (or a group of theirs).
+	MetricApprovalsRefusedReviewer = "toolgate_approvals_refused_reviewer_total"
 
 	// MetricLabelTool, MetricLabelOutcome and MetricLabelCode are the label names.
 	MetricLabelTool    = "tool"
