@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 
@@ -67,6 +68,9 @@ func liftTaskParams(params json.RawMessage) json.RawMessage {
 
 // liftTaskBody is liftTaskParams for the body of a streamable HTTP POST (one JSON-RPC message).
 func liftTaskBody(body []byte) []byte {
+	if !bytes.Contains(body, []byte(`"task"`)) {
+		return body // the common case: the SDK parses the body once
+	}
 	var msg map[string]json.RawMessage
 	if json.Unmarshal(body, &msg) != nil {
 		return body

@@ -46,10 +46,11 @@ type mcpAuthOptions struct {
 
 // mcpHTTPLimits are the HTTP limits of `toolgate mcp --listen`.
 type mcpHTTPLimits struct {
-	maxConns       int
-	maxSessions    int
-	sessionTimeout time.Duration
-	maxBodyBytes   int64
+	readHeaderTimeout time.Duration
+	maxConns          int
+	maxSessions       int
+	sessionTimeout    time.Duration
+	maxBodyBytes      int64
 }
 
 // HTTP server timeouts of `toolgate mcp --listen`. No WriteTimeout: a tools/call answers on an
@@ -92,7 +93,7 @@ server's own principal): their workflow IDs are <scope>/mcp-<principal hash>/too
 <scope>/mcp/toolcall-<key>), apart from toolgate call's IDs, and tasks/get, tasks/result,
 tasks/list and tasks/cancel see only the caller's tool calls.
 
-HTTP limits: headers must arrive within 10 s and a body within 1 min; idle keep-alive
+HTTP limits: headers must arrive within --read-header-timeout (10 s) and a body within 1 min; idle keep-alive
 connections close after 2 min; at most --max-connections connections are served at once;
 sessions idle for --session-timeout are closed and at most --max-sessions live at once (an
 initialize beyond gets 503); a body over --max-body-bytes gets 413.
@@ -128,6 +129,7 @@ The tool list comes from the workers' catalog; when no worker answers, from this
 	fs.StringSliceVar(&o.auth.authServers, "auth-server", nil, "authorization server named in the protected-resource metadata (repeat)")
 	fs.StringSliceVar(&o.auth.scopes, "auth-scope", nil, "scope every token must carry (repeat)")
 	fs.BoolVar(&o.auth.insecureNoAuth, "insecure-no-auth", false, "serve a non-loopback --listen address without authentication (anyone who reaches it can run tools)")
+	fs.DurationVar(&o.http.readHeaderTimeout, "read-header-timeout", mcpReadHeaderTimeout, "drop a connection whose request headers take longer")
 	fs.IntVar(&o.http.maxConns, "max-connections", defaultMCPMaxConns, "connections served at once; more wait in the listen queue")
 	fs.IntVar(&o.http.maxSessions, "max-sessions", mcp.DefaultMaxSessions, "live MCP sessions; an initialize beyond gets 503")
 	fs.DurationVar(&o.http.sessionTimeout, "session-timeout", mcp.DefaultSessionTimeout, "close a session that sent no request for this long")
@@ -179,7 +181,7 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 	}
 	srv := &http.Server{
 		Handler:           mux,
-		ReadHeaderTimeout: mcpReadHeaderTimeout,
+		ReadHeaderTimeout: o.http.readHeaderTimeout,
 		ReadTimeout:       mcpReadTimeout,
 		IdleTimeout:       mcpIdleTimeout,
 	}
