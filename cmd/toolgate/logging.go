@@ -21,9 +21,24 @@ type logOptions struct {
 func addLogFlags(cmd *cobra.Command, o *logOptions) {
 	fs := cmd.PersistentFlags()
 	fs.StringVar(&o.format, "log-format", "console", "log line format on stderr: console (human-readable) or json")
-	fs.StringVar(&o.level, "log-level", "info", "lowest level logged: debug, info, warn or error")
+	fs.StringVar(&o.level, "log-level", "", "lowest level logged: debug, info, warn or error (default info for worker, dev, mcp, codec-server and bench, warn for the other commands: their result is on stdout)")
 	bindEnv(fs, "log-format", "TOOLGATE_LOG_FORMAT")
 	bindEnv(fs, "log-level", "TOOLGATE_LOG_LEVEL")
+}
+
+// serviceCommands log at info by default: they run until stopped and their log is what an
+// operator reads. The other commands print their result on stdout and log warnings and errors.
+var serviceCommands = map[string]bool{"worker": true, "dev": true, "mcp": true, "codec-server": true, "bench": true}
+
+// defaultLogLevel is the --log-level of the top-level command cmd when the flag is not given.
+func defaultLogLevel(cmd *cobra.Command) string {
+	for cmd.HasParent() && cmd.Parent().HasParent() {
+		cmd = cmd.Parent()
+	}
+	if serviceCommands[cmd.Name()] {
+		return "info"
+	}
+	return "warn"
 }
 
 // escapingWriter escapes the control and invisible characters of each log line (safetext) before

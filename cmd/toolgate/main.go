@@ -31,6 +31,7 @@ func commands() []func(*app) *cobra.Command {
 		newReplayCommand,
 		newToolsCommand,
 		newDriftCommand,
+		newLimitsCommand,
 		newBenchCommand,
 		newCodecServerCommand,
 		newMCPCommand,
@@ -125,6 +126,9 @@ func newRootCommand(a *app) *cobra.Command {
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			if err := applyEnv(cmd, a.lookupEnv); err != nil {
 				return err
+			}
+			if a.logOpts.level == "" {
+				a.logOpts.level = defaultLogLevel(cmd)
 			}
 			logger, err := newLogger(a.logOpts, a.err)
 			if err != nil {

@@ -119,3 +119,29 @@ func TestErrorLineEscaped(t *testing.T) {
 		})
 	}
 }
+
+// TestDefaultLogLevel: one-shot commands log warnings and errors only (their result is on
+// stdout); services log info; --log-level wins.
+func TestDefaultLogLevel(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantInfo bool
+	}{
+		{"replay logs no info", []string{"replay", "/no/such/history.json"}, false},
+		{"--log-level info shows info", []string{"replay", "/no/such/history.json", "--log-level", "info"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runIn(tt.args, nil, "")
+			require.NotEqual(t, ExitOK, code, stdout)
+			assert.Equal(t, tt.wantInfo, strings.Contains(stderr, "\tINFO\t"), "stderr: %q", stderr)
+		})
+	}
+	root := newRootCommand(&app{lookupEnv: func(string) (string, bool) { return "", false }})
+	for name, want := range map[string]string{"worker": "info", "dev": "info", "mcp": "info", "call": "warn", "status": "warn", "approve": "warn"} {
+		cmd, _, err := root.Find([]string{name})
+		require.NoError(t, err)
+		assert.Equal(t, want, defaultLogLevel(cmd), name)
+	}
+}
