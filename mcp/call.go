@@ -51,6 +51,9 @@ func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	if err != nil {
 		return nil, err
 	}
+	if ctx, err = withPriority(ctx, req.Params.Meta); err != nil {
+		return nil, err
+	}
 	// The start is detached from the request: a request that ends while starting leaves a call
 	// that a retry with the same key attaches to.
 	workflowID, runID, err := ownerOf(ctx, h.tg).tg.StartRun(context.WithoutCancel(ctx), call)

@@ -178,6 +178,9 @@ func (t *tasks) create(ctx context.Context, req *sdk.CallToolRequest) (sdk.Resul
 	if err != nil {
 		return nil, err
 	}
+	if ctx, err = withPriority(ctx, req.Params.Meta); err != nil {
+		return nil, err
+	}
 	workflowID, runID, err := ownerOf(ctx, t.tg).tg.StartRun(context.WithoutCancel(ctx), call)
 	if err != nil {
 		return nil, protocolError(err)

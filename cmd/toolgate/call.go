@@ -15,6 +15,7 @@ import (
 	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/safetext"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // progressInterval is how often a foreground call asks the server for the tool's progress.
@@ -27,6 +28,7 @@ type callOptions struct {
 	id        string
 	detach    bool
 	progress  string
+	priority  wire.Priority
 }
 
 func newCallCommand(a *app) *cobra.Command {
@@ -66,6 +68,9 @@ the agent run), 4 canceled, 5 other failure.`,
 	fs.StringVar(&o.id, "id", "", `tool call ID (default "cli-" and random hex; with a call on stdin, its id)`)
 	fs.BoolVarP(&o.detach, "detach", "d", false, "start the call, print its workflow ID and exit")
 	fs.StringVar(&o.progress, "progress", string(progressAuto), "progress on stderr: auto (bar on a terminal), bar, plain (a line per change), off")
+	fs.IntVar(&o.priority.Level, "priority", 0, "priority 1 (dispatched first) .. 5 (last); default the server's 3 (docs/flow-control.md)")
+	fs.StringVar(&o.priority.FairnessKey, "fairness-key", "", "fairness key (an agent run, a user, a tenant; at most 64 bytes): keys share the tool fleet fairly")
+	fs.Float32Var(&o.priority.FairnessWeight, "fairness-weight", 0, "weight of the fairness key's share (default the server's 1)")
 	return cmd
 }
 
@@ -121,6 +126,10 @@ func runCall(ctx context.Context, a *app, o callOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := o.priority.Check(); err != nil {
+		return badInput(err)
+	}
+	ctx = tgclient.WithPriority(ctx, o.priority)
 	ids := callIDs{WorkflowID: tgclient.WorkflowID(o.scope, call.ID()), ToolCallID: call.ID(), ToolName: call.Name()}
 	logger := a.logger.With(ids.fields()...)
 

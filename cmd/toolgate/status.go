@@ -11,7 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	tgclient "github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/safetext"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 type statusOptions struct {
@@ -60,6 +62,8 @@ type statusJSON struct {
 	Progress    *toolcore.Progress `json:"progress,omitempty"`
 	Checkpoint  json.RawMessage    `json:"checkpoint,omitempty"`
 	Result      *toolcore.Result   `json:"result,omitempty"`
+	// Priority is the call's priority and fairness key (docs/flow-control.md), when set.
+	Priority *wire.Priority `json:"priority,omitempty"`
 }
 
 func runStatus(ctx context.Context, a *app, o statusOptions, args []string) error {
@@ -88,6 +92,10 @@ func writeStatus(w io.Writer, st tgclient.Status, asJSON bool) error {
 		at := st.RetryAt.UTC()
 		out.RetryAt = &at
 	}
+	if !st.Priority.IsZero() {
+		p := st.Priority
+		out.Priority = &p
+	}
 	if asJSON {
 		return writeJSON(w, out)
 	}
@@ -98,6 +106,9 @@ func writeStatus(w io.Writer, st tgclient.Status, asJSON bool) error {
 		{"tool", out.ToolName},
 		{"state", out.State},
 		{"attempt", strconv.Itoa(out.Attempt)},
+	}
+	if p := out.Priority; p != nil {
+		lines = append(lines, [2]string{"priority", priorityText(*p)})
 	}
 	if out.RetryAt != nil {
 		lines = append(lines, [2]string{"retry at", out.RetryAt.Format(time.RFC3339) + " after: " + out.LastFailure})
@@ -116,4 +127,20 @@ func writeStatus(w io.Writer, st tgclient.Status, asJSON bool) error {
 		lines = append(lines, [2]string{"result", string(data)})
 	}
 	return writeLines(w, lines)
+}
+
+// priorityText shows a call's priority: "3 (default)", then the fairness key (escaped: it may come
+// from a model's caller) and weight when set.
+func priorityText(p wire.Priority) string {
+	level := strconv.Itoa(p.Level)
+	if p.Level == 0 {
+		level = strconv.Itoa(wire.DefaultPriorityLevel) + " (default)"
+	}
+	if p.FairnessKey != "" {
+		level += ", fairness key " + safetext.String(strconv.Quote(p.FairnessKey))
+	}
+	if p.FairnessWeight != 0 {
+		level += ", weight " + strconv.FormatFloat(float64(p.FairnessWeight), 'g', -1, 32)
+	}
+	return level
 }

@@ -117,5 +117,8 @@ func DynamicConfig() dynamicconfig.StaticClient {
 		// Tests list workflows often; the stock visibility limit is 10/s.
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 1000,
 		dynamicconfig.HistoryLongPollExpirationInterval.Key():            2 * time.Second,
+		// Fair dispatch across fairness keys (docs/flow-control.md): without it the server
+		// ignores a call's fairness key and per-key rate limits.
+		dynamicconfig.MatchingEnableFairness.Key(): true,
 	}
 }

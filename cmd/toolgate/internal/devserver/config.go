@@ -119,6 +119,10 @@ func dynamicConfig(overrides map[string]any) dynamicconfig.StaticClient {
 
 		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  1,
 		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): 1,
+		// Fair dispatch across the calls' fairness keys, and the per-key rate limits of
+		// UpdateTaskQueueConfig (docs/flow-control.md); it implies the priority matcher, the
+		// default in v1.32 anyway.
+		dynamicconfig.MatchingEnableFairness.Key(): true,
 
 		dynamicconfig.HistoryLongPollExpirationInterval.Key(): 2 * time.Second,
 

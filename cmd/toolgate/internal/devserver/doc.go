@@ -50,7 +50,8 @@
 //
 // The dynamic config is tuned for one machine and short workflows: history queue processors poll
 // at 1000/s instead of 20/s (visibility's stays at 20/s), task queues have one partition, a
-// history long poll expires after 2 s, and visibility requests are allowed 1000/s per namespace.
+// history long poll expires after 2 s, visibility requests are allowed 1000/s per namespace, and
+// matching dispatches fairly across fairness keys (matching.enableFairness; docs/flow-control.md).
 // See dynamicConfig.
 //
 // # Logs
