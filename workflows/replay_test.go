@@ -2,19 +2,23 @@ package workflows_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sdkclient "go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/toolgate/toolgate/internal/fixtures"
 	"github.com/toolgate/toolgate/toolbox"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 	"github.com/toolgate/toolgate/workflows"
 )
 
@@ -53,7 +57,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 		"fixtures/approval-rejected.json", "fixtures/checkpointed.json", "fixtures/reconciled.json",
 		"fixtures/execution-failed.json", "fixtures/fatal.json", "fixtures/outcome-unknown.json",
 		"fixtures/retried.json", "fixtures/serialization-failed.json", "fixtures/validation-failed.json",
-		"fixtures/local-retried.json",
+		"fixtures/local-retried.json", "fixtures/approval-edited.json",
 	}
 	top, err := filepath.Glob(filepath.Join(historiesDir, "*.json"))
 	require.NoError(t, err)
@@ -115,4 +119,42 @@ func TestReplayDetectsIncompatibleChanges(t *testing.T) {
 			assert.Error(t, replay(tt.reg, tt.searchAttributes, filepath.Join(historiesDir, "success.json")))
 		})
 	}
+}
+
+// TestReplayEditedApproval: the recorded history of an approval with edited arguments holds the
+// model's arguments (the input) and the approved ones with both hashes (the update's record),
+// and the result the model read starts with ReviewerEditNote; it replays.
+func TestReplayEditedApproval(t *testing.T) {
+	file := filepath.Join(historiesDir, "fixtures", "approval-edited.json")
+	require.NoError(t, replay(recordedRegistry(t), true, file))
+	f, err := os.Open(file)
+	require.NoError(t, err)
+	defer f.Close()
+	hist, err := sdkclient.HistoryFromJSON(f, sdkclient.HistoryJSONOptions{})
+	require.NoError(t, err)
+	var rec wire.ApprovalRecord
+	var result toolcore.Result
+	var input json.RawMessage
+	for _, e := range hist.GetEvents() {
+		if a := e.GetWorkflowExecutionStartedEventAttributes(); a != nil {
+			input = a.GetInput().GetPayloads()[0].GetData()
+		}
+		if a := e.GetWorkflowExecutionUpdateCompletedEventAttributes(); a != nil {
+			require.NoError(t, json.Unmarshal(a.GetOutcome().GetSuccess().GetPayloads()[0].GetData(), &rec))
+		}
+		if a := e.GetWorkflowExecutionCompletedEventAttributes(); a != nil {
+			require.NoError(t, json.Unmarshal(a.GetResult().GetPayloads()[0].GetData(), &result))
+		}
+	}
+	call, err := toolcore.ParseToolCall(input)
+	require.NoError(t, err)
+	tool, ok := recordedRegistry(t).Get(call.Name())
+	require.True(t, ok)
+	edited, err := toolcore.NewToolCall(call.ID(), call.Name(), rec.Arguments)
+	require.NoError(t, err)
+	assert.Equal(t, `{}`, string(call.Arguments().Raw()), "the model's arguments")
+	assert.Equal(t, `{"amount":100}`, string(rec.Arguments), "the approved arguments")
+	assert.Equal(t, toolcore.CallHash(tool, call), rec.CallHash)
+	assert.Equal(t, toolcore.CallHash(tool, edited), rec.ApprovedCallHash)
+	assert.Equal(t, toolcore.ReviewerEditNote("recorder", rec.Arguments)+"\n"+`{"done":true}`, result.Content())
 }

@@ -172,6 +172,7 @@ func scenarios() []scenario {
 		{"fixtures/local-retried.json", execute(mustCall("call-local-flaky", fixtures.LocalFlaky, `{}`))},
 		{"fixtures/approval-approved.json", decide(mustCall("call-approve", fixtures.Approve, `{}`), true)},
 		{"fixtures/approval-rejected.json", decide(mustCall("call-reject", fixtures.Approve, `{}`), false)},
+		{"fixtures/approval-edited.json", decideEdited(mustCall("call-approve-edited", fixtures.Approve, `{}`), json.RawMessage(`{"amount":100}`))},
 		{"fixtures/approval-expired.json", execute(mustCall("call-expire", fixtures.ApproveExpires, `{}`))},
 		{"fixtures/reconciled.json", execute(mustCall("call-reconciled", fixtures.Reconciled, `{}`))},
 		{"fixtures/checkpointed.json", execute(mustCall("call-checkpointed", fixtures.Checkpointed, `{}`))},
@@ -280,6 +281,26 @@ func decide(call toolcore.ToolCall, approve bool) func(context.Context, *recorde
 		}
 		d := wire.ApprovalDecision{CallHash: st.CallHash, Reviewer: "recorder", Reason: "recorded decision"}
 		if _, err := r.tools.DecideByWorkflowID(ctx, id, approve, d); err != nil {
+			return "", err
+		}
+		return id, r.waitClosed(ctx, id)
+	}
+}
+
+// decideEdited starts call (its tool requires approval), waits until it waits for a decision, and
+// approves it with the edited arguments args.
+func decideEdited(call toolcore.ToolCall, args json.RawMessage) func(context.Context, *recorder) (string, error) {
+	return func(ctx context.Context, r *recorder) (string, error) {
+		id, err := r.tools.Start(ctx, call)
+		if err != nil {
+			return "", err
+		}
+		st, err := r.awaitingApproval(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		d := wire.ApprovalDecision{CallHash: st.CallHash, Reviewer: "recorder", Arguments: args}
+		if _, err := r.tools.DecideByWorkflowID(ctx, id, true, d); err != nil {
 			return "", err
 		}
 		return id, r.waitClosed(ctx, id)
