@@ -78,7 +78,9 @@ type ApprovalState struct {
 	// CallHash is what a decision must name; DefinitionHash is the tool's definition hash.
 	CallHash       string `json:"callHash"`
 	DefinitionHash string `json:"definitionHash"`
-	// Deadline is when the call expires without a decision (workflow time).
+	// Since is when the call started waiting, Deadline when it expires without a decision
+	// (workflow time). Since is zero for calls that started waiting before it existed.
+	Since    time.Time `json:"since,omitzero"`
 	Deadline time.Time `json:"deadline"`
 	// Waiting is true until a decision, expiry or cancellation.
 	Waiting bool `json:"waiting"`

@@ -53,6 +53,7 @@ func (w *Workflows) awaitApproval(ctx workflow.Context, call toolcore.ToolCall, 
 		Arguments:      call.Arguments().Raw(),
 		CallHash:       toolcore.CallHash(tool, call),
 		DefinitionHash: tool.DefinitionHash(),
+		Since:          workflow.Now(ctx).UTC(),
 		Deadline:       workflow.Now(ctx).Add(timeout),
 		Waiting:        true,
 	}, tool: tool, budget: func() budget { return newBudget(w.validateTimeout()) }}

@@ -70,8 +70,8 @@ func TestStatusEscaped(t *testing.T) {
 			st := tgclient.Status{WorkflowID: "toolcall-c1", ToolCallID: "c1", ToolName: "echo", LastFailure: tt.raw,
 				RetryAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Result: &res}
 			var text, js bytes.Buffer
-			require.NoError(t, writeStatus(&text, st, false))
-			require.NoError(t, writeStatus(&js, st, true))
+			require.NoError(t, writeStatus(&text, st, nil, false))
+			require.NoError(t, writeStatus(&js, st, nil, true))
 			assertNoRaw(t, text.String())
 			assertNoRaw(t, js.String())
 			assert.Contains(t, text.String(), "(escaped ")
@@ -144,4 +144,35 @@ func TestDefaultLogLevel(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, defaultLogLevel(cmd), name)
 	}
+}
+
+// TestStatusOfWaitingCall: status of a call waiting for approval says so: since when, when it
+// expires, the hash, the arguments escaped, and how to decide; --json carries the state whole.
+func TestStatusOfWaitingCall(t *testing.T) {
+	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	ap := wire.ApprovalState{ToolCallID: "c1", ToolName: "write_file", Arguments: json.RawMessage(`{"path":"report` + "\u202e" + `txt.sh"}`),
+		CallHash: "sha256:abc", Since: since, Deadline: since.Add(24 * time.Hour), Waiting: true}
+	st := tgclient.Status{WorkflowID: "toolcall-c1", ToolCallID: "c1", ToolName: "write_file", State: tgclient.Running}
+	var text, js bytes.Buffer
+	require.NoError(t, writeStatus(&text, st, &ap, false))
+	require.NoError(t, writeStatus(&js, st, &ap, true))
+	for _, want := range []string{
+		"approval  awaiting approval since 2026-01-02T03:04:05Z\n",
+		"expires   2026-01-03T03:04:05Z\n",
+		"hash      sha256:abc\n",
+		`arguments {"path":"report\u202etxt.sh"}` + "\n",
+		"decide    toolgate approve toolcall-c1 (or reject; --args to approve edited arguments)\n",
+	} {
+		assert.Contains(t, text.String(), want)
+	}
+	assertNoRaw(t, text.String())
+	var got statusJSON
+	require.NoError(t, json.Unmarshal(js.Bytes(), &got))
+	require.NotNil(t, got.Approval)
+	assert.Equal(t, "sha256:abc", got.Approval.CallHash)
+	assert.True(t, got.Approval.Since.Equal(since))
+
+	text.Reset()
+	require.NoError(t, writeStatus(&text, st, nil, false))
+	assert.NotContains(t, text.String(), "approval", "a call that does not wait says nothing of approval")
 }

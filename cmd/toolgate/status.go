@@ -64,6 +64,8 @@ type statusJSON struct {
 	Result      *toolcore.Result   `json:"result,omitempty"`
 	// Priority is the call's priority and fairness key (docs/flow-control.md), when set.
 	Priority *wire.Priority `json:"priority,omitempty"`
+	// Approval is the call's wait for a decision (the query "approval"), while it waits.
+	Approval *wire.ApprovalState `json:"approval,omitempty"`
 }
 
 func runStatus(ctx context.Context, a *app, o statusOptions, args []string) error {
@@ -72,10 +74,30 @@ func runStatus(ctx context.Context, a *app, o statusOptions, args []string) erro
 		return err
 	}
 	defer call.close()
-	return writeStatus(a.out, call.status, o.json)
+	var waiting *wire.ApprovalState
+	if call.status.State == tgclient.Running {
+		waiting = awaitingApproval(ctx, call.client, call.workflowID)
+	}
+	return writeStatus(a.out, call.status, waiting, o.json)
 }
 
-func writeStatus(w io.Writer, st tgclient.Status, asJSON bool) error {
+// approvalQueryTimeout bounds status's query of a running call's approval: a query waits for a
+// worker, and status must answer without one.
+const approvalQueryTimeout = 3 * time.Second
+
+// awaitingApproval is the approval state of a running call when it waits for a decision; nil
+// when it does not, or no worker answered in time.
+func awaitingApproval(ctx context.Context, cl *tgclient.Client, workflowID string) *wire.ApprovalState {
+	ctx, cancel := context.WithTimeout(ctx, approvalQueryTimeout)
+	defer cancel()
+	st, err := cl.ApprovalByWorkflowID(ctx, workflowID)
+	if err != nil || !st.Waiting {
+		return nil
+	}
+	return &st
+}
+
+func writeStatus(w io.Writer, st tgclient.Status, waiting *wire.ApprovalState, asJSON bool) error {
 	out := statusJSON{
 		WorkflowID:  st.WorkflowID,
 		RunID:       st.RunID,
@@ -96,6 +118,7 @@ func writeStatus(w io.Writer, st tgclient.Status, asJSON bool) error {
 		p := st.Priority
 		out.Priority = &p
 	}
+	out.Approval = waiting
 	if asJSON {
 		return writeJSON(w, out)
 	}
@@ -109,6 +132,9 @@ func writeStatus(w io.Writer, st tgclient.Status, asJSON bool) error {
 	}
 	if p := out.Priority; p != nil {
 		lines = append(lines, [2]string{"priority", priorityText(*p)})
+	}
+	if ap := out.Approval; ap != nil {
+		lines = append(lines, approvalLines(out.WorkflowID, *ap)...)
 	}
 	if out.RetryAt != nil {
 		lines = append(lines, [2]string{"retry at", out.RetryAt.Format(time.RFC3339) + " after: " + out.LastFailure})
@@ -127,6 +153,22 @@ func writeStatus(w io.Writer, st tgclient.Status, asJSON bool) error {
 		lines = append(lines, [2]string{"result", string(data)})
 	}
 	return writeLines(w, lines)
+}
+
+// approvalLines are status's lines of a call waiting for approval: since when, until when, the
+// hash a decision names, the arguments, and the commands that decide.
+func approvalLines(workflowID string, ap wire.ApprovalState) [][2]string {
+	since := "awaiting approval"
+	if !ap.Since.IsZero() {
+		since += " since " + ap.Since.UTC().Format(time.RFC3339)
+	}
+	return [][2]string{
+		{"approval", since},
+		{"expires", ap.Deadline.UTC().Format(time.RFC3339)},
+		{"hash", ap.CallHash},
+		{"arguments", string(ap.Arguments)},
+		{"decide", "toolgate approve " + workflowID + " (or reject; --args to approve edited arguments)"},
+	}
 }
 
 // priorityText shows a call's priority: "3 (default)", then the fairness key (escaped: it may come
