@@ -1,10 +1,12 @@
 package mcp_test
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"strconv"
@@ -14,8 +16,11 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/mcp"
 )
 
 // vmRSS is the resident set size of process pid in MiB, from /proc/PID/status.
@@ -171,4 +176,47 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n.Add(int64(n))
 	return n, err
+}
+
+// A body sent too slowly is dropped after BodyReadTimeout (413), and that read deadline is lifted
+// once a body is read: a tools/call held longer than it still gets its result on its SSE stream.
+func TestHTTPBodyReadTimeoutSparesLongCalls(t *testing.T) {
+	f := newFixture(t)
+	srv := httptest.NewServer(mcp.HTTPHandler(f.server(), mcp.HTTPOptions{BodyReadTimeout: 200 * time.Millisecond}))
+	t.Cleanup(srv.Close)
+	cs := connectClient(t, &sdk.StreamableClientTransport{Endpoint: srv.URL})
+
+	const key = "body-timeout-long"
+	gate := f.tools.hold(key)
+	type outcome struct {
+		res *sdk.CallToolResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "count", Arguments: map[string]any{"key": key}})
+		done <- outcome{res, err}
+	}()
+	require.Equal(t, key, <-f.tools.started)
+
+	// The slow body: 10 of 1,000 declared bytes, then nothing.
+	u, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	conn, err := net.Dial("tcp", u.Host)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = io.WriteString(conn, "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"+
+		"Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\"")
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(time.Minute))) // a guard against a hang
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err, "the server answers the stalled body")
+	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+
+	// The held call started before the probe, so it has outlived the timeout.
+	close(gate)
+	got := <-done
+	require.NoError(t, got.err)
+	assert.False(t, got.res.IsError)
+	assert.JSONEq(t, `{"runs":1}`, text(t, got.res))
 }

@@ -27,6 +27,8 @@ const (
 	DefaultSessionTimeout = 10 * time.Minute
 	// DefaultMaxSessions bounds the live sessions; an initialize beyond it gets 503.
 	DefaultMaxSessions = 1024
+	// DefaultBodyReadTimeout bounds reading one request body.
+	DefaultBodyReadTimeout = time.Minute
 )
 
 // ProtectedResourcePath is where ProtectedResourceHandler is served (RFC 9728), at the root and
@@ -63,6 +65,10 @@ type HTTPOptions struct {
 	// MaxSessions bounds the live sessions: an initialize beyond it gets 503 with Retry-After.
 	// Optional: default DefaultMaxSessions.
 	MaxSessions int
+	// BodyReadTimeout bounds reading a request body (a read deadline on the connection, lifted
+	// once the body is read: http.Server's ReadTimeout would also cancel the long-lived SSE
+	// answer of a tools/call). Optional: default DefaultBodyReadTimeout.
+	BodyReadTimeout time.Duration
 }
 
 // HTTPHandler serves s over the streamable HTTP transport. It answers 403 Forbidden to a request
@@ -83,6 +89,9 @@ func HTTPHandler(s *sdk.Server, opts HTTPOptions) http.Handler {
 	if opts.MaxSessions <= 0 {
 		opts.MaxSessions = DefaultMaxSessions
 	}
+	if opts.BodyReadTimeout <= 0 {
+		opts.BodyReadTimeout = DefaultBodyReadTimeout
+	}
 	inner := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{
 		SessionTimeout: opts.SessionTimeout,
 		// The body is already bounded and read; the SDK reads our in-memory copy.
@@ -95,7 +104,7 @@ func HTTPHandler(s *sdk.Server, opts HTTPOptions) http.Handler {
 			return
 		}
 		if r.Method == http.MethodPost && r.Body != nil {
-			body, err := readBody(w, r, opts.MaxBodyBytes)
+			body, err := readBody(w, r, opts.MaxBodyBytes, opts.BodyReadTimeout)
 			if err != nil {
 				http.Error(w, "Request body too large or unreadable", http.StatusRequestEntityTooLarge)
 				return
@@ -129,19 +138,28 @@ func HTTPHandler(s *sdk.Server, opts HTTPOptions) http.Handler {
 	})
 }
 
-// readBody reads r's body up to limit bytes: a declared or actual length beyond it is an error
-// before more than limit+1 bytes are read.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+// readBody reads r's body up to limit bytes within timeout: a declared or actual length beyond
+// it is an error before more than limit+1 bytes are read.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, &http.MaxBytesError{Limit: limit}
 	}
+	rc := http.NewResponseController(w)
+	deadline := rc.SetReadDeadline(time.Now().Add(timeout)) == nil
 	size := r.ContentLength
 	if size < 0 || size > limit {
 		size = 512
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, size+1))
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
-	return buf.Bytes(), err
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit)); err != nil {
+		// The deadline stays: the server must not wait for the rest of the body after the 413.
+		w.Header().Set("Connection", "close")
+		return nil, err
+	}
+	if deadline {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
+	return buf.Bytes(), nil
 }
 
 // liveSessions counts s's sessions, stopping at limit.

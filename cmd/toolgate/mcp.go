@@ -53,11 +53,11 @@ type mcpHTTPLimits struct {
 	maxBodyBytes      int64
 }
 
-// HTTP server timeouts of `toolgate mcp --listen`. No WriteTimeout: a tools/call answers on an
-// SSE stream that lasts as long as the call.
+// HTTP server timeouts of `toolgate mcp --listen`. No WriteTimeout and no ReadTimeout: a
+// tools/call answers on an SSE stream that lasts as long as the call, and net/http cancels a
+// request whose ReadTimeout passes; mcp.HTTPOptions.BodyReadTimeout bounds the body instead.
 const (
 	mcpReadHeaderTimeout = 10 * time.Second
-	mcpReadTimeout       = time.Minute
 	mcpIdleTimeout       = 2 * time.Minute
 	defaultMCPMaxConns   = 512
 )
@@ -93,10 +93,10 @@ server's own principal): their workflow IDs are <scope>/mcp-<principal hash>/too
 <scope>/mcp/toolcall-<key>), apart from toolgate call's IDs, and tasks/get, tasks/result,
 tasks/list and tasks/cancel see only the caller's tool calls.
 
-HTTP limits: headers must arrive within --read-header-timeout (10 s) and a body within 1 min; idle keep-alive
-connections close after 2 min; at most --max-connections connections are served at once;
-sessions idle for --session-timeout are closed and at most --max-sessions live at once (an
-initialize beyond gets 503); a body over --max-body-bytes gets 413.
+HTTP limits: headers must arrive within --read-header-timeout (10 s) and a body within 1 min;
+idle keep-alive connections close after 2 min; at most --max-connections connections are
+served at once; sessions idle for --session-timeout are closed and at most --max-sessions live
+at once (an initialize beyond gets 503); a body over --max-body-bytes gets 413.
 
 The tool list comes from the workers' catalog; when no worker answers, from this build's toolbox
 (--root, --allow-host).`,
@@ -182,7 +182,6 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: o.http.readHeaderTimeout,
-		ReadTimeout:       mcpReadTimeout,
 		IdleTimeout:       mcpIdleTimeout,
 	}
 	ln = limitListener(ln, o.http.maxConns)
