@@ -29,10 +29,23 @@
 // workflow goes on.
 //
 // The request's _meta may carry IdempotencyKeyMeta ("io.toolgate/idempotencyKey", a string): it
-// is the tool call ID, so the workflow ID is toolcall-<key>. A client retrying a call with the
-// same key (after a timeout, a dropped connection or a restart of the MCP server) attaches to
-// the recorded run and gets its outcome: the tool does not run again. Without a key each call
-// gets a fresh ID ("mcp-<random hex>").
+// is the tool call ID, so the workflow ID is <principal scope>/toolcall-<key> (see Principals
+// below). A client retrying a call with the same key (after a timeout, a dropped connection or a
+// restart of the MCP server) attaches to the recorded run and gets its outcome: the tool does
+// not run again. Without a key each call gets a fresh ID ("mcp-<random hex>").
+//
+// # Principals and authorization
+//
+// Every call and task belongs to the principal of the request that created it: with
+// HTTPOptions.Verifier (JWTVerifier, StaticTokenVerifier; go-sdk's auth.RequireBearerToken
+// answers 401 without a valid token), the token's issuer and subject (PrincipalOf); otherwise
+// (stdio, unauthenticated loopback HTTP) the server's own. Its PrincipalScope ("mcp", or "mcp-"
+// and a hash) scopes the workflow IDs of its calls under the client's scope, and the client sets
+// the ToolPrincipal search attribute to it, so every toolgate mcp process enforces the binding
+// after a restart too: tasks/get, tasks/result and tasks/cancel answer "not found" for another
+// principal's task or a workflow that is not a ToolCallWorkflow, tasks/list lists only the
+// caller's, and one principal's idempotency keys never name another's calls (nor those of
+// toolgate call). ProtectedResourceHandler serves the RFC 9728 metadata a 401 points to.
 //
 // # Tasks
 //
@@ -54,5 +67,6 @@
 //
 // Serve any SDK transport wrapped by Transport (Transport(&mcp.StdioTransport{}) for a local
 // agent) with Server.Run, or mount HTTPHandler, the streamable HTTP transport with the spec's
-// Origin and Host checks.
+// Origin and Host checks, optional bearer authentication, one body limit read once (413), idle
+// session expiry and a bound on live sessions (503).
 package mcp
