@@ -1,0 +1,331 @@
+package e2e
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os/exec"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/devtest"
+	"github.com/toolgate/toolgate/internal/testbin"
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
+)
+
+// longFlow runs the flow-control scenarios at the issue's full size (500 flood calls, a 30 s
+// rate window): go test ./internal/e2e -run Flow -flow.long.
+var longFlow = flag.Bool("flow.long", false, "run the flow-control scenarios at full size")
+
+// starts records, in order, the tag of every attempt that starts, and when.
+type starts struct {
+	mu   sync.Mutex
+	tags []string
+	at   []time.Time
+}
+
+func (s *starts) add(tag string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tags = append(s.tags, tag)
+	s.at = append(s.at, time.Now())
+}
+
+func (s *starts) snapshot() ([]string, []time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.tags), slices.Clone(s.at)
+}
+
+// waitScheduled waits until the calls' ExecuteTool activities are scheduled (or ran), so a
+// backlog is on the server before the next step.
+func waitScheduled(t *testing.T, e *env, ctx context.Context, callIDs []string) {
+	t.Helper()
+	for _, id := range callIDs {
+		require.Eventually(t, func() bool {
+			desc, err := e.sdk.DescribeWorkflowExecution(ctx, e.client.WorkflowID(id), "")
+			if err != nil {
+				return false
+			}
+			return len(desc.GetPendingActivities()) > 0 ||
+				desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+		}, testTimeout, 10*time.Millisecond, "call %s scheduled", id)
+	}
+}
+
+// startCalls starts n calls of tool tagged prefix-i with priority p and returns their IDs.
+func startCalls(t *testing.T, e *env, ctx context.Context, tool, prefix string, n int, p wire.Priority) []string {
+	t.Helper()
+	ids := make([]string, n)
+	pctx := client.WithPriority(ctx, p)
+	for i := range n {
+		ids[i] = fmt.Sprintf("%s-%d", prefix, i)
+	}
+	// In order when a test reads the order; a flood in parallel, so it outruns the tool.
+	workers := 1
+	if n > 20 {
+		workers = 16
+	}
+	errs := make(chan error, n)
+	next := make(chan string, n)
+	for _, id := range ids {
+		next <- id
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for id := range next {
+				_, err := e.client.Start(pctx, call(t, id, tool, fmt.Sprintf(`{"tag":%q}`, id)))
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	return ids
+}
+
+func awaitAll(t *testing.T, e *env, ctx context.Context, ids []string) {
+	t.Helper()
+	for _, id := range ids {
+		res, err := e.client.Result(ctx, id)
+		require.NoError(t, err, id)
+		require.False(t, res.IsError(), "%s: %s", id, res.Content())
+	}
+}
+
+// TestFlowPriorityOvertakesBacklog: with one slot for the tool (MaxConcurrent 1) held by a
+// running call, a backlog of priority-3 calls and then one priority-1 call: the priority-1 call
+// runs first once the slot frees, and the status shows its priority.
+func TestFlowPriorityOvertakesBacklog(t *testing.T) {
+	var seen starts
+	release := make(chan struct{})
+	tool := define(t, "serial", toolcore.Options{SideEffect: toolcore.ReadOnly, MaxConcurrent: 1},
+		func(ctx context.Context, a args) (any, error) {
+			seen.add(a.Tag)
+			if a.Tag == "hold-0" {
+				<-release
+			}
+			return a.Tag, nil
+		})
+	e := newEnv(t, tool)
+	ctx := e.ctx()
+
+	hold := startCalls(t, e, ctx, "serial", "hold", 1, wire.Priority{})
+	require.Eventually(t, func() bool { tags, _ := seen.snapshot(); return len(tags) == 1 }, testTimeout, 10*time.Millisecond)
+	backlog := startCalls(t, e, ctx, "serial", "p3", 10, wire.Priority{Level: 3})
+	urgent := startCalls(t, e, ctx, "serial", "p1", 1, wire.Priority{Level: 1})
+	waitScheduled(t, e, ctx, append(slices.Clone(backlog), urgent...))
+
+	st, err := e.client.Status(ctx, urgent[0])
+	require.NoError(t, err)
+	assert.Equal(t, wire.Priority{Level: 1}, st.Priority)
+
+	close(release)
+	awaitAll(t, e, ctx, append(append(hold, backlog...), urgent...))
+	tags, _ := seen.snapshot()
+	require.Len(t, tags, 12)
+	assert.Equal(t, "p1-0", tags[1], "the priority-1 call runs right after the held one: %v", tags)
+}
+
+// maxInWindow returns the most starts within any window of length w.
+func maxInWindow(at []time.Time, w time.Duration) int {
+	sorted := slices.Clone(at)
+	slices.SortFunc(sorted, func(a, b time.Time) int { return a.Compare(b) })
+	best, lo := 0, 0
+	for hi := range sorted {
+		for sorted[hi].Sub(sorted[lo]) > w {
+			lo++
+		}
+		best = max(best, hi-lo+1)
+	}
+	return best
+}
+
+// limits runs `toolgate limits args...` against the shared server and returns its stdout.
+func limits(t *testing.T, args ...string) string {
+	t.Helper()
+	bin, err := testbin.Toolgate()
+	require.NoError(t, err)
+	srv := devtest.Server(t)
+	cmd := exec.Command(bin, append(append([]string{"limits"}, args...), "--address", srv.FrontendAddress(), "--namespace", srv.Namespace())...)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "toolgate limits %v: %s", args, out)
+	return string(out)
+}
+
+// TestFlowRateLimitAcrossWorkers: three workers serve a tool declared at 5 calls/s. The server
+// dispatches its attempts at that rate across all of them: in any window of d seconds at most
+// 5*d plus the burst start. The server's stated burst is one second of the rate (the matcher's
+// defaultBurstDuration, server v1.32.1 service/matching/ratelimit_manager.go), so the bound is
+// 5*d + 5, plus 1 for a start on the window's edge. None is lost. An operator's `toolgate limits
+// set --rate` then takes effect on the running workers (more than the declared rate start within
+// a second), and `limits reset` gives the rate back to the workers.
+func TestFlowRateLimitAcrossWorkers(t *testing.T) {
+	const rate = 5
+	window := 6 * time.Second
+	if *longFlow {
+		window = 30 * time.Second
+	}
+	n := int(window.Seconds()) * rate
+	var seen starts
+	tool := define(t, "limited", toolcore.Options{SideEffect: toolcore.ReadOnly, RateLimit: rate},
+		func(_ context.Context, a args) (any, error) {
+			seen.add(a.Tag)
+			return a.Tag, nil
+		})
+	e := newEnv(t, tool)
+	e.startWorker(devtest.Client(t), 5*time.Second, tool)
+	e.startWorker(devtest.Client(t), 5*time.Second, tool)
+	ctx := e.ctx()
+	queue := wire.ToolTaskQueue(e.queue, "limited")
+
+	ids := startCalls(t, e, ctx, "limited", "r", n, wire.Priority{})
+	awaitAll(t, e, ctx, ids)
+	tags, at := seen.snapshot()
+	assert.Len(t, tags, n, "every call ran once")
+	for _, d := range []time.Duration{time.Second, 2 * time.Second, window / 2} {
+		bound := int(rate*d.Seconds()) + rate + 1
+		assert.LessOrEqual(t, maxInWindow(at, d), bound, "starts within %s", d)
+	}
+	total := at[len(at)-1].Sub(at[0])
+	t.Logf("%d calls over %s: %.1f/s observed, declared %d/s", n, total.Round(time.Millisecond), float64(n-1)/total.Seconds(), rate)
+
+	out := limits(t, "--queue", queue, "--json")
+	assert.Contains(t, out, `"source":"worker"`)
+
+	// The override: 200/s, no restart.
+	limits(t, "set", "--queue", queue, "--rate", "200")
+	assert.Contains(t, limits(t, "--queue", queue, "--json"), `"source":"api"`)
+	before := len(at)
+	more := startCalls(t, e, ctx, "limited", "o", 3*rate, wire.Priority{})
+	awaitAll(t, e, ctx, more)
+	_, at = seen.snapshot()
+	assert.Greater(t, maxInWindow(at[before:], time.Second), 2*rate, "the override lets more than the declared rate through")
+
+	limits(t, "reset", "--queue", queue)
+	assert.Contains(t, limits(t, "--queue", queue, "--json"), `"source":"worker"`)
+}
+
+// fairnessRun floods the slow tool with flood calls of agent A (fairness key "A" when keyed),
+// waits until they are queued, then makes agent B's calls one after another (key "B" when
+// keyed). It returns, for each B call, how many A calls started between its start and its
+// tool's start, and its wait (start request to tool start).
+func fairnessRun(t *testing.T, e *env, ctx context.Context, seen *starts, prefix string, flood, calls int, keyed bool) (aBefore []int, waits []time.Duration, backlog int) {
+	t.Helper()
+	var a, b wire.Priority
+	if keyed {
+		a, b = wire.Priority{FairnessKey: prefix + "A"}, wire.Priority{FairnessKey: prefix + "B"}
+	}
+	aIDs := startCalls(t, e, ctx, "slow", prefix+"A", flood, a)
+	waitScheduled(t, e, ctx, aIDs)
+	bctx := client.WithPriority(ctx, b)
+	for i := range calls {
+		id := fmt.Sprintf("%sB-%d", prefix, i)
+		tags, _ := seen.snapshot()
+		if i == 0 {
+			backlog = flood
+			for _, tag := range tags {
+				if len(tag) > len(prefix) && tag[:len(prefix)] == prefix && tag[len(prefix)] == 'A' {
+					backlog--
+				}
+			}
+		}
+		begin := time.Now()
+		res, err := e.client.Execute(bctx, call(t, id, "slow", fmt.Sprintf(`{"tag":%q}`, id)))
+		require.NoError(t, err)
+		require.False(t, res.IsError())
+		after, at := seen.snapshot()
+		j := slices.Index(after, id)
+		require.GreaterOrEqual(t, j, len(tags))
+		n := 0
+		for _, tag := range after[len(tags):j] {
+			if len(tag) > len(prefix) && tag[len(prefix)] == 'A' {
+				n++
+			}
+		}
+		aBefore = append(aBefore, n)
+		waits = append(waits, at[j].Sub(begin))
+	}
+	awaitAll(t, e, ctx, aIDs) // A loses nothing
+	tags, _ := seen.snapshot()
+	for _, id := range aIDs {
+		assert.Equal(t, 1, countOf(tags, id), "A's call %s ran once", id)
+	}
+	return aBefore, waits, backlog
+}
+
+func countOf(tags []string, tag string) int {
+	n := 0
+	for _, s := range tags {
+		if s == tag {
+			n++
+		}
+	}
+	return n
+}
+
+func median[T int | time.Duration](v []T) T {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// TestFlowFairnessKeys: agent A floods a slow tool (4 slots) with a backlog, then agent B makes
+// its calls one after another. With fairness keys, B's calls are dispatched ahead of A's backlog
+// (at most a few A calls start before each B call: those already polled), so B's wait stays near
+// its idle wait; without keys the same B call waits behind A's whole backlog (the A calls not yet
+// started when B calls). A's calls all run, once each, in both. The full size (-flow.long: 500
+// and 20 calls) also asserts B's p50 wait with keys within 2x its idle p50 plus one tool run (a B
+// call waits for a slot to free: a running A call is never preempted); the short form logs the
+// waits and asserts the dispatch order only.
+func TestFlowFairnessKeys(t *testing.T) {
+	const toolRun = 50 * time.Millisecond
+	flood, calls := 100, 10
+	if *longFlow {
+		flood, calls = 500, 20
+	}
+	var seen starts
+	tool := define(t, "slow", toolcore.Options{SideEffect: toolcore.ReadOnly, MaxConcurrent: 4},
+		func(ctx context.Context, a args) (any, error) {
+			seen.add(a.Tag)
+			work := time.NewTimer(toolRun) // the tool's own work, not a test wait
+			defer work.Stop()
+			select {
+			case <-work.C:
+				return a.Tag, nil
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
+		})
+	e := newEnv(t, tool)
+	ctx := e.ctx()
+
+	_, idle, _ := fairnessRun(t, e, ctx, &seen, "idle", 0, calls, true)
+	keyedA, keyed, keyedBacklog := fairnessRun(t, e, ctx, &seen, "keyed", flood, calls, true)
+	plainA, plain, plainBacklog := fairnessRun(t, e, ctx, &seen, "plain", flood, calls, false)
+	t.Logf("B's p50 wait: idle %s, with keys %s, without keys %s (first call: %s with keys, %s without)",
+		median(idle), median(keyed), median(plain), keyed[0], plain[0])
+	t.Logf("A calls started before each B call: with keys %v (backlog %d), without keys %v (backlog %d)", keyedA, keyedBacklog, plainA, plainBacklog)
+
+	assert.LessOrEqual(t, median(keyedA), 4, "with keys B goes ahead of A's backlog")
+	require.Greater(t, keyedBacklog, 4*4, "a backlog to go ahead of")
+	require.Greater(t, plainBacklog, 4*4, "a backlog to wait behind")
+	assert.LessOrEqual(t, keyedA[0], 4+1, "with keys B's first call goes ahead of A's backlog")
+	assert.GreaterOrEqual(t, plainA[0], plainBacklog-4, "without keys B's first call waits behind A's backlog")
+	if *longFlow {
+		assert.LessOrEqual(t, median(keyed), 2*median(idle)+toolRun, "with keys B's p50 wait within 2x idle plus one tool run")
+	}
+}
