@@ -59,8 +59,13 @@ type JWTOptions struct {
 	Leeway time.Duration
 }
 
-// jwksRefresh is the least time between two fetches of a JWKS.
-const jwksRefresh = time.Minute
+// jwksRefresh is the least time between two fetches of a JWKS; jwksRetry after a failed one;
+// jwksFetchTimeout bounds one.
+const (
+	jwksRefresh      = time.Minute
+	jwksRetry        = 5 * time.Second
+	jwksFetchTimeout = 10 * time.Second
+)
 
 // maxJWKSBytes bounds a JWKS response.
 const maxJWKSBytes = 1 << 20
@@ -141,10 +146,19 @@ func (k *keySet) find(ctx context.Context, kid string) (any, error) {
 	if key, ok := k.byKID[kid]; ok && kid != "" {
 		return key, nil
 	}
-	if time.Since(k.fetched) >= jwksRefresh || k.byKID == nil {
-		if err := k.fetch(ctx); err != nil {
+	// Refetch for an unknown kid at most every jwksRefresh; after a failed fetch, at most every
+	// jwksRetry (a JWKS that is down is not hammered by every request).
+	if since := time.Since(k.fetched); since >= jwksRefresh || (k.byKID == nil && since >= jwksRetry) {
+		// Detached from the request: a client that goes away must not spoil the fetch for all.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jwksFetchTimeout)
+		err := k.fetch(fctx)
+		cancel()
+		if err != nil {
 			return nil, err
 		}
+	}
+	if k.byKID == nil {
+		return nil, errors.New("no JWKS fetched yet")
 	}
 	if kid == "" {
 		return verificationSet(k.all), nil
@@ -163,7 +177,7 @@ func verificationSet(keys []crypto.PublicKey) jwt.VerificationKeySet {
 	return set
 }
 
-// fetch reads the JWKS; k.mu is held.
+// fetch reads the JWKS; k.mu is held. A failed fetch keeps the keys it had.
 func (k *keySet) fetch(ctx context.Context) error {
 	k.fetched = time.Now()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, k.url, nil)
