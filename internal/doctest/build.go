@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -38,12 +39,15 @@ func Build(ctx context.Context, root, dir string, snippets []Snippet) error {
 		}
 	}
 	for i, s := range snippets {
-		name := fmt.Sprintf("s%02d_%s_%d", i+1, sanitize(s.File), s.Line)
-		pkgDir := filepath.Join(dir, name)
-		if err := os.Mkdir(pkgDir, 0o755); err != nil {
+		pkgDir, file := snippetFile(dir, i, s)
+		if err := os.MkdirAll(pkgDir, 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(pkgDir, "snippet.go"), []byte(s.Source("snippet")), 0o644); err != nil {
+		target := filepath.Join(pkgDir, file)
+		if _, err := os.Stat(target); err == nil {
+			return fmt.Errorf("%s:%d: a snippet before names %s too", s.File, s.Line, s.Path())
+		}
+		if err := os.WriteFile(target, []byte(s.Source("snippet")), 0o644); err != nil {
 			return err
 		}
 	}
@@ -58,6 +62,22 @@ func Build(ctx context.Context, root, dir string, snippets []Snippet) error {
 		return fmt.Errorf("go build of the snippets: %w\n%s", err, out.String())
 	}
 	return nil
+}
+
+// snippetFile says where snippet i goes: a package of its own, or, for a snippet naming its file
+// (Snippet.Path), the package of its document and directory under that file's name. A _test.go
+// file is written under another name, so `go build` compiles it too.
+func snippetFile(dir string, i int, s Snippet) (pkgDir, file string) {
+	p := s.Path()
+	if p == "" {
+		return filepath.Join(dir, fmt.Sprintf("s%02d_%s_%d", i+1, sanitize(s.File), s.Line)), "snippet.go"
+	}
+	pkgDir = filepath.Join(dir, "f_"+sanitize(s.File)+"_"+sanitize(path.Dir(p)))
+	file = path.Base(p)
+	if strings.HasSuffix(file, "_test.go") {
+		file = strings.TrimSuffix(file, "_test.go") + "_test_snippet.go"
+	}
+	return pkgDir, file
 }
 
 var moduleLine = regexp.MustCompile(`(?m)^module\s+\S+\s*$`)

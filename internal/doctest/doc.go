@@ -9,15 +9,19 @@
 // the same dependency versions as this module, and runs one `go build ./...` over all of them.
 // Compiler errors name the Markdown file and line (through //line directives).
 //
-// # Complete files and fragments
+// # Complete files
 //
 // A snippet whose first code line is a package clause is a complete Go file and is built as it
-// is. Any other snippet is a fragment: the body of a function returning error. Its leading import
-// declarations (if any) go to the top of the file; everything after them, types and statements,
-// becomes the body of
+// is; the documents hold only such snippets (TestDocumentationSnippetsCompile fails on any other),
+// so what a newcomer pastes into a file compiles there. A snippet whose first line is a comment
+// naming a file ("// main.go", "// weather/replay_test.go") is that file: the snippets of one
+// document naming files in one directory are built as one package, so a walkthrough's files may
+// use each other's declarations (a _test.go file is compiled too, under another name).
+//
+// # Fragments
+//
+// Build still accepts a fragment (for tests of this package): its leading import declarations go
+// to the top of the file; everything after them, types and statements, becomes the body of
 //
 //	func fragment() (err error) { <snippet>; return }
-//
-// so a fragment may `return err` and may declare local types, and must import what it uses and
-// use what it declares, exactly like real code.
 package doctest

@@ -47,7 +47,10 @@ func TestDocumentationSnippetsCompile(t *testing.T) {
 	}
 	require.NotEmpty(t, all, "README.md has Go snippets; finding none means the extraction broke")
 	for _, s := range all {
-		t.Logf("%s:%d (file: %v)", s.File, s.Line, s.IsFile())
+		t.Logf("%s:%d (file: %v, path %q)", s.File, s.Line, s.IsFile(), s.Path())
+		// A newcomer pastes a snippet into a file: it must be one (a package clause, imports,
+		// declarations), never a fragment with a top-level `return err`.
+		assert.True(t, s.IsFile(), "%s:%d is a fragment: make it a complete Go file", s.File, s.Line)
 	}
 	require.NoError(t, Build(context.Background(), root, t.TempDir(), all))
 }
@@ -61,6 +64,40 @@ func TestBuildFailsOnABrokenSnippet(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "BROKEN.md:42")
 	assert.Contains(t, err.Error(), "undefinedThing")
+}
+
+// Snippets naming files of one directory are one package: a walkthrough's files may use each
+// other's declarations, a _test.go file included; another document's are apart.
+func TestBuildJoinsTheFilesOfAWalkthrough(t *testing.T) {
+	snippets := []Snippet{
+		{File: "A.md", Line: 3, Code: "// tools.go\npackage main\n\nconst queue = \"q\"\n"},
+		{File: "A.md", Line: 9, Code: "// main.go\npackage main\n\nfunc main() { _ = queue; _ = helper() }\n"},
+		{File: "A.md", Line: 15, Code: "// main_test.go\npackage main\n\nimport \"testing\"\n\nfunc helper() string { return queue }\n\nfunc TestX(t *testing.T) {}\n"},
+		{File: "B.md", Line: 3, Code: "// main.go\npackage main\n\nfunc main() {}\n"},
+	}
+	require.NoError(t, Build(context.Background(), repoRoot(t), t.TempDir(), snippets))
+
+	twice := []Snippet{snippets[1], snippets[1]}
+	err := Build(context.Background(), repoRoot(t), t.TempDir(), twice)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "names main.go too")
+}
+
+func TestSnippetPath(t *testing.T) {
+	tests := []struct {
+		give, want string
+	}{
+		{give: "// agent.go\npackage main\n", want: "agent.go"},
+		{give: "// weather/replay_test.go\npackage weather\n", want: "weather/replay_test.go"},
+		{give: "// Package agent runs agents.\npackage agent\n", want: ""},
+		{give: "package main\n", want: ""},
+		{give: "// main.go\nx := 1\n", want: ""}, // a fragment is never a file
+	}
+	for _, tt := range tests {
+		t.Run(tt.give, func(t *testing.T) {
+			assert.Equal(t, tt.want, Snippet{File: "A.md", Line: 1, Code: tt.give}.Path())
+		})
+	}
 }
 
 func TestExtract(t *testing.T) {

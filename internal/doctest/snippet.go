@@ -3,6 +3,7 @@ package doctest
 import (
 	"bufio"
 	"fmt"
+	"path"
 	"regexp"
 	"strings"
 )
@@ -48,7 +49,24 @@ func Extract(file, markdown string) ([]Snippet, error) {
 	return out, nil
 }
 
-var packageClause = regexp.MustCompile(`^package [A-Za-z_][A-Za-z0-9_]*\s*(//.*)?$`)
+var (
+	packageClause = regexp.MustCompile(`^package [A-Za-z_][A-Za-z0-9_]*\s*(//.*)?$`)
+	fileComment   = regexp.MustCompile(`^//\s*((?:[A-Za-z0-9_.-]+/)*[A-Za-z0-9_.-]+\.go)$`)
+)
+
+// Path returns the file a complete-file snippet names in a comment on its first line
+// ("// agent.go", "// weather/replay_test.go"), or "" when it names none. Snippets of one document
+// that name files in the same directory are one package, as the files of a walkthrough are.
+func (s Snippet) Path() string {
+	if !s.IsFile() {
+		return ""
+	}
+	first, _, _ := strings.Cut(strings.TrimLeft(s.Code, "\n"), "\n")
+	if m := fileComment.FindStringSubmatch(strings.TrimSpace(first)); m != nil {
+		return path.Clean(m[1])
+	}
+	return ""
+}
 
 // IsFile says whether the snippet is a complete Go file: its first line that is neither blank
 // nor a comment is a package clause.
