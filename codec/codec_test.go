@@ -138,7 +138,7 @@ func TestHandlerProtocol(t *testing.T) {
 	require.NoError(t, err)
 
 	post := func(path, token string, body []byte) *httptest.ResponseRecorder {
-		req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
+		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8081"+path, bytes.NewReader(body))
 		req.Header.Set("Origin", "http://127.0.0.1:8233")
 		req.Header.Set("Content-Type", "application/json")
 		if token != "" {
@@ -161,7 +161,7 @@ func TestHandlerProtocol(t *testing.T) {
 	require.Equal(t, http.StatusOK, dec.Code, dec.Body.String())
 	assert.Contains(t, dec.Body.String(), base64.StdEncoding.EncodeToString(p.GetData()))
 
-	pre := httptest.NewRequest(http.MethodOptions, "/decode", nil)
+	pre := httptest.NewRequest(http.MethodOptions, "http://localhost:8081/decode", nil)
 	pre.Header.Set("Origin", "http://evil.example")
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, pre)
@@ -171,4 +171,39 @@ func TestHandlerProtocol(t *testing.T) {
 	h.ServeHTTP(rec, pre)
 	assert.Equal(t, http.StatusNoContent, rec.Code)
 	assert.True(t, strings.Contains(rec.Header().Get("Access-Control-Allow-Headers"), "Authorization"))
+}
+
+func TestHandlerRefusesHostsBodiesAndCredentialedWildcard(t *testing.T) {
+	c := codec.New(keyring(t, key("k1", 1)))
+	tests := []struct {
+		name       string
+		opts       codec.HandlerOptions
+		host       string
+		body       []byte
+		origin     string
+		wantCode   int
+		wantOrigin string
+		wantCreds  string
+	}{
+		{name: "rebinding host", host: "evil.example:8081", body: []byte(`{"payloads":[]}`), wantCode: http.StatusMisdirectedRequest},
+		{name: "loopback spelling 127.1", host: "127.1:8081", body: []byte(`{"payloads":[]}`), wantCode: http.StatusMisdirectedRequest},
+		{name: "allowed host", opts: codec.HandlerOptions{AllowedHosts: []string{"Codec.Internal"}}, host: "codec.internal:8081", body: []byte(`{"payloads":[]}`), wantCode: http.StatusOK},
+		{name: "loopback host", host: "localhost:8081", body: []byte(`{"payloads":[]}`), wantCode: http.StatusOK},
+		{name: "body over the limit", opts: codec.HandlerOptions{MaxBodyBytes: 64}, host: "127.0.0.1", body: bytes.Repeat([]byte(" "), 65), wantCode: http.StatusRequestEntityTooLarge},
+		{name: "body at the limit", opts: codec.HandlerOptions{MaxBodyBytes: 64}, host: "127.0.0.1", body: append([]byte(`{"payloads":[]}`), bytes.Repeat([]byte(" "), 64-15)...), wantCode: http.StatusOK},
+		{name: "wildcard origin without credentials", opts: codec.HandlerOptions{AllowedOrigins: []string{"*"}}, host: "127.0.0.1", body: []byte(`{"payloads":[]}`), origin: "http://any.example", wantCode: http.StatusOK, wantOrigin: "*"},
+		{name: "named origin with credentials", opts: codec.HandlerOptions{AllowedOrigins: []string{"http://ui.example"}}, host: "127.0.0.1", body: []byte(`{"payloads":[]}`), origin: "http://ui.example", wantCode: http.StatusOK, wantOrigin: "http://ui.example", wantCreds: "true"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodPost, "/decode", bytes.NewReader(tt.body))
+			req.Host = tt.host
+			req.Header.Set("Origin", tt.origin)
+			rec := httptest.NewRecorder()
+			codec.Handler(c, tt.opts).ServeHTTP(rec, req)
+			assert.Equal(t, tt.wantCode, rec.Code, rec.Body.String())
+			assert.Equal(t, tt.wantOrigin, rec.Header().Get("Access-Control-Allow-Origin"))
+			assert.Equal(t, tt.wantCreds, rec.Header().Get("Access-Control-Allow-Credentials"))
+		})
+	}
 }

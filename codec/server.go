@@ -1,13 +1,23 @@
 package codec
 
 import (
+	"bytes"
 	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
 
 	"go.temporal.io/sdk/converter"
+
+	"github.com/toolgate/toolgate/internal/loopback"
 )
+
+// DefaultMaxBodyBytes is HandlerOptions.MaxBodyBytes's default: 4 MiB, the Temporal server's
+// default largest payload (blob size limit error level is 2 MiB per payload).
+const DefaultMaxBodyBytes = 4 << 20
 
 // HandlerOptions configure Handler. They work at their zero value.
 type HandlerOptions struct {
@@ -21,17 +31,39 @@ type HandlerOptions struct {
 	// Token, when set, is the bearer token every request must carry ("Authorization: Bearer
 	// <token>"). Optional: default "" accepts every request (bind to loopback then).
 	Token string
+	// AllowedHosts are Host header names (without port, case-insensitive) answered beside
+	// localhost, 127.0.0.1 and [::1]; any other Host gets 421 Misdirected Request, so a web page
+	// that rebinds its own DNS name to this server cannot read plaintext. Optional: default none
+	// (loopback names only).
+	AllowedHosts []string
+	// MaxBodyBytes bounds a request body: a longer one gets 413 after at most this many bytes are
+	// read. Optional: default DefaultMaxBodyBytes.
+	MaxBodyBytes int64
 }
 
 // Handler serves the Temporal codec-server protocol for codec: POST .../encode and .../decode
 // with {"payloads":[...]} in the body, answered in kind; OPTIONS preflights for allowed origins.
 func Handler(codec converter.PayloadCodec, opts HandlerOptions) http.Handler {
 	inner := converter.NewPayloadCodecHTTPHandler(codec)
+	limit := opts.MaxBodyBytes
+	if limit <= 0 {
+		limit = DefaultMaxBodyBytes
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !opts.hostAllowed(r.Host) {
+			http.Error(w, "this codec server answers only to localhost, 127.0.0.1, [::1] and its --allow-host names", http.StatusMisdirectedRequest)
+			return
+		}
 		if origin := r.Header.Get("Origin"); origin != "" && opts.allowed(origin) {
 			h := w.Header()
-			h.Set("Access-Control-Allow-Origin", origin)
-			h.Set("Access-Control-Allow-Credentials", "true")
+			if opts.AllowOrigin == nil && slices.Contains(opts.AllowedOrigins, "*") {
+				// Any origin: never with credentials, so a page cannot ride on a browser's
+				// cookies or HTTP authentication.
+				h.Set("Access-Control-Allow-Origin", "*")
+			} else {
+				h.Set("Access-Control-Allow-Origin", origin)
+				h.Set("Access-Control-Allow-Credentials", "true")
+			}
 			h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
 			h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, X-Namespace")
 			h.Add("Vary", "Origin")
@@ -45,8 +77,40 @@ func Handler(codec converter.PayloadCodec, opts HandlerOptions) http.Handler {
 			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
 			return
 		}
+		if r.Method == http.MethodPost {
+			if r.ContentLength > limit {
+				tooLarge(w, limit)
+				return
+			}
+			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+			if err != nil {
+				if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+					tooLarge(w, limit)
+					return
+				}
+				http.Error(w, "read body", http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
 		inner.ServeHTTP(w, r)
 	})
+}
+
+func tooLarge(w http.ResponseWriter, limit int64) {
+	w.Header().Set("Connection", "close")
+	http.Error(w, fmt.Sprintf("request body larger than %d bytes", limit), http.StatusRequestEntityTooLarge)
+}
+
+func (o HandlerOptions) hostAllowed(host string) bool {
+	if loopback.HostHeader(host) {
+		return true
+	}
+	name, ok := loopback.HostName(host)
+	if !ok || name == "" {
+		return false
+	}
+	return slices.ContainsFunc(o.AllowedHosts, func(h string) bool { return strings.EqualFold(h, name) })
 }
 
 func (o HandlerOptions) allowed(origin string) bool {

@@ -6,20 +6,38 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
 	"github.com/toolgate/toolgate/codec"
+	"github.com/toolgate/toolgate/internal/loopback"
 )
 
 type codecServerOptions struct {
-	codecKey string
-	listen   string
-	origins  []string
-	token    string
+	codecKey     string
+	listen       string
+	origins      []string
+	allowHosts   []string
+	tokenFile    string
+	token        string // deprecated: argv is world-readable in /proc/PID/cmdline
+	maxBodyBytes int64
+	maxConns     int
+	readHeader   time.Duration
 }
+
+// The codec server's HTTP limits: a request is one small JSON body, so every phase is bounded.
+const (
+	codecReadHeaderTimeout = 10 * time.Second
+	codecReadTimeout       = time.Minute
+	codecWriteTimeout      = time.Minute
+	codecIdleTimeout       = 2 * time.Minute
+	defaultCodecMaxConns   = 256
+	codecTokenEnv          = "TOOLGATE_CODEC_TOKEN"
+)
 
 func newCodecServerCommand(a *app) *cobra.Command {
 	var o codecServerOptions
@@ -30,13 +48,21 @@ func newCodecServerCommand(a *app) *cobra.Command {
 --codec-key, so the Temporal Web UI (Settings > Codec Server, or ui-server's codec.endpoint) and
 the Temporal CLI (--codec-endpoint) show the arguments and results of encrypted calls.
 
---ui-origin grants CORS to the Web UI's origin (repeat it for several). --token makes every
-request carry "Authorization: Bearer <token>" (the UI sends it with "pass access token" when its
-login issues that token). Without a token, keep --listen on loopback.
+--ui-origin grants CORS to the Web UI's origin (repeat it for several; "*" grants any origin,
+without credentials). A bearer token, read from --token-file or $TOOLGATE_CODEC_TOKEN (never from
+the command line, which every local user can read in /proc), makes every request carry
+"Authorization: Bearer <token>" (the UI sends it with "pass access token" when its login issues
+that token). A --listen address beyond loopback is refused without a token.
+
+Only requests whose Host is localhost, 127.0.0.1 or [::1] (any port), the --listen IP, or a name
+of --allow-host (the name the UI or CLI uses to reach this server) are answered; any other Host
+gets 421, so a web page that rebinds its DNS name to this server cannot read plaintext. A body
+longer than --max-body-bytes gets 413 without being read further.
 
 When it listens it prints "codec-server http://host:port" on stdout. Ctrl-C stops it.`,
 		Example: `  toolgate codec-server --codec-key keys.txt --ui-origin http://127.0.0.1:8233
-  TOOLGATE_CODEC_KEY=env:KEYS toolgate codec-server --listen 0.0.0.0:8081 --token "$TOKEN"`,
+  TOOLGATE_CODEC_KEY=env:KEYS toolgate codec-server --listen 0.0.0.0:8081 \
+      --token-file /run/secrets/codec-token --allow-host codec.internal`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runCodecServer(cmd.Context(), a, o)
@@ -46,8 +72,13 @@ When it listens it prints "codec-server http://host:port" on stdout. Ctrl-C stop
 	fs := cmd.Flags()
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:8081", "host:port to serve on (port 0: any free port)")
 	fs.StringArrayVar(&o.origins, "ui-origin", nil, `browser origin allowed by CORS, such as http://127.0.0.1:8233 ("*": any)`)
-	fs.StringVar(&o.token, "token", "", "bearer token every request must carry (empty: none)")
-	bindEnv(fs, "token", "TOOLGATE_CODEC_TOKEN")
+	fs.StringArrayVar(&o.allowHosts, "allow-host", nil, "Host name answered beside localhost, 127.0.0.1 and [::1] (repeat for several)")
+	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the bearer token every request must carry (default: $"+codecTokenEnv+", else none)")
+	fs.StringVar(&o.token, "token", "", "deprecated: the command line is world-readable; use --token-file or $"+codecTokenEnv)
+	_ = fs.MarkHidden("token")
+	fs.Int64Var(&o.maxBodyBytes, "max-body-bytes", codec.DefaultMaxBodyBytes, "largest request body; a longer one gets 413")
+	fs.DurationVar(&o.readHeader, "read-header-timeout", codecReadHeaderTimeout, "time a client has to send a request's headers")
+	fs.IntVar(&o.maxConns, "max-connections", defaultCodecMaxConns, "connections served at once; more wait in the listen queue")
 	return cmd
 }
 
@@ -59,7 +90,23 @@ func runCodecServer(ctx context.Context, a *app, o codecServerOptions) error {
 	if err != nil {
 		return err
 	}
-	srv, err := startCodecServer(o.listen, keys, codec.HandlerOptions{AllowedOrigins: o.origins, Token: o.token}, a.logger)
+	token, err := o.bearerToken(a)
+	if err != nil {
+		return err
+	}
+	if token == "" && !loopback.Address(o.listen) {
+		return badInput(fmt.Errorf("--listen %s is not a loopback address: anyone who reaches it could decrypt every payload; "+
+			"set a token with --token-file or $%s", o.listen, codecTokenEnv))
+	}
+	allowHosts := o.allowHosts
+	if host, _, err := net.SplitHostPort(o.listen); err == nil {
+		if ip := net.ParseIP(host); ip != nil && !ip.IsUnspecified() {
+			allowHosts = append(allowHosts, host) // the address it was told to listen on
+		}
+	}
+	srv, err := startCodecServer(o.listen, keys, codec.HandlerOptions{
+		AllowedOrigins: o.origins, Token: token, AllowedHosts: allowHosts, MaxBodyBytes: o.maxBodyBytes,
+	}, codecLimits{maxConns: o.maxConns, readHeaderTimeout: o.readHeader}, a.logger)
 	if err != nil {
 		return err
 	}
@@ -67,9 +114,33 @@ func runCodecServer(ctx context.Context, a *app, o codecServerOptions) error {
 		return errors.Join(fmt.Errorf("print address: %w", err), srv.stop())
 	}
 	a.logger.Info("codec server ready; Ctrl-C stops it", zap.String("url", srv.url),
-		zap.String("encryptKeyId", keys.CurrentKeyID()), zap.Strings("uiOrigins", o.origins), zap.Bool("token", o.token != ""))
+		zap.String("encryptKeyId", keys.CurrentKeyID()), zap.Strings("uiOrigins", o.origins), zap.Bool("token", token != ""), zap.Strings("allowHosts", allowHosts))
 	<-ctx.Done()
 	return srv.stop()
+}
+
+// bearerToken is the token of --token-file, else $TOOLGATE_CODEC_TOKEN, else the deprecated
+// --token (with a warning); surrounding white space is trimmed.
+func (o codecServerOptions) bearerToken(a *app) (string, error) {
+	switch {
+	case o.tokenFile != "":
+		data, err := os.ReadFile(o.tokenFile)
+		if err != nil {
+			return "", badInput(fmt.Errorf("--token-file: %w", err))
+		}
+		token := strings.TrimSpace(string(data))
+		if token == "" {
+			return "", badInput(fmt.Errorf("--token-file %s is empty", o.tokenFile))
+		}
+		return token, nil
+	case o.token != "":
+		a.logger.Warn("--token puts the secret on the command line, readable by every local user in /proc; use --token-file or $" + codecTokenEnv)
+		return o.token, nil
+	}
+	if v, ok := a.lookupEnv(codecTokenEnv); ok {
+		return strings.TrimSpace(v), nil
+	}
+	return "", nil
 }
 
 // codecServer is a running codec HTTP server.
@@ -79,17 +150,37 @@ type codecServer struct {
 	done chan struct{}
 }
 
-// startCodecServer serves codec.Handler for keys on listen.
-func startCodecServer(listen string, keys *codec.Keyring, opts codec.HandlerOptions, logger *zap.Logger) (*codecServer, error) {
+// codecLimits bound a codec server's connections; the zero value is the defaults.
+type codecLimits struct {
+	maxConns          int
+	readHeaderTimeout time.Duration
+}
+
+// startCodecServer serves codec.Handler for keys on listen, at most lim.maxConns connections at
+// once, each phase of a request under a timeout.
+func startCodecServer(listen string, keys *codec.Keyring, opts codec.HandlerOptions, lim codecLimits, logger *zap.Logger) (*codecServer, error) {
+	if lim.maxConns <= 0 {
+		lim.maxConns = defaultCodecMaxConns
+	}
+	if lim.readHeaderTimeout <= 0 {
+		lim.readHeaderTimeout = codecReadHeaderTimeout
+	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return nil, badInput(fmt.Errorf("listen for the codec server on %s: %w", listen, err))
 	}
 	s := &codecServer{
-		url:  "http://" + ln.Addr().String(),
-		http: &http.Server{Handler: codec.Handler(codec.New(keys), opts), ReadHeaderTimeout: 10 * time.Second},
+		url: "http://" + ln.Addr().String(),
+		http: &http.Server{
+			Handler:           codec.Handler(codec.New(keys), opts),
+			ReadHeaderTimeout: lim.readHeaderTimeout,
+			ReadTimeout:       codecReadTimeout,
+			WriteTimeout:      codecWriteTimeout,
+			IdleTimeout:       codecIdleTimeout,
+		},
 		done: make(chan struct{}),
 	}
+	ln = limitListener(ln, lim.maxConns)
 	go func() {
 		defer close(s.done)
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

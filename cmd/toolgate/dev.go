@@ -162,7 +162,7 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 				ui := uiOrigin.Load().(string)
 				return ui != "" && (origin == ui || origin == strings.Replace(ui, "127.0.0.1", "localhost", 1))
 			},
-		}, a.logger.Named("codec"))
+		}, codecLimits{}, a.logger.Named("codec"))
 		if err != nil {
 			return err
 		}

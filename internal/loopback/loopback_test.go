@@ -19,3 +19,31 @@ func TestHostAndAddress(t *testing.T) {
 	assert.False(t, Address("temporal.example:7233"))
 	assert.False(t, Address("127.0.0.1"), "no port")
 }
+
+func TestHostHeader(t *testing.T) {
+	tests := []struct {
+		give string
+		want bool
+	}{
+		{"localhost", true},
+		{"LOCALHOST:8081", true},
+		{"127.0.0.1", true},
+		{"127.0.0.1:8081", true},
+		{"[::1]", true},
+		{"[::1]:8081", true},
+		{"::1", false},
+		{"127.1:8081", false},
+		{"2130706433", false},
+		{"localhost.", false},
+		{"sub.localhost", false},
+		{"evil.example", false},
+		{"evil.example:8081", false},
+		{"127.0.0.1:x", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.give, func(t *testing.T) {
+			assert.Equal(t, tt.want, HostHeader(tt.give))
+		})
+	}
+}
