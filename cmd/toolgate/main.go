@@ -35,6 +35,7 @@ func commands() []func(*app) *cobra.Command {
 		newBenchCommand,
 		newCodecServerCommand,
 		newMCPCommand,
+		newDocsCommand, // hidden: docs/cli.md
 	}
 }
 
