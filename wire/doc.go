@@ -10,12 +10,24 @@
 //     [DefaultTaskQueue] and the ApplicationError types a ToolCallWorkflow fails with.
 //   - activity.go: the activity type [ExecuteToolName] and the ApplicationError types the
 //     activity returns.
-//   - searchattr.go: the custom search attribute names and the values of ToolOutcome.
-//   - progress.go: [ProgressDetails], the heartbeat details a running tool's progress travels in.
-//   - catalog.go: the tool catalog workflow [ToolCatalogWorkflowName] and its ID prefix.
+//   - errors.go: the sentinel errors of a call's outcome ([ErrCallConflict], [ErrCallCanceled],
+//     ...), shared by client and workflows so errors.Is matches either side.
 //   - workflowid.go: [WorkflowIDPrefix] of a call's workflow ID and [ToolSetIdentityMarker] of a
 //     worker's identity.
+//   - searchattr.go: the custom search attribute names and the values of ToolOutcome.
+//   - cost.go: the rule that an ok call at bare cost upserts no ToolOutcome, and the query that
+//     finds ok calls.
+//   - progress.go: [ProgressDetails], the heartbeat details a running tool's progress travels in.
+//   - checkpoint.go: [CheckpointDetailsIndex], where a tool's checkpoint travels in them.
+//   - approval.go: the approval updates and query, [ApprovalDecision], [ApprovalRecord] and
+//     [ApprovalState].
+//   - reconcile.go: the ReconcileTool activity of an Unsafe call whose attempt was lost.
+//   - round.go: calls started from workflow code: the AwaitToolCall activity and its errors.
+//   - flow.go: a call's [Priority] (level, fairness key and weight) and a tool's own task queue.
+//   - catalog.go: the tool catalog workflow [ToolCatalogWorkflowName] and its ID prefix.
 //   - mcp.go: the _meta keys, task methods and task statuses toolgate uses on MCP.
+//
+// TestDocListsEveryFile keeps this list equal to the package's files.
 //
 // Features that add wire names (updates, queries, error codes) add them in a file of their own
 // here, each name documented where it is declared and in docs/contract.md.
