@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // Metrics the workflow emits through the worker client's MetricsHandler (client.Options), with
@@ -61,8 +62,13 @@ func (w *Workflows) metricTool(call toolcore.ToolCall) string {
 	return call.Name()
 }
 
-// countOutcome records the call's outcome and duration.
+// countOutcome records the call's final outcome and duration, once per call. awaiting_approval is
+// not an end (the call goes on to its final outcome, counted then): it is only a search attribute
+// value, so an approved call counts once, as ok.
 func (w *Workflows) countOutcome(ctx workflow.Context, call toolcore.ToolCall, outcome string) {
+	if outcome == wire.OutcomeAwaitingApproval {
+		return
+	}
 	tool := w.metricTool(call)
 	h := workflow.GetMetricsHandler(ctx).WithTags(map[string]string{MetricLabelTool: tool})
 	h.WithTags(map[string]string{MetricLabelOutcome: outcome}).Counter(MetricToolCalls).Inc(1)

@@ -14,13 +14,15 @@ import (
 
 // metricsOptions is the --metrics-listen flag of the commands that run a worker.
 type metricsOptions struct {
-	listen string
+	listen     string
+	allowHosts []string
 }
 
 func addMetricsFlag(cmd *cobra.Command, o *metricsOptions) {
 	fs := cmd.Flags()
 	fs.StringVar(&o.listen, "metrics-listen", "", "serve Prometheus metrics on this host:port at /metrics (empty: off)")
 	bindEnv(fs, "metrics-listen", "TOOLGATE_METRICS_LISTEN")
+	fs.StringArrayVar(&o.allowHosts, "metrics-allow-host", nil, "Host name the metrics endpoint answers beside localhost and IP addresses (the scraper's target name; others get 421)")
 }
 
 // start starts the metrics server, or returns nil when --metrics-listen is empty. It prints the
@@ -29,7 +31,7 @@ func (o metricsOptions) start(logger *zap.Logger) (*metrics.Server, error) {
 	if o.listen == "" {
 		return nil, nil
 	}
-	srv, err := metrics.Start(o.listen, metrics.Options{Logger: logger.Named("metrics")})
+	srv, err := metrics.Start(o.listen, metrics.Options{Logger: logger.Named("metrics"), AllowedHosts: o.allowHosts})
 	if err != nil {
 		return nil, badInput(fmt.Errorf("start metrics (--metrics-listen): %w", err))
 	}

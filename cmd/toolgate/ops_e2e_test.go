@@ -117,6 +117,24 @@ func TestEncryptedDevWithMetrics(t *testing.T) {
 		assert.True(t, strings.Contains(text, "temporal_workflow_completed_total"), "the SDK's metrics are served too")
 	})
 
+	t.Run("a rebinding Host gets 421 from the codec server and the metrics", func(t *testing.T) {
+		for _, url := range []string{dev.addr["codec-server"] + "/decode", dev.addr["metrics"]} {
+			method := http.MethodGet
+			if strings.HasSuffix(url, "/decode") {
+				method = http.MethodPost
+			}
+			req, err := http.NewRequest(method, url, strings.NewReader(`{"payloads":[]}`))
+			require.NoError(t, err)
+			req.Host = "evil.example"
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			assert.Equal(t, http.StatusMisdirectedRequest, resp.StatusCode, url)
+			assert.NotContains(t, string(b), "toolgate_tool_calls_total", url)
+		}
+	})
+
 	t.Run("mcp serves the SDK client's metrics", func(t *testing.T) {
 		mcp := startProcess(t, env, "mcp", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0")
 		url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/metrics`).FindString(mcp.waitLine(t, mcp.stderr, "serving Prometheus metrics"))

@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"testing"
@@ -125,7 +126,7 @@ func TestApprovalMetrics(t *testing.T) {
 	require.NoError(t, err)
 	_, err = tg.Start(ctx, call)
 	require.NoError(t, err)
-	waitFor := func(what string, want map[string]float64) {
+	waitFor := func(what string, want map[string]float64) map[string]float64 {
 		t.Helper()
 		var got map[string]float64
 		require.Eventually(t, func() bool {
@@ -137,6 +138,7 @@ func TestApprovalMetrics(t *testing.T) {
 			}
 			return true
 		}, 30*time.Second, 100*time.Millisecond, "%s: got %v", what, got)
+		return got
 	}
 	waitFor("one approval waiting", map[string]float64{
 		series(workflows.MetricApprovalsRequested, "deploy", ""): 1,
@@ -152,11 +154,50 @@ func TestApprovalMetrics(t *testing.T) {
 	res, err := tg.Result(ctx, call.ID())
 	require.NoError(t, err)
 	require.False(t, res.IsError(), res.Content())
-	waitFor("the approval decided", map[string]float64{
+	got := waitFor("the approval decided", map[string]float64{
 		series(workflows.MetricApprovalsRequested, "deploy", ""):         1,
 		series(workflows.MetricApprovalsDecided, "deploy", ""):           1,
 		series(workflows.MetricToolCalls, "deploy", workflows.OutcomeOK): 1,
 	})
+	// The approved call counts once, by its final outcome: not also as awaiting_approval.
+	assert.Zero(t, got[series(workflows.MetricToolCalls, "deploy", wire.OutcomeAwaitingApproval)])
+	assert.Equal(t, 1.0, got[series(workflows.MetricToolCallDuration+"_count", "deploy", "")])
+}
+
+// TestHostCheck: the endpoint answers localhost, IP addresses and its allowed names; a page that
+// rebinds its own DNS name gets 421 (issue 22 item 8).
+func TestHostCheck(t *testing.T) {
+	srv, err := metrics.Start("127.0.0.1:0", metrics.Options{AllowedHosts: []string{"scrape.internal"}})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, srv.Close()) })
+	_, port, err := net.SplitHostPort(srv.Addr())
+	require.NoError(t, err)
+	tests := []struct {
+		host string
+		want int
+	}{
+		{"evil.example", http.StatusMisdirectedRequest},
+		{"evil.example:" + port, http.StatusMisdirectedRequest},
+		{"localhost.", http.StatusMisdirectedRequest},
+		{"127.1", http.StatusMisdirectedRequest},
+		{"::1", http.StatusMisdirectedRequest},
+		{"localhost:" + port, http.StatusOK},
+		{"127.0.0.1:" + port, http.StatusOK},
+		{"10.1.2.3:" + port, http.StatusOK},
+		{"[::1]:" + port, http.StatusOK},
+		{"Scrape.Internal:" + port, http.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.host, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodGet, srv.URL(), nil)
+			require.NoError(t, err)
+			req.Host = tt.host
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			assert.Equal(t, tt.want, resp.StatusCode)
+		})
+	}
 }
 
 // series names a sample by metric, tool and outcome-or-code, summed over the SDK's labels.

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,6 +19,9 @@ import (
 	"go.temporal.io/sdk/client"
 	sdktally "go.temporal.io/sdk/contrib/tally"
 	"go.uber.org/zap"
+	"golang.org/x/net/netutil"
+
+	"github.com/toolgate/toolgate/internal/loopback"
 )
 
 // Path is where the metrics are served.
@@ -30,10 +35,24 @@ const reportInterval = time.Second
 // milliseconds (validation rejections) to minutes (held calls).
 var durationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300}
 
+// The endpoint's HTTP limits: a scrape is one small GET.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 30 * time.Second
+	writeTimeout      = time.Minute
+	idleTimeout       = 2 * time.Minute
+	maxConns          = 64
+)
+
 // Options configure Start. They work at their zero value.
 type Options struct {
 	// Logger receives errors of the reporter and the listener. Optional: default zap.NewNop().
 	Logger *zap.Logger
+	// AllowedHosts are Host header names (without port, case-insensitive) answered beside
+	// localhost and IP addresses; any other name gets 421 Misdirected Request, so a web page that
+	// rebinds its DNS name to the endpoint cannot read tool names and counts. Optional: default
+	// none.
+	AllowedHosts []string
 }
 
 // Server serves one Prometheus registry over HTTP.
@@ -79,10 +98,18 @@ func Start(listen string, opts Options) (*Server, error) {
 	s := &Server{
 		handler: sdktally.NewMetricsHandler(sdktally.NewPrometheusNamingScope(scope)),
 		scope:   closer,
-		srv:     &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
-		addr:    ln.Addr().String(),
-		done:    make(chan struct{}),
+		srv: &http.Server{
+			Handler:           hostsOnly(mux, opts.AllowedHosts),
+			ReadHeaderTimeout: readHeaderTimeout,
+			ReadTimeout:       readTimeout,
+			WriteTimeout:      writeTimeout,
+			IdleTimeout:       idleTimeout,
+			ErrorLog:          zap.NewStdLog(logger),
+		},
+		addr: ln.Addr().String(),
+		done: make(chan struct{}),
 	}
+	ln = netutil.LimitListener(ln, maxConns)
 	go func() {
 		defer close(s.done)
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -90,6 +117,32 @@ func Start(listen string, opts Options) (*Server, error) {
 		}
 	}()
 	return s, nil
+}
+
+// hostsOnly answers requests whose Host is localhost, an IP address (a scraper that dials an IP
+// sends it; no DNS rebinding goes through an IP literal) or one of names; others get 421.
+func hostsOnly(next http.Handler, names []string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hostAllowed(r.Host, names) {
+			http.Error(w, "this metrics endpoint answers only to localhost, IP addresses and its allowed host names", http.StatusMisdirectedRequest)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func hostAllowed(host string, names []string) bool {
+	if loopback.HostHeader(host) {
+		return true
+	}
+	name, ok := loopback.HostName(host)
+	if !ok || name == "" {
+		return false
+	}
+	if ip := net.ParseIP(name); ip != nil {
+		return ip.To4() != nil || strings.HasPrefix(host, "[") // IPv6 only in brackets
+	}
+	return slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, name) })
 }
 
 // Handler is the SDK MetricsHandler to put in client.Options.MetricsHandler.
