@@ -25,6 +25,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"golang.org/x/net/netutil"
 	"google.golang.org/grpc"
 )
 
@@ -51,6 +52,14 @@ func listenUI(port int) (net.Listener, error) {
 	}
 	return ln, nil
 }
+
+// The UI server's limits: a browser opens a few connections; its API requests are small JSON
+// bodies (a signal's or a reset's input at most, which the frontend bounds at 4 MiB anyway). No
+// WriteTimeout: a long-poll answer may take longer than any fixed bound.
+const (
+	uiMaxConns     = 256
+	uiMaxBodyBytes = 4 << 20
+)
 
 // startUI serves the UI for the frontend at frontend on ln. It owns ln, also on error.
 func startUI(ln net.Listener, frontend, namespace, codecEndpoint string, logger *zap.Logger) (*uiServer, error) {
@@ -81,14 +90,17 @@ func startUI(ln net.Listener, frontend, namespace, codecEndpoint string, logger 
 	}
 	s := &uiServer{
 		http: &http.Server{
-			Handler:           loopbackHostsOnly(handler),
+			Handler:           loopbackHostsOnly(http.MaxBytesHandler(handler, uiMaxBodyBytes)),
 			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       time.Minute,
+			IdleTimeout:       2 * time.Minute,
 			ErrorLog:          errLog,
 		},
 		conn: conn,
 		addr: "http://" + net.JoinHostPort(loopback, strconv.Itoa(port)),
 		done: make(chan struct{}),
 	}
+	ln = netutil.LimitListener(ln, uiMaxConns)
 	go func() {
 		defer close(s.done)
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
