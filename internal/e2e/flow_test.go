@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -328,4 +329,56 @@ func TestFlowFairnessKeys(t *testing.T) {
 	if *longFlow {
 		assert.LessOrEqual(t, median(keyed), 2*median(idle)+toolRun, "with keys B's p50 wait within 2x idle plus one tool run")
 	}
+}
+
+// TestFlowFairnessKeyRateLimitReconciled: a worker sets its tool's declared per-fairness-key rate
+// limit on the server at start (reason wire.LimitReasonDeclared); a worker that starts after an
+// operator's `toolgate limits set --fairness-key-rate` leaves the override alone; after `limits
+// reset` the next worker sets the declared value again.
+func TestFlowFairnessKeyRateLimitReconciled(t *testing.T) {
+	tool := define(t, "per_agent", toolcore.Options{SideEffect: toolcore.ReadOnly, FairnessKeyRateLimit: 2},
+		func(_ context.Context, a args) (any, error) { return a.Tag, nil })
+	e := newEnv(t, tool)
+	queue := wire.ToolTaskQueue(e.queue, "per_agent")
+	declared := `"fairnessKeyRateLimit":{"callsPerSecond":2,"reason":"` + wire.LimitReasonDeclared + `"`
+	assert.Contains(t, limits(t, "--queue", queue, "--json"), declared)
+
+	limits(t, "set", "--queue", queue, "--fairness-key-rate", "1")
+	e.startWorker(devtest.Client(t), 5*time.Second, tool)
+	assert.Contains(t, limits(t, "--queue", queue, "--json"),
+		`"fairnessKeyRateLimit":{"callsPerSecond":1,"reason":"`+wire.LimitReasonOperator+`"`, "the operator's override stands")
+
+	limits(t, "reset", "--queue", queue)
+	assert.NotContains(t, limits(t, "--queue", queue, "--json"), `"fairnessKeyRateLimit"`)
+	e.startWorker(devtest.Client(t), 5*time.Second, tool)
+	assert.Contains(t, limits(t, "--queue", queue, "--json"), declared, "the declared limit is back")
+}
+
+// TestFlowAgentCallsDefaultToItsFairnessKey: the calls an agent workflow starts with
+// workflows.ExecuteRound carry its workflow ID as their fairness key, on the call's workflow and
+// its ExecuteTool activity (the history's scheduled event).
+func TestFlowAgentCallsDefaultToItsFairnessKey(t *testing.T) {
+	var runs atomic.Int32
+	e := newEnv(t, addTool(t, &runs))
+	e.startParentWorker()
+	out := e.runParent("agent-7", call(t, "fk1", "add", `{"left":1,"right":2}`))
+	require.Len(t, out, 1)
+	require.Equal(t, `{"sum":3}`, out[0].Content)
+
+	ctx := e.ctx()
+	agentID := e.queue + "/agent-7"
+	st, err := e.client.Status(ctx, "fk1")
+	require.NoError(t, err)
+	assert.Equal(t, wire.FairnessKeyOf(agentID), st.Priority.FairnessKey)
+	iter := e.sdk.GetWorkflowHistory(ctx, e.client.WorkflowID("fk1"), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	found := false
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		require.NoError(t, err)
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+			found = true
+			assert.Equal(t, wire.FairnessKeyOf(agentID), a.GetPriority().GetFairnessKey())
+		}
+	}
+	assert.True(t, found, "an ExecuteTool activity was scheduled")
 }
