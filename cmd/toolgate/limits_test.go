@@ -1,0 +1,63 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/wire"
+)
+
+// TestLimitsUpdateRequests: set sends only the flags given, with the operator's reason; reset
+// removes both rate limits, or only the named weights; bad input is refused before dialing.
+func TestLimitsUpdateRequests(t *testing.T) {
+	tests := []struct {
+		name             string
+		opts             limitsOptions
+		reset            bool
+		rateSet, perKey  bool
+		wantErr          bool
+		wantRate         float32 // -1: no queue rate update
+		wantPerKey       float32 // -1: no per-key update
+		wantRemoveLimits bool
+		wantWeights      map[string]float32
+		wantUnsetWeights []string
+	}{
+		{name: "rate only", opts: limitsOptions{rate: 2}, rateSet: true, wantRate: 2, wantPerKey: -1},
+		{name: "per key and weight", opts: limitsOptions{perKeyRate: 0.5, weights: []string{"agent-7=3"}}, perKey: true,
+			wantRate: -1, wantPerKey: 0.5, wantWeights: map[string]float32{"agent-7": 3}},
+		{name: "nothing to set", opts: limitsOptions{}, wantErr: true},
+		{name: "bad weight", opts: limitsOptions{weights: []string{"agent-7"}}, wantErr: true},
+		{name: "zero weight", opts: limitsOptions{weights: []string{"a=0"}}, wantErr: true},
+		{name: "negative rate", opts: limitsOptions{rate: -1}, rateSet: true, wantErr: true},
+		{name: "reset all", reset: true, wantRemoveLimits: true, wantRate: -1, wantPerKey: -1},
+		{name: "reset one weight", opts: limitsOptions{weights: []string{"agent-7"}}, reset: true,
+			wantRate: -1, wantPerKey: -1, wantUnsetWeights: []string{"agent-7"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := tt.opts.limitsUpdate("q", "me", tt.reset, tt.rateSet, tt.perKey)
+			if tt.wantErr {
+				require.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, "q", req.GetTaskQueue())
+			if tt.wantRemoveLimits {
+				require.NotNil(t, req.GetUpdateQueueRateLimit())
+				assert.Nil(t, req.GetUpdateQueueRateLimit().GetRateLimit())
+				assert.Nil(t, req.GetUpdateFairnessKeyRateLimitDefault().GetRateLimit())
+			}
+			if tt.wantRate >= 0 {
+				assert.Equal(t, tt.wantRate, req.GetUpdateQueueRateLimit().GetRateLimit().GetRequestsPerSecond())
+				assert.Equal(t, wire.LimitReasonOperator, req.GetUpdateQueueRateLimit().GetReason())
+			}
+			if tt.wantPerKey >= 0 {
+				assert.Equal(t, tt.wantPerKey, req.GetUpdateFairnessKeyRateLimitDefault().GetRateLimit().GetRequestsPerSecond())
+			}
+			assert.Equal(t, tt.wantWeights, req.GetSetFairnessWeightOverrides())
+			assert.Equal(t, tt.wantUnsetWeights, req.GetUnsetFairnessWeightOverrides())
+		})
+	}
+}
