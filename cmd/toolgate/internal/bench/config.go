@@ -58,7 +58,7 @@ func DefaultSubjects() []string {
 
 // KnownSubjects lists every subject name Run accepts.
 func KnownSubjects() []string {
-	return []string{SubjectToolgate, SubjectBare, SubjectBareEager, SubjectToolgateLocal, SubjectToolgateNoEager, SubjectToolgateNoSA, SubjectBareLocal, SubjectBareNoEagerAct}
+	return []string{SubjectToolgate, SubjectBare, SubjectBareEager, SubjectToolgateLocal, SubjectToolgateNoEager, SubjectToolgateNoSA, SubjectBareLocal, SubjectBareNoEagerAct, SubjectToolgateFairness, SubjectToolgateRateLimited}
 }
 
 // Config says what to measure. It works at its zero value except for Address.

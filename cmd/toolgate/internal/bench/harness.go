@@ -103,6 +103,18 @@ func newHarness(ctx context.Context, cfg Config) (h *harness, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("define bench tools: %w", err)
 	}
+	if slices.Contains(cfg.Subjects, SubjectToolgateRateLimited) {
+		// Only then: the limited tools' own queue adds pollers to the worker.
+		limited, err := limitedTools()
+		if err != nil {
+			return nil, fmt.Errorf("define bench tools: %w", err)
+		}
+		for _, t := range limited {
+			if err := reg.Register(t); err != nil {
+				return nil, fmt.Errorf("define bench tools: %w", err)
+			}
+		}
+	}
 	// The toolgate worker always runs: the in-flight phase uses it whatever the subjects.
 	queue := h.prefix + "-toolgate"
 	w, err := h.startToolgateWorker(reg, queue, nil, h.cfg.Logger)
@@ -136,6 +148,10 @@ func newHarness(ctx context.Context, cfg Config) (h *harness, err error) {
 			h.subjects = append(h.subjects, h.toolgate)
 		case SubjectToolgateLocal:
 			h.subjects = append(h.subjects, h.toolgateSubjectOf(name, h.toolgate.client, localToolName))
+		case SubjectToolgateFairness:
+			h.subjects = append(h.subjects, h.fairnessSubject(h.toolgate.client))
+		case SubjectToolgateRateLimited:
+			h.subjects = append(h.subjects, h.toolgateSubjectOf(name, h.toolgate.client, limitedToolName))
 		case SubjectToolgateNoEager:
 			lazy := tgclient.New(h.sdk, tgclient.Options{TaskQueue: queue, Namespace: cfg.Namespace, DisableEagerStart: true})
 			h.subjects = append(h.subjects, h.toolgateSubject(name, lazy))
