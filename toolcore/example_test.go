@@ -97,3 +97,105 @@ func ExampleNotFoundResult() {
 	fmt.Println(result.ErrorCode(), result.Content())
 	// Output: TOOL_NOT_FOUND {"error":{"code":"TOOL_NOT_FOUND","message":"Unknown Tool \"subtract\""}}
 }
+
+// searchArgs has no validator of its own: Define generates the input schema from its fields and
+// tags, and the schema checks the arguments before they decode strictly into searchArgs.
+type searchArgs struct {
+	Query string `json:"query" jsonschema:"description=What to look for,minLength=1"`
+	Limit int64  `json:"limit,omitempty" jsonschema:"description=Most results,minimum=1,maximum=100"`
+}
+
+// A tool whose input schema validates its arguments: no Validate, the schema generated from the
+// argument type (a field without omitempty is required), and the reason the model reads.
+func ExampleDefine() {
+	search, err := toolcore.Define(toolcore.Definition[searchArgs]{
+		Name:        "search",
+		Description: "Search the notes.",
+		Execute: func(ctx context.Context, a searchArgs) (any, error) {
+			return map[string]any{"query": a.Query, "hits": []string{}}, nil
+		},
+		Options: toolcore.Options{SideEffect: toolcore.ReadOnly},
+	})
+	if err != nil { // INVALID_TOOL_DEFINITION
+		fmt.Println(err)
+		return
+	}
+	var schema struct {
+		Required []string `json:"required"`
+	}
+	_ = json.Unmarshal(search.InputSchema(), &schema)
+	fmt.Println("required:", schema.Required)
+
+	for _, args := range []string{`{"query":"toolgate","limit":5}`, `{"query":"toolgate","limit":"5"}`, `{"limit":5}`} {
+		call, _ := toolcore.NewToolCall("call-1", "search", []byte(args))
+		if _, rejected, ok := search.Validate(call); !ok {
+			fmt.Println(rejected.Content())
+			continue
+		}
+		fmt.Println("accepted", args)
+	}
+	// Output:
+	// required: [query]
+	// accepted {"query":"toolgate","limit":5}
+	// {"error":{"code":"TOOL_ARGUMENTS_INVALID","message":"\"limit\": expected integer, got string"}}
+	// {"error":{"code":"TOOL_ARGUMENTS_INVALID","message":"\"query\" is required"}}
+}
+
+// A registry is an immutable-once-served set of tools by name; Infos is what clients and models
+// are shown (render it with package tooldefs).
+func ExampleRegistry() {
+	echo := toolcore.MustDefine(toolcore.Definition[struct {
+		Text string `json:"text"`
+	}]{
+		Name:        "echo",
+		Description: "Echo the text.",
+		Execute: func(_ context.Context, a struct {
+			Text string `json:"text"`
+		}) (any, error) {
+			return a, nil
+		},
+		Options: toolcore.Options{SideEffect: toolcore.ReadOnly},
+	})
+	registry, err := toolcore.NewRegistry(echo)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, found := registry.Get("echo")
+	fmt.Println(registry.Names(), found)
+	for _, info := range registry.Infos() {
+		fmt.Println(info.Name, info.SideEffect, info.Description)
+	}
+	// Output:
+	// [echo] true
+	// echo readOnly Echo the text.
+}
+
+// In process, a call that needs approval asks ExecuteOptions.Approve after validation and before
+// the tool runs; a rejection is a result the model reads, and the tool never ran.
+func ExampleExecuteWith() {
+	ran := 0
+	write := toolcore.MustDefine(toolcore.Definition[struct {
+		Path string `json:"path"`
+	}]{
+		Name:        "write",
+		Description: "Write a file.",
+		Execute: func(context.Context, struct {
+			Path string `json:"path"`
+		}) (any, error) {
+			ran++
+			return "written", nil
+		},
+		Options: toolcore.Options{RequireApproval: true},
+	})
+	registry, _ := toolcore.NewRegistry(write)
+	call, _ := toolcore.NewToolCall("call-1", "write", []byte(`{"path":"/etc/passwd"}`))
+
+	result, err := toolcore.ExecuteWith(context.Background(), registry, call, toolcore.ExecuteOptions{
+		Approve: func(_ context.Context, req toolcore.ApprovalRequest) toolcore.ApprovalDecision {
+			return toolcore.ApprovalDecision{Approved: false, Reviewer: "alice", Reason: "not that file"}
+		},
+	})
+	fmt.Println(err, result.ErrorCode(), ran)
+	// Output: <nil> TOOL_APPROVAL_REJECTED 0
+}
