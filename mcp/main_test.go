@@ -20,6 +20,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if len(os.Args) == 3 && os.Args[1] == fixtureArg {
+		os.Exit(runFixtureServer(os.Args[2]))
+	}
 	code := devtest.Main(m)
 	testbin.Cleanup()
 	os.Exit(code)

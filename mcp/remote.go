@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path"
 	"regexp"
 	"strings"
 	"sync"
@@ -25,10 +26,52 @@ import (
 // after a transport failure (for a command, a new process).
 type NewTransport func() sdk.Transport
 
-// Target returns the transport of a mount target: an http:// or https:// URL is the streamable
-// HTTP transport; anything else is a command line, split on white space (no quoting), spawned
-// with its stderr on this process's stderr and spoken to over stdin/stdout.
-func Target(target string) (NewTransport, error) {
+// TargetOptions configure TargetWith. They work at their zero value.
+type TargetOptions struct {
+	// Env names the variables of this process that a command is started with, beside those of
+	// BaseEnv; a name that is not set is left out. Nothing else is inherited: a mounted server
+	// never sees the worker's TEMPORAL_API_KEY, codec keys or database password unless named
+	// here. Optional: default none.
+	Env []string
+	// LookupEnv reads this process's variables. Optional: default os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+}
+
+// BaseEnv names the variables every mounted command gets when they are set in this process: what
+// a process needs to find programs, its home and temporary directory, and its locale and zone.
+func BaseEnv() []string {
+	return []string{"PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "TZ"}
+}
+
+// CommandEnv is the environment of a mounted command: BaseEnv's variables and opts.Env's, with
+// their values in this process, in that order, each once.
+func CommandEnv(opts TargetOptions) []string {
+	lookup := opts.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	env := []string{}
+	seen := map[string]bool{}
+	for _, name := range append(BaseEnv(), opts.Env...) {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		if v, ok := lookup(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
+	return env
+}
+
+// Target is TargetWith(target, TargetOptions{}): a command gets only BaseEnv's variables.
+func Target(target string) (NewTransport, error) { return TargetWith(target, TargetOptions{}) }
+
+// TargetWith returns the transport of a mount target: an http:// or https:// URL is the
+// streamable HTTP transport; anything else is a command line, split on white space (no quoting),
+// spawned with the environment of CommandEnv(opts) and its stderr on this process's stderr, and
+// spoken to over stdin/stdout.
+func TargetWith(target string, opts TargetOptions) (NewTransport, error) {
 	target = strings.TrimSpace(target)
 	if strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://") {
 		return func() sdk.Transport { return &sdk.StreamableClientTransport{Endpoint: target} }, nil
@@ -37,19 +80,30 @@ func Target(target string) (NewTransport, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("empty MCP server target: want a command line or an http(s) URL")
 	}
+	env := CommandEnv(opts)
 	return func() sdk.Transport {
 		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = env
 		cmd.Stderr = os.Stderr
 		return &sdk.CommandTransport{Command: cmd}
 	}, nil
 }
 
+// SplitMount splits "PREFIX=TARGET" (the worker's --mcp flag) and checks PREFIX.
+func SplitMount(spec string) (prefix, target string, err error) {
+	prefix, target, ok := strings.Cut(spec, "=")
+	if !ok || !prefixPattern.MatchString(prefix) {
+		return "", "", fmt.Errorf("MCP mount %q: want PREFIX=COMMAND... or PREFIX=http(s)://URL, PREFIX matching %s", spec, prefixPattern)
+	}
+	return prefix, target, nil
+}
+
 // ParseMount parses "PREFIX=TARGET" (the worker's --mcp flag): PREFIX names the mount, TARGET is
 // as Target takes it.
 func ParseMount(spec string) (prefix string, transport NewTransport, err error) {
-	prefix, target, ok := strings.Cut(spec, "=")
-	if !ok || !prefixPattern.MatchString(prefix) {
-		return "", nil, fmt.Errorf("MCP mount %q: want PREFIX=COMMAND... or PREFIX=http(s)://URL, PREFIX matching %s", spec, prefixPattern)
+	prefix, target, err := SplitMount(spec)
+	if err != nil {
+		return "", nil, err
 	}
 	transport, err = Target(target)
 	if err != nil {
@@ -76,6 +130,25 @@ type MountOptions struct {
 	MaxAttempts int
 	// Logger logs the SDK's client activity. Optional: default none.
 	Logger *slog.Logger
+	// Approve are globs (path.Match syntax) over the mounted tool names (PREFIX_NAME, such as
+	// "fs_delete_*" or "fs_*" for a whole mount): a matching tool requires approval
+	// (toolcore.Options.RequireApproval) for every call. Optional: default none.
+	Approve []string
+}
+
+// ApprovalRequired reports whether a mounted tool name matches one of globs; a malformed glob
+// is an error.
+func ApprovalRequired(name string, globs []string) (bool, error) {
+	for _, g := range globs {
+		ok, err := path.Match(g, name)
+		if err != nil {
+			return false, fmt.Errorf("approval glob %q: %w", g, err)
+		}
+		if ok {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // Remote is a mounted MCP server: its tools as toolgate tools, and the session their calls use.
@@ -199,8 +272,13 @@ func (r *Remote) define(remote *sdk.Tool, opts MountOptions) (toolcore.Tool, err
 		maxAttempts = 1
 	}
 	name := remote.Name
+	toolName := r.prefix + "_" + notToolNameChar.ReplaceAllString(name, "_")
+	approve, err := ApprovalRequired(toolName, opts.Approve)
+	if err != nil {
+		return toolcore.Tool{}, err
+	}
 	return toolcore.Define(toolcore.Definition[json.RawMessage]{
-		Name:         r.prefix + "_" + notToolNameChar.ReplaceAllString(name, "_"),
+		Name:         toolName,
 		Description:  description,
 		InputSchema:  input,
 		OutputSchema: output,
@@ -212,6 +290,9 @@ func (r *Remote) define(remote *sdk.Tool, opts MountOptions) (toolcore.Tool, err
 			Timeout:          opts.Timeout,
 			HeartbeatTimeout: opts.HeartbeatTimeout,
 			MaxAttempts:      maxAttempts,
+			RequireApproval:  approve,
+			// Without annotations the MCP defaults make it Unsafe: flagged, not declared.
+			SideEffectAssumed: remote.Annotations == nil,
 		},
 	})
 }

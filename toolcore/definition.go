@@ -109,6 +109,11 @@ type Options struct {
 	// without holding a slot of other tools. Optional: default 0 (the worker's
 	// MaxConcurrentActivities).
 	MaxConcurrent int
+	// SideEffectAssumed says SideEffect was not declared by the tool's author but assumed (a
+	// mounted MCP tool without annotations is Unsafe by the MCP defaults); `toolgate tools` flags
+	// such tools so an operator can require approval for them or annotate them. Optional:
+	// default false. Not part of the DefinitionHash.
+	SideEffectAssumed bool
 }
 
 // FlowControlled reports whether the options declare a rate or concurrency limit, which gives the

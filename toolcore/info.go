@@ -17,6 +17,10 @@ type ToolInfo struct {
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	// DefinitionHash is Tool.DefinitionHash.
 	DefinitionHash string `json:"definitionHash"`
+	// RequireApproval is Options.RequireApproval: every call waits for a human decision.
+	RequireApproval bool `json:"requireApproval,omitempty"`
+	// SideEffectAssumed is Options.SideEffectAssumed: the class was assumed, not declared.
+	SideEffectAssumed bool `json:"sideEffectAssumed,omitempty"`
 }
 
 // Info returns the tool's ToolInfo (fresh copies of the schemas); the zero ToolInfo for the zero
@@ -26,12 +30,14 @@ func (t Tool) Info() ToolInfo {
 		return ToolInfo{}
 	}
 	return ToolInfo{
-		Name:           t.d.name,
-		Description:    t.d.description,
-		SideEffect:     t.d.options.SideEffect.String(),
-		InputSchema:    t.InputSchema(),
-		OutputSchema:   t.OutputSchema(),
-		DefinitionHash: t.d.hash,
+		Name:              t.d.name,
+		Description:       t.d.description,
+		SideEffect:        t.d.options.SideEffect.String(),
+		InputSchema:       t.InputSchema(),
+		OutputSchema:      t.OutputSchema(),
+		DefinitionHash:    t.d.hash,
+		RequireApproval:   t.d.options.RequireApproval,
+		SideEffectAssumed: t.d.options.SideEffectAssumed,
 	}
 }
 

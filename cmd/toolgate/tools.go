@@ -85,7 +85,7 @@ func runTools(ctx context.Context, a *app, o toolsOptions) error {
 	tw := tabwriter.NewWriter(a.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSIDE EFFECT\tDESCRIPTION")
 	for _, t := range infos {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, t.SideEffect, oneLine(t.Description, 100))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, sideEffectColumn(t), oneLine(t.Description, 100))
 	}
 	return tw.Flush()
 }
@@ -105,4 +105,18 @@ func toolInfos(ctx context.Context, a *app, o toolsOptions) ([]toolcore.ToolInfo
 	}
 	defer c.Close()
 	return o.conn.toolgate(c, o.taskQueue, "").ListTools(ctx)
+}
+
+// sideEffectColumn is the class, "(assumed)" when the tool did not declare it (a mounted MCP tool
+// without annotations: unsafe by the MCP defaults), and "+approval" when every call waits for a
+// human decision.
+func sideEffectColumn(t toolcore.ToolInfo) string {
+	col := t.SideEffect
+	if t.SideEffectAssumed {
+		col += " (assumed)"
+	}
+	if t.RequireApproval {
+		col += " +approval"
+	}
+	return col
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,6 +23,8 @@ type workerOptions struct {
 	toolbox       toolboxOptions
 	metrics       metricsOptions
 	mcpMounts     []string
+	mcpEnv        []string
+	mcpApprove    []string
 	workflowCache int
 }
 
@@ -47,12 +50,23 @@ or idempotent; an unsafe one ends with an outcome-unknown TOOL_EXECUTION_FAILED.
 its tools becomes the tool PREFIX_NAME, with the remote input schema, a side-effect class from
 its annotations (readOnlyHint: readOnly, idempotentHint: idempotent, otherwise unsafe), and each
 call a tools/call on the remote server. A command is split on spaces and spawned once, again
-after a transport failure.`,
+after a transport failure.
+
+A mounted command starts with a clean environment: only PATH, HOME, USER, LOGNAME, TMPDIR,
+LANG, LC_ALL, LC_CTYPE and TZ, plus the variables named for its mount by --mcp-env PREFIX=NAME
+(repeatable; names only, the value is this process's). It never sees TEMPORAL_API_KEY, codec keys
+or the database password unless named.
+
+--mcp-approve GLOB (repeatable, path.Match syntax over the mounted names PREFIX_NAME, such as
+'fs_delete_*' or 'fs_*' for a whole mount) makes every call of a matching tool wait for a human
+decision (toolgate approve). A remote tool without annotations is unsafe by the MCP defaults:
+'toolgate tools --remote' flags it "unsafe (assumed)".`,
 		Example: `  toolgate worker --setup
   TEMPORAL_ADDRESS=temporal.example.com:7233 toolgate worker --task-queue tools --root /srv/docs
   toolgate worker --metrics-listen 127.0.0.1:9464
   toolgate worker --mcp 'fs=npx -y @modelcontextprotocol/server-filesystem /srv/docs' --mcp web=http://127.0.0.1:3000/mcp
-  toolgate worker --address ns.acct.tmprl.cloud:7233 -n ns.acct --api-key "$KEY"`,
+  toolgate worker --mcp 'gh=github-mcp-server stdio' --mcp-env gh=GITHUB_TOKEN --mcp-approve 'gh_delete_*'
+  TEMPORAL_API_KEY=... toolgate worker --address ns.acct.tmprl.cloud:7233 -n ns.acct`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runWorker(cmd.Context(), a, o)
@@ -66,6 +80,8 @@ after a transport failure.`,
 	cmd.Flags().DurationVar(&o.stopTimeout, "stop-timeout", 30*time.Second, "on Ctrl-C, how long running tools may finish before their context is canceled")
 	cmd.Flags().BoolVar(&o.setup, "setup", false, "register the search attributes on the namespace first, when allowed")
 	cmd.Flags().StringArrayVar(&o.mcpMounts, "mcp", nil, "mount an MCP server's tools as PREFIX_NAME: PREFIX=COMMAND... or PREFIX=http(s)://URL (repeat)")
+	cmd.Flags().StringArrayVar(&o.mcpEnv, "mcp-env", nil, "PREFIX=NAME: pass this process's variable NAME to the mounted command PREFIX (repeat; nothing else but PATH, HOME, locale and TMPDIR is passed)")
+	cmd.Flags().StringArrayVar(&o.mcpApprove, "mcp-approve", nil, "mounted tools whose PREFIX_NAME matches this glob require approval, such as 'fs_delete_*' (repeat)")
 	return cmd
 }
 
@@ -77,8 +93,17 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	mcpEnv, err := mountEnv(o.mcpEnv, o.mcpMounts, a.lookupEnv)
+	if err != nil {
+		return err
+	}
+	for _, g := range o.mcpApprove {
+		if _, err := mcp.ApprovalRequired("", []string{g}); err != nil {
+			return badInput(fmt.Errorf("--mcp-approve: %w", err))
+		}
+	}
 	for _, spec := range o.mcpMounts {
-		remote, err := mountMCP(ctx, spec, reg)
+		remote, err := mountMCP(ctx, spec, mcpEnv, o.mcpApprove, reg)
 		if err != nil {
 			return err
 		}
@@ -110,13 +135,45 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 	return nil
 }
 
+// mountEnv groups --mcp-env PREFIX=NAME by prefix, each a TargetOptions reading lookup; a prefix
+// that no --mcp mount has is an error.
+func mountEnv(specs, mounts []string, lookup func(string) (string, bool)) (map[string]mcp.TargetOptions, error) {
+	prefixes := map[string]bool{}
+	for _, m := range mounts {
+		if p, _, err := mcp.SplitMount(m); err == nil {
+			prefixes[p] = true
+		}
+	}
+	out := map[string]mcp.TargetOptions{}
+	for p := range prefixes {
+		out[p] = mcp.TargetOptions{LookupEnv: lookup}
+	}
+	for _, spec := range specs {
+		prefix, name, ok := strings.Cut(spec, "=")
+		if !ok || name == "" || strings.Contains(name, "=") {
+			return nil, badInput(fmt.Errorf("--mcp-env %q: want PREFIX=NAME (a variable's name, never its value)", spec))
+		}
+		if !prefixes[prefix] {
+			return nil, badInput(fmt.Errorf("--mcp-env %q: no --mcp mount has prefix %q", spec, prefix))
+		}
+		o := out[prefix]
+		o.Env = append(o.Env, name)
+		out[prefix] = o
+	}
+	return out, nil
+}
+
 // mountMCP mounts the MCP server of spec (PREFIX=TARGET) and registers its tools in reg.
-func mountMCP(ctx context.Context, spec string, reg *toolcore.Registry) (*mcp.Remote, error) {
-	prefix, transport, err := mcp.ParseMount(spec)
+func mountMCP(ctx context.Context, spec string, env map[string]mcp.TargetOptions, approve []string, reg *toolcore.Registry) (*mcp.Remote, error) {
+	prefix, target, err := mcp.SplitMount(spec)
 	if err != nil {
 		return nil, badInput(fmt.Errorf("--mcp: %w", err))
 	}
-	remote, err := mcp.Mount(ctx, prefix, transport, mcp.MountOptions{})
+	transport, err := mcp.TargetWith(target, env[prefix])
+	if err != nil {
+		return nil, badInput(fmt.Errorf("--mcp %s: %w", prefix, err))
+	}
+	remote, err := mcp.Mount(ctx, prefix, transport, mcp.MountOptions{Approve: approve})
 	if err != nil {
 		return nil, fmt.Errorf("--mcp %s: %w", prefix, err)
 	}

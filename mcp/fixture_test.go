@@ -1,0 +1,129 @@
+package mcp_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/mcp"
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/worker"
+
+	"github.com/toolgate/toolgate/internal/devtest"
+
+	tgclient "github.com/toolgate/toolgate/client"
+)
+
+// fixtureArg makes the test binary a stdio MCP server (TestMain): "env" answers its environment,
+// "delete_all" (no annotations: Unsafe) writes <dir>/deleted.
+const fixtureArg = "mcp-fixture-server"
+
+func runFixtureServer(dir string) int {
+	s := sdk.NewServer(&sdk.Implementation{Name: "fixture", Version: "1"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "env", Description: "This process's environment.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			env := os.Environ()
+			sort.Strings(env)
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(env, "\n")}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "delete_all", Description: "Deletes everything."},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			err := os.WriteFile(filepath.Join(dir, "deleted"), []byte("yes"), 0o600)
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "deleted"}}}, nil, err
+		})
+	if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// fixtureWorker mounts the fixture server as prefix "fx" on a worker of its own.
+func fixtureWorker(t *testing.T, dir string, topts mcp.TargetOptions, mopts mcp.MountOptions) (*tgclient.Client, *mcp.Remote) {
+	t.Helper()
+	transport, err := mcp.TargetWith(os.Args[0]+" "+fixtureArg+" "+dir, topts)
+	require.NoError(t, err)
+	remote, err := mcp.Mount(t.Context(), "fx", transport, mopts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = remote.Close() })
+	reg, err := toolcore.NewRegistry(remote.Tools()...)
+	require.NoError(t, err)
+	c := devtest.Client(t)
+	queue := devtest.TaskQueue(t)
+	w, err := worker.New(c, "", reg, worker.Options{TaskQueue: queue})
+	require.NoError(t, err)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	return tgclient.New(c, tgclient.Options{TaskQueue: queue}), remote
+}
+
+// A mounted command starts with BaseEnv and the variables its mount names, never the worker's
+// secrets (issue 22 item 4).
+func TestMountedCommandGetsACleanEnvironment(t *testing.T) {
+	t.Setenv("TEMPORAL_API_KEY", "leaked-api-key")
+	t.Setenv("TOOLGATE_CODEC_KEY", "leaked-codec-key")
+	t.Setenv("FIXTURE_NAMED", "named-value")
+	tg, _ := fixtureWorker(t, t.TempDir(), mcp.TargetOptions{Env: []string{"FIXTURE_NAMED", "FIXTURE_UNSET"}}, mcp.MountOptions{})
+	res := execute(t, tg, "env-1", "fx_env", `{}`)
+	require.False(t, res.IsError(), res.Content())
+	env := res.Content()
+	assert.NotContains(t, env, "leaked-api-key")
+	assert.NotContains(t, env, "TEMPORAL_API_KEY")
+	assert.NotContains(t, env, "leaked-codec-key")
+	assert.Contains(t, env, "FIXTURE_NAMED=named-value")
+	assert.NotContains(t, env, "FIXTURE_UNSET")
+	assert.Contains(t, env, "PATH=")
+}
+
+func TestCommandEnv(t *testing.T) {
+	vars := map[string]string{"PATH": "/bin", "HOME": "/home/u", "SECRET": "s", "NAMED": "n"}
+	lookup := func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+	tests := []struct {
+		name string
+		give []string
+		want []string
+	}{
+		{name: "base only", want: []string{"PATH=/bin", "HOME=/home/u"}},
+		{name: "named", give: []string{"NAMED", "PATH"}, want: []string{"PATH=/bin", "HOME=/home/u", "NAMED=n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, mcp.CommandEnv(mcp.TargetOptions{Env: tt.give, LookupEnv: lookup}))
+		})
+	}
+}
+
+// A mounted Unsafe tool whose name matches MountOptions.Approve waits for approval instead of
+// running; without annotations it is flagged SideEffectAssumed (issue 22 item 6).
+func TestMountedUnsafeToolWaitsForApproval(t *testing.T) {
+	dir := t.TempDir()
+	tg, remote := fixtureWorker(t, dir, mcp.TargetOptions{}, mcp.MountOptions{Approve: []string{"fx_delete_*"}})
+	infos := map[string]toolcore.ToolInfo{}
+	for _, tool := range remote.Tools() {
+		infos[tool.Name()] = tool.Info()
+	}
+	assert.True(t, infos["fx_delete_all"].RequireApproval)
+	assert.True(t, infos["fx_delete_all"].SideEffectAssumed)
+	assert.False(t, infos["fx_env"].RequireApproval)
+	assert.False(t, infos["fx_env"].SideEffectAssumed)
+
+	call, err := toolcore.NewToolCall("delete-1", "fx_delete_all", []byte(`{}`))
+	require.NoError(t, err)
+	_, err = tg.Start(t.Context(), call)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		state, err := tg.Approval(t.Context(), call.ID())
+		return err == nil && state.Waiting
+	}, time.Minute, 50*time.Millisecond, "the call waits for approval")
+	assert.NoFileExists(t, filepath.Join(dir, "deleted"), "the remote tool did not run")
+	require.NoError(t, tg.Cancel(t.Context(), call.ID()))
+	_, err = mcp.ApprovalRequired("x", []string{"["})
+	assert.Error(t, err, "a malformed glob")
+}
