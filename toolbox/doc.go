@@ -29,7 +29,9 @@
 //   - write_file {"path":"a.txt","content":"..."} creates or replaces a regular file (at most
 //     MaxWriteBytes of UTF-8; the parent directory must exist) and gives {"path","bytes"}. It is
 //     Unsafe and requires approval: every call waits for a human decision bound to its exact
-//     arguments before anything is written (toolgate approve / reject).
+//     arguments before anything is written (toolgate approve / reject). It writes a temporary
+//     file beside the target and renames it over it, never in place, so a hard link to a file
+//     outside the root is replaced, not written through.
 //
 // # Validation
 //

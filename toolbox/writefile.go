@@ -2,9 +2,12 @@ package toolbox
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/toolcore"
@@ -74,8 +77,11 @@ func validateWriteFile(args toolcore.Arguments) toolcore.Decision[writeFileArgs]
 	return toolcore.Accept(writeFileArgs{Path: p, Content: content})
 }
 
-// write creates or truncates the file through os.Root (no escape at access time) and writes the
-// content. It never creates directories.
+// write writes the content to a new temporary file beside the target, through os.Root (no escape
+// at access time), and renames it over the target: the file is replaced, never written in place,
+// so a target that is a hard link to a file outside the root leaves that file untouched, and a
+// reader never sees half a write. An existing file's permission bits are kept. It never creates
+// directories.
 func (f files) write(ctx context.Context, a writeFileArgs) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("write_file: %w", context.Cause(ctx))
@@ -85,18 +91,32 @@ func (f files) write(ctx context.Context, a writeFileArgs) (any, error) {
 		return nil, err
 	}
 	defer root.Close()
-	if fi, err := root.Lstat(a.Path); err == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("write %q: not a regular file", a.Path)
+	mode := os.FileMode(0o644)
+	if fi, err := root.Lstat(a.Path); err == nil {
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("write %q: not a regular file", a.Path)
+		}
+		mode = fi.Mode().Perm()
 	}
-	file, err := root.OpenFile(a.Path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	var nonce [8]byte
+	_, _ = rand.Read(nonce[:])
+	tmp := filepath.Join(filepath.Dir(a.Path), "."+filepath.Base(a.Path)+".toolgate-"+hex.EncodeToString(nonce[:])+".tmp")
+	file, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return nil, fsError("write", a.Path, err)
 	}
 	n, err := file.WriteString(a.Content)
+	if err == nil {
+		err = file.Chmod(mode) // the umask narrowed OpenFile's mode
+	}
 	if cerr := file.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil {
+		err = root.Rename(tmp, a.Path)
+	}
 	if err != nil {
+		_ = root.Remove(tmp)
 		return nil, fsError("write", a.Path, err)
 	}
 	return writeFileResult{Path: a.Path, Bytes: n}, nil

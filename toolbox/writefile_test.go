@@ -77,3 +77,33 @@ func TestWriteFileRejects(t *testing.T) {
 		{name: "unknown member", give: `{"path":"a","content":"x","mode":1}`, want: `unknown argument "mode"; allowed: "path", "content"`},
 	})
 }
+
+// A hard link inside the root to a file outside it: write_file replaces the link's directory
+// entry (temp file + rename) and never writes through it, so the outside file keeps its content
+// (issue 22 item 8).
+func TestWriteFileDoesNotWriteThroughAHardLink(t *testing.T) {
+	f := newFSFixture(t)
+	outside := filepath.Join(f.base, "outside", "secret")
+	link := filepath.Join(f.root, "hardlink.txt")
+	require.NoError(t, os.Link(outside, link))
+	require.NoError(t, os.Chmod(link, 0o640))
+	reg := newTestRegistry(t, Config{Root: f.root})
+
+	res := runCtx(t, context.Background(), reg, NameWriteFile, `{"path":"hardlink.txt","content":"pwned"}`, toolcore.ExecuteOptions{Approve: approveAll})
+	var out writeFileResult
+	requireOK(t, res, &out)
+	secretData, err := os.ReadFile(outside)
+	require.NoError(t, err)
+	assert.Equal(t, secret, string(secretData), "the file outside the root is untouched")
+	data, err := os.ReadFile(link)
+	require.NoError(t, err)
+	assert.Equal(t, "pwned", string(data), "the path inside the root has the new content")
+	fi, err := os.Stat(link)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm(), "the replaced file keeps its permission bits")
+	entries, err := os.ReadDir(f.root)
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.NotContains(t, e.Name(), ".toolgate-", "no temporary file is left")
+	}
+}
