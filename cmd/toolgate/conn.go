@@ -46,7 +46,7 @@ func addConnFlags(cmd *cobra.Command, o *connOptions) {
 	fs := cmd.Flags()
 	fs.StringVar(&o.address, "address", "127.0.0.1:7233", "Temporal frontend host:port")
 	fs.StringVarP(&o.namespace, "namespace", "n", "default", "Temporal namespace")
-	fs.StringVar(&o.apiKey, "api-key", "", "API key sent as a bearer token (turns TLS on unless --tls=false)")
+	fs.StringVar(&o.apiKey, "api-key", "", "API key sent as a bearer token (turns TLS on unless --tls=false); set $TEMPORAL_API_KEY instead, the command line is world-readable")
 	fs.BoolVar(&o.tls, "tls", false, "use TLS (on by default when an API key or any other TLS option is given)")
 	fs.StringVar(&o.tlsCertPath, "tls-cert-path", "", "client certificate (PEM) for mTLS")
 	fs.StringVar(&o.tlsKeyPath, "tls-key-path", "", "client private key (PEM) for mTLS")

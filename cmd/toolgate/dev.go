@@ -69,12 +69,15 @@ The default data directory is $TOOLGATE_DATA_DIR, else $XDG_DATA_HOME/toolgate, 
 runs the server on an existing PostgreSQL instead: the main store in the database (default
 temporal), visibility in <database>_visibility, both created with the server's schemas when
 missing (the server's own SQL tooling, what temporal-sql-tool runs) and upgraded when older. The
-dev server has one history shard, fixed for the life of a database: give it databases of its own.`,
+dev server has one history shard, fixed for the life of a database: give it databases of its own.
+A URL with a password belongs in $TOOLGATE_DB, never on the command line: every local user can
+read a process's arguments in /proc.`,
 		Example: `  toolgate dev
   toolgate dev --in-memory --port 0 --ui-port 0
   toolgate dev --codec-key keys.txt --metrics-listen 127.0.0.1:9464
   toolgate dev --data-dir ./.toolgate --root ./docs --allow-host example.com
-  toolgate dev --db postgres://me@127.0.0.1:5432/toolgate_dev`,
+  toolgate dev --db postgres://me@127.0.0.1:5432/toolgate_dev
+  TOOLGATE_DB="$(cat /run/secrets/toolgate-db-url)" toolgate dev`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDev(cmd.Context(), a, o)
@@ -83,7 +86,7 @@ dev server has one history shard, fixed for the life of a database: give it data
 	fs := cmd.Flags()
 	fs.StringVar(&o.dataDir, "data-dir", defaultDataDir(a.lookupEnv), "directory of the SQLite database, created if missing")
 	fs.BoolVar(&o.inMemory, "in-memory", false, "keep everything in memory: nothing survives a restart")
-	fs.StringVar(&o.db, "db", "", "run the server on this PostgreSQL (postgres://user[:password]@host[:port][/database]) instead of SQLite")
+	fs.StringVar(&o.db, "db", "", "run the server on this PostgreSQL (postgres://user[:password]@host[:port][/database]) instead of SQLite; with a password, set $TOOLGATE_DB instead")
 	fs.StringVarP(&o.namespace, "namespace", "n", "default", "namespace to create and serve")
 	fs.IntVar(&o.port, "port", 7233, "frontend gRPC port on 127.0.0.1 (0: any free port)")
 	fs.IntVar(&o.uiPort, "ui-port", 8233, "Web UI HTTP port on 127.0.0.1 (0: any free port)")
