@@ -3,9 +3,11 @@ package mcp_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -13,13 +15,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	tgclient "github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/devtest"
+	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/mcp"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/worker"
-
-	"github.com/toolgate/toolgate/internal/devtest"
-
-	tgclient "github.com/toolgate/toolgate/client"
 )
 
 // fixtureArg makes the test binary a stdio MCP server (TestMain): "env" answers its environment,
@@ -126,4 +127,54 @@ func TestMountedUnsafeToolWaitsForApproval(t *testing.T) {
 	require.NoError(t, tg.Cancel(t.Context(), call.ID()))
 	_, err = mcp.ApprovalRequired("x", []string{"["})
 	assert.Error(t, err, "a malformed glob")
+}
+
+// The real `toolgate worker` process: a mounted command does not see a secret of the worker's
+// environment, sees the variable --mcp-env names, and a tool matching --mcp-approve waits; the
+// catalog flags the unannotated delete_all (issue 22 items 4, 6).
+func TestWorkerCommandMountIsolatesEnvAndRequiresApproval(t *testing.T) {
+	bin := toolgateBinary(t)
+	srv := devtest.Server(t)
+	queue := devtest.TaskQueue(t)
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "worker", "--address", srv.FrontendAddress(), "--namespace", srv.Namespace(),
+		"--task-queue", queue, "--mcp", "fx="+os.Args[0]+" "+fixtureArg+" "+dir,
+		"--mcp-env", "fx=FIXTURE_NAMED", "--mcp-approve", "fx_delete_*")
+	cmd.Env = childEnv("AWS_SECRET_ACCESS_KEY=leaked-aws-secret", "TOOLGATE_DB=postgres://u:leaked-db-password@h/db", "FIXTURE_NAMED=named-value")
+	var stderr testbin.SyncBuffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	tg := tgclient.New(devtest.Client(t), tgclient.Options{TaskQueue: queue})
+	var tools []toolcore.ToolInfo
+	require.Eventually(t, func() bool {
+		var err error
+		tools, err = tg.ListTools(t.Context())
+		return err == nil && len(tools) > 0
+	}, time.Minute, 100*time.Millisecond, "the worker lists its tools: %s", &stderr)
+	byName := map[string]toolcore.ToolInfo{}
+	for _, info := range tools {
+		byName[info.Name] = info
+	}
+	assert.True(t, byName["fx_delete_all"].RequireApproval)
+	assert.True(t, byName["fx_delete_all"].SideEffectAssumed)
+
+	res := execute(t, tg, "worker-env", "fx_env", `{}`)
+	require.False(t, res.IsError(), res.Content())
+	assert.NotContains(t, res.Content(), "leaked")
+	assert.Contains(t, res.Content(), "FIXTURE_NAMED=named-value")
+
+	call, err := toolcore.NewToolCall("worker-delete", "fx_delete_all", []byte(`{}`))
+	require.NoError(t, err)
+	_, err = tg.Start(t.Context(), call)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		state, err := tg.Approval(t.Context(), call.ID())
+		return err == nil && state.Waiting
+	}, time.Minute, 50*time.Millisecond, "the call waits for approval")
+	assert.NoFileExists(t, filepath.Join(dir, "deleted"), "the remote tool did not run")
+	require.NoError(t, tg.Cancel(t.Context(), call.ID()))
 }
