@@ -34,5 +34,9 @@
 // # Codec server
 //
 // Handler serves POST <prefix>/encode and <prefix>/decode with {"payloads":[...]} (the Temporal
-// codec-server protocol), with CORS for the Web UI's origin and an optional bearer token.
+// codec-server protocol), with CORS for the Web UI's origin and an optional bearer token. It
+// answers only loopback Host names and HandlerOptions.AllowedHosts (421 otherwise: a page that
+// rebinds its DNS name to the server cannot read plaintext), reads at most MaxBodyBytes of a body
+// (413), and never grants credentials to the "*" origin. Serve it beyond loopback only with a
+// Token.
 package codec
