@@ -8,8 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 	"go.uber.org/zap"
 
 	"github.com/toolgate/toolgate/activities"
@@ -62,6 +64,9 @@ type Worker struct {
 	attrs       bool
 	logger      *zap.Logger
 	fatal       chan error
+
+	startMu sync.Mutex
+	started bool
 
 	stopOnce sync.Once
 }
@@ -215,6 +220,9 @@ func (w *Worker) Start() error {
 		w.logger.Warn("cannot set the tools' declared per-fairness-key rate limits; the queue rate limits still hold", zap.Error(err))
 	}
 	cancel()
+	w.startMu.Lock()
+	w.started = true
+	w.startMu.Unlock()
 	for i, sw := range w.workers {
 		if err := sw.Start(); err != nil {
 			for _, started := range w.workers[:i] {
@@ -261,3 +269,54 @@ func (w *Worker) SearchAttributes() bool { return w.attrs }
 
 // TaskQueues returns the queues served: the main queue first, then the tools' own queues.
 func (w *Worker) TaskQueues() []string { return slices.Clone(w.queues) }
+
+// RegisterWorkflow registers a workflow of the user's own (an agent workflow) on the worker of
+// the main task queue, beside toolgate's workflows, so *Worker satisfies the SDK's
+// worker.WorkflowRegistry (client.RegisterAwaitToolCall works on it). Call it before Start: it
+// panics after Start, and on what the SDK refuses (a name already registered).
+func (w *Worker) RegisterWorkflow(wf any) {
+	w.mainBeforeStart("RegisterWorkflow").RegisterWorkflow(wf)
+}
+
+// RegisterWorkflowWithOptions is RegisterWorkflow with the SDK's options (a name of its own).
+func (w *Worker) RegisterWorkflowWithOptions(wf any, opts workflow.RegisterOptions) {
+	w.mainBeforeStart("RegisterWorkflowWithOptions").RegisterWorkflowWithOptions(wf, opts)
+}
+
+// RegisterDynamicWorkflow registers the SDK's dynamic workflow on the main task queue's worker.
+func (w *Worker) RegisterDynamicWorkflow(wf any, opts workflow.DynamicRegisterOptions) {
+	w.mainBeforeStart("RegisterDynamicWorkflow").RegisterDynamicWorkflow(wf, opts)
+}
+
+// RegisterActivity registers an activity of the user's own on the worker of the main task queue
+// (its own activities, beside the tools), so *Worker satisfies the SDK's
+// worker.ActivityRegistry. Call it before Start: it panics after Start.
+func (w *Worker) RegisterActivity(a any) {
+	w.mainBeforeStart("RegisterActivity").RegisterActivity(a)
+}
+
+// RegisterActivityWithOptions is RegisterActivity with the SDK's options.
+func (w *Worker) RegisterActivityWithOptions(a any, opts activity.RegisterOptions) {
+	w.mainBeforeStart("RegisterActivityWithOptions").RegisterActivityWithOptions(a, opts)
+}
+
+// RegisterDynamicActivity registers the SDK's dynamic activity on the main task queue's worker.
+func (w *Worker) RegisterDynamicActivity(a any, opts activity.DynamicRegisterOptions) {
+	w.mainBeforeStart("RegisterDynamicActivity").RegisterDynamicActivity(a, opts)
+}
+
+// mainBeforeStart returns the main task queue's SDK worker, or panics once Start has run: the
+// SDK polls with what was registered when it started.
+func (w *Worker) mainBeforeStart(method string) sdkworker.Worker {
+	w.startMu.Lock()
+	defer w.startMu.Unlock()
+	if w.started {
+		panic(fmt.Sprintf("toolgate worker.%s on task queue %q after Start: register workflows and activities before Start", method, w.queues[0]))
+	}
+	return w.workers[0]
+}
+
+var (
+	_ sdkworker.WorkflowRegistry = (*Worker)(nil)
+	_ sdkworker.ActivityRegistry = (*Worker)(nil)
+)
