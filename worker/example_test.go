@@ -1,0 +1,67 @@
+package worker_test
+
+import (
+	"context"
+	"log"
+
+	sdkclient "go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/worker"
+	"github.com/toolgate/toolgate/workflows"
+)
+
+type weatherArgs struct {
+	City string `json:"city"`
+}
+
+// agentWorkflow is a user's own agent workflow: it runs its tool call as a durable child.
+func agentWorkflow(ctx workflow.Context, raw string) (toolcore.Result, error) {
+	call, err := toolcore.ParseToolCall([]byte(raw))
+	if err != nil {
+		return toolcore.Result{}, err
+	}
+	return workflows.ExecuteToolCall(ctx, call)
+}
+
+// An own tool, a worker on an own task queue hosting an own agent workflow beside the tool, and
+// the await activity, all in one process. It needs a Temporal server, so it is compiled, not run.
+func Example() {
+	weather := toolcore.MustDefine(toolcore.Definition[weatherArgs]{
+		Name:        "weather",
+		Description: "Today's weather in a city.",
+		Validate: func(args toolcore.Arguments) toolcore.Decision[weatherArgs] {
+			city, err := args.String("city")
+			if err != nil || city == "" {
+				return toolcore.Reject[weatherArgs]("city must be a non-empty string")
+			}
+			return toolcore.Accept(weatherArgs{City: city})
+		},
+		Execute: func(ctx context.Context, a weatherArgs) (any, error) {
+			return map[string]any{"city": a.City, "sky": "clear"}, nil
+		},
+		Options: toolcore.Options{SideEffect: toolcore.ReadOnly},
+	})
+	reg, err := toolcore.NewRegistry(weather)
+	if err != nil {
+		log.Fatal(err)
+	}
+	sdk, err := sdkclient.Dial(sdkclient.Options{HostPort: "127.0.0.1:7233"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sdk.Close()
+
+	w, err := worker.New(sdk, "default", reg, worker.Options{TaskQueue: "weather-agents"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Own workflows and activities register on w before Start, on its main task queue.
+	w.RegisterWorkflow(agentWorkflow)
+	client.New(sdk, client.Options{TaskQueue: "weather-agents"}).RegisterAwaitToolCall(w)
+	if err := w.Run(context.Background()); err != nil {
+		log.Fatal(err)
+	}
+}
