@@ -19,6 +19,8 @@ type weatherArgs struct {
 
 // agentWorkflow is a user's own agent workflow: it runs its tool call as a durable child.
 func agentWorkflow(ctx workflow.Context, raw string) (toolcore.Result, error) {
+	// The tools are on this worker's own queue, not toolgate's default one: say so.
+	ctx = workflows.WithCallOptions(ctx, workflows.CallOptions{TaskQueue: "weather-agents"})
 	call, err := toolcore.ParseToolCall([]byte(raw))
 	if err != nil {
 		return toolcore.Result{}, err
