@@ -1,0 +1,145 @@
+// Package replay replays recorded workflow histories (toolgate's tool calls, and a user's agent
+// workflows) against this build's workflow code and a given tool registry, so a test catches a
+// change that would break calls in flight before it is deployed. Replay runs no tool and needs
+// no server.
+package replay
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/log"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
+	"github.com/toolgate/toolgate/workflows"
+)
+
+// Options configure a replay.
+type Options struct {
+	// Registry holds the tools the recording worker had. Required for tool-call histories.
+	Registry *toolcore.Registry
+	// DataConverter decodes the payloads. Optional: default the SDK's (codec users pass theirs).
+	DataConverter converter.DataConverter
+	// Logger receives the replayer's lines. Optional: default the SDK's.
+	Logger log.Logger
+	// Workflows registers the user's own workflows (an agent workflow) for agent histories.
+	// Optional.
+	Workflows func(r sdkworker.WorkflowRegistry)
+}
+
+// maxListed bounds the tool names a MissingToolError lists.
+const maxListed = 20
+
+// MissingToolError says a history calls a tool the registry lacks.
+type MissingToolError struct {
+	Tool      string   // the tool the history calls
+	Available []string // the registry's tool names, sorted
+}
+
+// Error is one line: history calls tool "X"; this build's registry has: a, b, c.
+func (e *MissingToolError) Error() string {
+	return fmt.Sprintf("history calls tool %q; this build's registry has: %s", e.Tool, listNames(e.Available))
+}
+
+func listNames(names []string) string {
+	if len(names) == 0 {
+		return "(no tools)"
+	}
+	if len(names) <= maxListed {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:maxListed], ", ") + fmt.Sprintf(" and %d more", len(names)-maxListed)
+}
+
+// File replays a JSON history file (as toolgate history, the Temporal CLI or the Web UI export it).
+func File(path string, opts Options) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("open history: %w", err)
+	}
+	hist, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+	_ = f.Close()
+	if err != nil {
+		return fmt.Errorf("decode history: %w", err)
+	}
+	return History(hist, opts)
+}
+
+// History replays h with toolgate's workflows configured as the recording worker's were (it
+// reads from h whether that worker upserted search attributes) and the user's own workflows.
+func History(h *historypb.History, opts Options) error {
+	if len(h.GetEvents()) == 0 {
+		return fmt.Errorf("decode history: no events")
+	}
+	if opts.DataConverter == nil {
+		opts.DataConverter = converter.GetDefaultDataConverter()
+	}
+	reg := opts.Registry
+	if reg == nil {
+		reg, _ = toolcore.NewRegistry()
+	}
+	snapshot := reg.Snapshot()
+	start := h.Events[0].GetWorkflowExecutionStartedEventAttributes()
+	if start.GetWorkflowType().GetName() == wire.ToolCallWorkflowName {
+		if name := calledTool(opts.DataConverter, start); name != "" {
+			if _, ok := snapshot.Get(name); !ok && schedulesActivity(h) {
+				return &MissingToolError{Tool: name, Available: snapshot.Names()}
+			}
+		}
+	}
+	replayer, err := sdkworker.NewWorkflowReplayerWithOptions(sdkworker.WorkflowReplayerOptions{DataConverter: opts.DataConverter})
+	if err != nil {
+		return fmt.Errorf("create replayer: %w", err)
+	}
+	wf := &workflows.Workflows{Registry: snapshot, SearchAttributes: UpsertsSearchAttributes(h)}
+	wf.Register(replayer)
+	if opts.Workflows != nil {
+		opts.Workflows(replayer)
+	}
+	return replayer.ReplayWorkflowHistory(opts.Logger, h)
+}
+
+// calledTool returns the tool name of a ToolCallWorkflow's input, or "" when it cannot be read.
+func calledTool(dc converter.DataConverter, start *historypb.WorkflowExecutionStartedEventAttributes) string {
+	payloads := start.GetInput().GetPayloads()
+	if len(payloads) == 0 {
+		return ""
+	}
+	var call struct {
+		Name string `json:"name"`
+	}
+	if err := dc.FromPayload(payloads[0], &call); err != nil {
+		return ""
+	}
+	return call.Name
+}
+
+// schedulesActivity reports whether the recorded run ran a tool (an unknown tool schedules none:
+// its TOOL_NOT_FOUND history replays against any registry).
+func schedulesActivity(h *historypb.History) bool {
+	for _, e := range h.Events {
+		if e.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED {
+			return true
+		}
+	}
+	return false
+}
+
+// UpsertsSearchAttributes reports whether the recording worker upserted search attributes,
+// which it does only when the namespace has them; replay must do the same to make the same
+// commands.
+func UpsertsSearchAttributes(h *historypb.History) bool {
+	for _, e := range h.GetEvents() {
+		if e.GetEventType() == enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES {
+			return true
+		}
+	}
+	return false
+}
