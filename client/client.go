@@ -111,13 +111,6 @@ func (c *Client) Scope() string { return c.opts.Scope }
 // WorkflowID returns the workflow ID of callID under the client's scope.
 func (c *Client) WorkflowID(callID string) string { return WorkflowID(c.opts.Scope, callID) }
 
-// searchAttributes reports whether starts should set ToolName and ToolCallId. It detects once and
-// caches the answer; a detection cut short by the caller's ctx is not cached.
-func (c *Client) searchAttributes(ctx context.Context) bool {
-	set, _ := c.detectAttributes(ctx)
-	return set
-}
-
 // detectAttributes reports whether starts should set ToolName and ToolCallId, and whether
 // ToolPrincipal. It detects once and caches the answer; a detection cut short by the caller's
 // ctx is not cached.
