@@ -15,8 +15,6 @@
 //   - workflowid.go: [WorkflowIDPrefix] of a call's workflow ID and [ToolSetIdentityMarker] of a
 //     worker's identity.
 //   - searchattr.go: the custom search attribute names and the values of ToolOutcome.
-//   - cost.go: the rule that an ok call at bare cost upserts no ToolOutcome, and the query that
-//     finds ok calls.
 //   - progress.go: [ProgressDetails], the heartbeat details a running tool's progress travels in.
 //   - checkpoint.go: [CheckpointDetailsIndex], where a tool's checkpoint travels in them.
 //   - approval.go: the approval updates and query, [ApprovalDecision], [ApprovalRecord] and

@@ -121,7 +121,8 @@ func TestHostileIDs(t *testing.T) {
 	}
 	// Valid call IDs outside printable ASCII: they run under their escaped workflow IDs.
 	nonASCII := []string{"🔥 emoji and שלום and 漢字", strings.Repeat("é", toolcore.MaxIDBytes/2)}
-	common := []string{"--address", f.dev.frontend, "--task-queue", f.queue, "--log-format", "json"}
+	// --log-level info: a one-shot command logs warnings and errors only by default.
+	common := []string{"--address", f.dev.frontend, "--task-queue", f.queue, "--log-format", "json", "--log-level", "info"}
 	for _, id := range ids {
 		t.Run(id, func(t *testing.T) {
 			fig.Calls++
