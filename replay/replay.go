@@ -6,6 +6,8 @@ package replay
 
 import (
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -15,6 +17,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
@@ -73,7 +76,8 @@ func File(path string, opts Options) error {
 }
 
 // History replays h with toolgate's workflows configured as the recording worker's were (it
-// reads from h whether that worker upserted search attributes) and the user's own workflows.
+// reads from h whether that worker upserted search attributes) and the user's own workflows,
+// under the workflow ID and run ID h recorded.
 func History(h *historypb.History, opts Options) error {
 	if len(h.GetEvents()) == 0 {
 		return fmt.Errorf("decode history: no events")
@@ -86,14 +90,6 @@ func History(h *historypb.History, opts Options) error {
 		reg, _ = toolcore.NewRegistry()
 	}
 	snapshot := reg.Snapshot()
-	start := h.Events[0].GetWorkflowExecutionStartedEventAttributes()
-	if start.GetWorkflowType().GetName() == wire.ToolCallWorkflowName {
-		if name := calledTool(opts.DataConverter, start); name != "" {
-			if _, ok := snapshot.Get(name); !ok && schedulesActivity(h) {
-				return &MissingToolError{Tool: name, Available: snapshot.Names()}
-			}
-		}
-	}
 	replayer, err := sdkworker.NewWorkflowReplayerWithOptions(sdkworker.WorkflowReplayerOptions{DataConverter: opts.DataConverter})
 	if err != nil {
 		return fmt.Errorf("create replayer: %w", err)
@@ -103,7 +99,47 @@ func History(h *historypb.History, opts Options) error {
 	if opts.Workflows != nil {
 		opts.Workflows(replayer)
 	}
-	return replayer.ReplayWorkflowHistory(opts.Logger, h)
+	start := h.Events[0].GetWorkflowExecutionStartedEventAttributes()
+	replayOpts := sdkworker.ReplayWorkflowHistoryOptions{OriginalExecution: recordedExecution(start)}
+	missing := missingTool(opts.DataConverter, snapshot, start)
+	if missing == nil {
+		return replayer.ReplayWorkflowHistoryWithOptions(opts.Logger, h, replayOpts)
+	}
+	// The registry lacks the called tool. A run that never got past the lookup (it recorded
+	// TOOL_NOT_FOUND) replays against any registry; any other fails with the SDK's TMPRL1100
+	// panic and stack trace, kept out of the logger: the missing tool is the one-line reason.
+	if replayer.ReplayWorkflowHistoryWithOptions(discardLogger(), h, replayOpts) != nil {
+		return missing
+	}
+	return nil
+}
+
+// missingTool returns a *MissingToolError when start is a ToolCallWorkflow's whose tool
+// snapshot lacks, and nil otherwise (or when the input cannot be read).
+func missingTool(dc converter.DataConverter, snapshot *toolcore.Registry, start *historypb.WorkflowExecutionStartedEventAttributes) *MissingToolError {
+	if start.GetWorkflowType().GetName() != wire.ToolCallWorkflowName {
+		return nil
+	}
+	name := calledTool(dc, start)
+	if name == "" {
+		return nil
+	}
+	if _, ok := snapshot.Get(name); ok {
+		return nil
+	}
+	return &MissingToolError{Tool: name, Available: snapshot.Names()}
+}
+
+func discardLogger() log.Logger {
+	return log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+// recordedExecution is the execution h recorded, from its start event: the workflow ID (an
+// agent that scopes its calls by its own ID makes the same child starts only under it, as the
+// SDK finds a recorded child start by the child's workflow ID) and the run ID. A history from a
+// server that did not write the workflow ID there replays under the SDK's placeholder ID.
+func recordedExecution(start *historypb.WorkflowExecutionStartedEventAttributes) workflow.Execution {
+	return workflow.Execution{ID: start.GetWorkflowId(), RunID: start.GetOriginalExecutionRunId()}
 }
 
 // calledTool returns the tool name of a ToolCallWorkflow's input, or "" when it cannot be read.
@@ -119,17 +155,6 @@ func calledTool(dc converter.DataConverter, start *historypb.WorkflowExecutionSt
 		return ""
 	}
 	return call.Name
-}
-
-// schedulesActivity reports whether the recorded run ran a tool (an unknown tool schedules none:
-// its TOOL_NOT_FOUND history replays against any registry).
-func schedulesActivity(h *historypb.History) bool {
-	for _, e := range h.Events {
-		if e.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED {
-			return true
-		}
-	}
-	return false
 }
 
 // UpsertsSearchAttributes reports whether the recording worker upserted search attributes,

@@ -2,11 +2,17 @@ package replay_test
 
 import (
 	"errors"
+	"io"
+	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sdklog "go.temporal.io/sdk/log"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolgate/toolgate/internal/fixtures"
 	"github.com/toolgate/toolgate/replay"
@@ -42,6 +48,40 @@ func TestFileReplaysRecordedHistories(t *testing.T) {
 	}
 }
 
+// selfScopedRounds is fixtures.RoundWorkflow as an agent that scopes its calls by its own
+// workflow ID (as examples/agent does) instead of by its input: the recorded parents ran as
+// "round-X" with scope "round-X", so its children's IDs match the recorded ones only when the
+// replay runs under the recorded workflow ID.
+func selfScopedRounds(r sdkworker.WorkflowRegistry) {
+	r.RegisterWorkflowWithOptions(func(ctx workflow.Context, in fixtures.RoundInput) ([][]fixtures.RoundOutcome, error) {
+		in.Scope = workflow.GetInfo(ctx).WorkflowExecution.ID
+		return fixtures.RoundWorkflow(ctx, in)
+	}, workflow.RegisterOptions{Name: fixtures.RoundWorkflowName})
+}
+
+// TestFileReplaysAgentHistoriesUnderTheirWorkflowID: an agent history whose calls' IDs derive
+// from the agent's own workflow ID replays through File, which runs it under the workflow ID
+// the history recorded (the SDK's placeholder ID would make other child starts: TMPRL1100).
+func TestFileReplaysAgentHistoriesUnderTheirWorkflowID(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(histories, "rounds", "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	opts := replay.Options{Registry: recordedRegistry(t), Workflows: selfScopedRounds}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			assert.NoError(t, replay.File(f, opts))
+
+			// The same replay under the SDK's default execution fails: the test would catch a
+			// File that dropped the recorded workflow ID.
+			replayer := sdkworker.NewWorkflowReplayer()
+			selfScopedRounds(replayer)
+			quiet := sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+			err := replayer.ReplayWorkflowHistoryFromJSONFile(quiet, f)
+			assert.ErrorContains(t, err, "TMPRL1100")
+		})
+	}
+}
+
 // TestFileMissingTool: a history whose tool the registry lacks fails with one line naming the
 // tool and what the registry has, not the SDK's stack trace.
 func TestFileMissingTool(t *testing.T) {
@@ -53,6 +93,34 @@ func TestFileMissingTool(t *testing.T) {
 	assert.NotContains(t, err.Error(), "\n")
 	assert.Contains(t, err.Error(), `history calls tool "`)
 	assert.Contains(t, err.Error(), "this build's registry has: ")
+}
+
+// TestFileMissingFixtureTools: against the toolbox without the fixtures, every fixture history
+// that ran past the tool lookup (an activity, a local activity, an approval's timer) fails with
+// a *MissingToolError naming its fixture tool, and one that did not (a validator panic is
+// recorded like a lookup failure) still passes.
+func TestFileMissingFixtureTools(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(histories, "fixtures", "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	tools, err := toolbox.Tools(toolbox.Config{})
+	require.NoError(t, err)
+	reg, err := toolcore.NewRegistry(tools...)
+	require.NoError(t, err)
+	passing := map[string]bool{"validation-failed.json": true}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			err := replay.File(f, replay.Options{Registry: reg})
+			if passing[filepath.Base(f)] {
+				assert.NoError(t, err)
+				return
+			}
+			var missing *replay.MissingToolError
+			require.True(t, errors.As(err, &missing), "got %v", err)
+			assert.True(t, strings.HasPrefix(missing.Tool, "fixture_"), missing.Tool)
+			assert.Equal(t, reg.Names(), missing.Available)
+		})
+	}
 }
 
 // TestMissingToolErrorBoundsTheList: at most 20 names, then "and N more".

@@ -6,18 +6,15 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
-	sdkworker "go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
 	"github.com/toolgate/toolgate/internal/logging"
+	"github.com/toolgate/toolgate/replay"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
-	"github.com/toolgate/toolgate/workflows"
 )
 
 type replayOptions struct {
@@ -82,8 +79,9 @@ func runReplay(_ context.Context, a *app, o replayOptions, files []string) error
 	return nil
 }
 
-// replayFile replays one history file with a fresh replayer whose workflows are configured as
-// the recording worker's were.
+// replayFile replays one history file with package replay: toolgate's workflows configured as
+// the recording worker's were, under the recorded execution. A history whose tool reg lacks
+// fails with replay's one-line *MissingToolError, not the SDK's TMPRL1100 stack trace.
 func replayFile(logger log.Logger, reg *toolcore.Registry, dc converter.DataConverter, file string) error {
 	f, err := os.Open(file)
 	if err != nil {
@@ -100,25 +98,5 @@ func replayFile(logger log.Logger, reg *toolcore.Registry, dc converter.DataConv
 	if name := hist.Events[0].GetWorkflowExecutionStartedEventAttributes().GetWorkflowType().GetName(); name != wire.ToolCallWorkflowName {
 		return fmt.Errorf("workflow type %q is not %s", name, wire.ToolCallWorkflowName)
 	}
-	replayer, err := sdkworker.NewWorkflowReplayerWithOptions(sdkworker.WorkflowReplayerOptions{DataConverter: dc})
-	if err != nil {
-		return fmt.Errorf("create replayer: %w", err)
-	}
-	wf := &workflows.Workflows{Registry: reg.Snapshot(), SearchAttributes: upsertsSearchAttributes(hist)}
-	wf.Register(replayer)
-	if err := replayer.ReplayWorkflowHistory(logger, hist); err != nil {
-		return err
-	}
-	return nil
-}
-
-// upsertsSearchAttributes reports whether the recording worker upserted search attributes, which
-// it does only when the namespace has them; replay must do the same to make the same commands.
-func upsertsSearchAttributes(hist *historypb.History) bool {
-	for _, e := range hist.Events {
-		if e.GetEventType() == enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES {
-			return true
-		}
-	}
-	return false
+	return replay.History(hist, replay.Options{Registry: reg, DataConverter: dc, Logger: logger})
 }

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolgate/toolgate/replay"
 	"github.com/toolgate/toolgate/workflows"
 )
 
@@ -49,6 +50,13 @@ func replayAgent(t *testing.T, agent func(workflow.Context, AgentInput) (AgentRe
 
 func TestReplayRecordedAgentHistory(t *testing.T) {
 	assert.NoError(t, replayAgent(t, AgentWorkflow, recordedID))
+
+	// Package replay, as README's replay test uses it, finds the recorded ID in the history.
+	assert.NoError(t, replay.File(recordedHistory, replay.Options{
+		Workflows: func(r worker.WorkflowRegistry) {
+			r.RegisterWorkflowWithOptions(AgentWorkflow, workflow.RegisterOptions{Name: AgentWorkflowName})
+		},
+	}))
 }
 
 // TestReplayDetectsAgentChanges proves the agent's replay test can fail: an agent whose round

@@ -46,7 +46,6 @@ func TestExampleAgentAgainstDev(t *testing.T) {
 	}
 	bin, err := testbin.Toolgate()
 	require.NoError(t, err)
-	t.Cleanup(testbin.Cleanup)
 	agent, err := testbin.Build("./examples/agent", "agent")
 	require.NoError(t, err)
 	dev := startDev(t, bin)

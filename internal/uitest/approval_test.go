@@ -40,7 +40,6 @@ func TestApprovalThroughTheWebUI(t *testing.T) {
 	}
 	bin, err := testbin.Toolgate()
 	require.NoError(t, err)
-	t.Cleanup(testbin.Cleanup)
 	root := t.TempDir()
 	dev := startDev(t, bin, "--root", root)
 	env := childEnv("TEMPORAL_ADDRESS="+dev.frontend, "TEMPORAL_NAMESPACE="+dev.namespace)

@@ -31,7 +31,6 @@ func TestWebUIDecodesEncryptedCall(t *testing.T) {
 	root := moduleRoot(t)
 	bin, err := testbin.Toolgate()
 	require.NoError(t, err)
-	t.Cleanup(testbin.Cleanup)
 	keyFile := filepath.Join(t.TempDir(), "keys.txt")
 	secret := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{5}, 32))
 	require.NoError(t, os.WriteFile(keyFile, []byte("ui-key "+secret+"\n"), 0o600))

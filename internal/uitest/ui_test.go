@@ -39,7 +39,6 @@ func TestWebUIShowsCompletedCall(t *testing.T) {
 	root := moduleRoot(t)
 	bin, err := testbin.Toolgate()
 	require.NoError(t, err)
-	t.Cleanup(testbin.Cleanup)
 	dev := startDev(t, bin)
 	env := childEnv("TEMPORAL_ADDRESS="+dev.frontend, "TEMPORAL_NAMESPACE="+dev.namespace)
 

@@ -26,7 +26,6 @@ func TestWebUIShowsWaitingCall(t *testing.T) {
 	root := moduleRoot(t)
 	bin, err := testbin.Toolgate()
 	require.NoError(t, err)
-	t.Cleanup(testbin.Cleanup)
 	files := t.TempDir()
 	dev := startDev(t, bin, "--root", files)
 	env := childEnv("TEMPORAL_ADDRESS="+dev.frontend, "TEMPORAL_NAMESPACE="+dev.namespace)
