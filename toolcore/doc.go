@@ -126,7 +126,9 @@
 // content cap leaves room for JSON escaping; if escaping still overflows, [ErrorResult] cuts the
 // message further, so error content is always complete JSON,
 // {"error":{"code":"...","message":"..."}}, produced by [Serialize] (keys sorted). The unknown
-// tool message is exactly `Unknown Tool "<name>"`.
+// tool message is exactly `Unknown Tool "<name>"`; a worker records
+// [UnknownToolOnQueueMessage], which goes on to name its task queue and (at most
+// [MaxListedTools] of) its tools.
 //
 // # Results
 //

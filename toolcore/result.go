@@ -253,6 +253,75 @@ func NotFoundResult(call ToolCall) Result {
 	return ErrorResult(call, CodeToolNotFound, UnknownToolMessage(call.Name()))
 }
 
+// MaxListedTools bounds the tool names UnknownToolOnQueueMessage lists.
+const MaxListedTools = 20
+
+// moreToolsReserve is the room kept for the " and N more" tail when listing tools.
+const moreToolsReserve = len(" and 99999999999 more")
+
+// UnknownToolOnQueueMessage is the TOOL_NOT_FOUND message a worker records: it starts with
+// UnknownToolMessage(name) and names the task queue the call ran on and the tools the worker's
+// registry has, so a call started on the wrong queue is diagnosable from its result alone:
+//
+//	Unknown Tool "forecast" on task queue "weather"; this worker has: add, echo and 3 more
+//	Unknown Tool "forecast" on task queue "empty"; this worker has no tools
+//
+// The tools are listed sorted (tools need not be), at most MaxListedTools of them, then
+// " and N more". The name, the queue and each listed tool are cut to MaxNameBytes (ending with
+// ErrorTextEllipsis), and tools stop being listed before the message would exceed
+// MaxErrorTextCodePoints, so the message is never cut by ErrorResult's bound. The same inputs
+// always give the same text: it is safe in workflow code.
+func UnknownToolOnQueueMessage(name, taskQueue string, tools []string) string {
+	var b strings.Builder
+	b.WriteString(UnknownToolMessage(cutName(name)))
+	b.WriteString(` on task queue "` + cutName(taskQueue) + `"; `)
+	if len(tools) == 0 {
+		b.WriteString("this worker has no tools")
+		return b.String()
+	}
+	b.WriteString("this worker has: ")
+	sorted := slices.Sorted(slices.Values(tools))
+	n := utf8.RuneCountInString(b.String())
+	listed := 0
+	for _, tool := range sorted {
+		item := cutName(tool)
+		if listed > 0 {
+			item = ", " + item
+		}
+		size := utf8.RuneCountInString(item)
+		if listed == MaxListedTools || n+size+moreToolsReserve > MaxErrorTextCodePoints {
+			break
+		}
+		b.WriteString(item)
+		n += size
+		listed++
+	}
+	if more := len(sorted) - listed; more > 0 {
+		fmt.Fprintf(&b, " and %d more", more)
+	}
+	return b.String()
+}
+
+// NotFoundOnQueueResult is the TOOL_NOT_FOUND result a worker on taskQueue whose registry has
+// tools records: UnknownToolOnQueueMessage(call.Name(), taskQueue, tools).
+func NotFoundOnQueueResult(call ToolCall, taskQueue string, tools []string) Result {
+	return ErrorResult(call, CodeToolNotFound, UnknownToolOnQueueMessage(call.Name(), taskQueue, tools))
+}
+
+// cutName makes s valid UTF-8 of at most MaxNameBytes bytes; a longer s ends with
+// ErrorTextEllipsis.
+func cutName(s string) string {
+	s = strings.ToValidUTF8(s, string(utf8.RuneError))
+	if len(s) <= MaxNameBytes {
+		return s
+	}
+	end := MaxNameBytes - len(ErrorTextEllipsis)
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end] + ErrorTextEllipsis
+}
+
 // LinkContent rebuilds a result from parts that crossed a boundary (activity to workflow):
 // content is capped again (invalid UTF-8 bytes become U+FFFD first).
 func LinkContent(call ToolCall, content string, isError bool) Result {

@@ -2,6 +2,7 @@ package toolcore_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -179,6 +180,82 @@ func TestNotFoundResult(t *testing.T) {
 	assert.Equal(t, `{"error":{"code":"TOOL_NOT_FOUND","message":"Unknown Tool \"nope\""}}`, res.Content())
 	assert.Equal(t, `Unknown Tool "nope"`, res.ErrorMessage())
 	assert.Equal(t, "nope", res.ToolName())
+	assert.Equal(t, "tool-result-call-1", res.ID())
+}
+
+func TestUnknownToolOnQueueMessage(t *testing.T) {
+	numbered := func(n int) []string {
+		names := make([]string, 0, n)
+		for i := n; i > 0; i-- {
+			names = append(names, fmt.Sprintf("t%02d", i))
+		}
+		return names
+	}
+	long64 := func(prefix byte) string { return string(prefix) + strings.Repeat("x", 63) }
+	var wide []string // 20 names of 64 bytes: more than the message bound holds
+	for c := byte('a'); c < 'a'+20; c++ {
+		wide = append(wide, long64(c))
+	}
+	tests := []struct {
+		name  string
+		tool  string
+		queue string
+		tools []string
+		want  string
+	}{
+		{
+			name: "tools sorted", tool: "forecast", queue: "weather", tools: []string{"echo", "add", "lookup"},
+			want: `Unknown Tool "forecast" on task queue "weather"; this worker has: add, echo, lookup`,
+		},
+		{
+			name: "no tools", tool: "forecast", queue: "weather", tools: nil,
+			want: `Unknown Tool "forecast" on task queue "weather"; this worker has no tools`,
+		},
+		{
+			name: "exactly 20", tool: "x", queue: "q", tools: numbered(20),
+			want: `Unknown Tool "x" on task queue "q"; this worker has: ` +
+				"t01, t02, t03, t04, t05, t06, t07, t08, t09, t10, t11, t12, t13, t14, t15, t16, t17, t18, t19, t20",
+		},
+		{
+			name: "more than 20", tool: "x", queue: "q", tools: numbered(25),
+			want: `Unknown Tool "x" on task queue "q"; this worker has: ` +
+				"t01, t02, t03, t04, t05, t06, t07, t08, t09, t10, t11, t12, t13, t14, t15, t16, t17, t18, t19, t20 and 5 more",
+		},
+		{
+			name: "long queue is cut", tool: "x", queue: strings.Repeat("q", 300), tools: []string{"add"},
+			want: `Unknown Tool "x" on task queue "` + strings.Repeat("q", toolcore.MaxNameBytes-len("…")) + `…"; this worker has: add`,
+		},
+		{
+			name: "invalid UTF-8 is replaced", tool: "x\xff", queue: "q\xfe", tools: []string{"add"},
+			want: "Unknown Tool \"x\uFFFD\" on task queue \"q\uFFFD\"; this worker has: add",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, toolcore.UnknownToolOnQueueMessage(tt.tool, tt.queue, tt.tools))
+		})
+	}
+
+	t.Run("wide names stop before the message bound", func(t *testing.T) {
+		msg := toolcore.UnknownToolOnQueueMessage(strings.Repeat("n", toolcore.MaxNameBytes), strings.Repeat("q", 1000), wide)
+		assert.LessOrEqual(t, utf8.RuneCountInString(msg), toolcore.MaxErrorTextCodePoints)
+		assert.Regexp(t, ` and \d+ more$`, msg, "the count of the unlisted tools is never cut")
+		assert.Contains(t, msg, long64('a'), "at least one tool is listed")
+	})
+
+	t.Run("tools are not modified", func(t *testing.T) {
+		tools := []string{"b", "a"}
+		toolcore.UnknownToolOnQueueMessage("x", "q", tools)
+		assert.Equal(t, []string{"b", "a"}, tools)
+	})
+}
+
+func TestNotFoundOnQueueResult(t *testing.T) {
+	res := toolcore.NotFoundOnQueueResult(contractCall(t, "nope", `{}`, "call-1"), "weather", []string{"echo", "add"})
+
+	assert.Equal(t, `{"error":{"code":"TOOL_NOT_FOUND","message":"Unknown Tool \"nope\" on task queue \"weather\"; this worker has: add, echo"}}`, res.Content())
+	assert.Equal(t, toolcore.CodeToolNotFound, res.ErrorCode())
+	assert.True(t, strings.HasPrefix(res.ErrorMessage(), toolcore.UnknownToolMessage("nope")), "starts like the in-process message")
 	assert.Equal(t, "tool-result-call-1", res.ID())
 }
 

@@ -23,7 +23,9 @@ import (
 //
 // Left out, because the paths differ by design: retries of transient errors (durable only),
 // cancellation (the test environment resolves a canceled activity at once), and validators that
-// block (the durable path ends them with a guard; in process they block the caller).
+// block (the durable path ends them with a guard; in process they block the caller). A
+// TOOL_NOT_FOUND message differs by design too: a worker's names its task queue and tools, so
+// the in-process result is compared with that text (see inProcessOutcome).
 func TestDifferentialInProcessAndDurable(t *testing.T) {
 	tools := hostileTools(t)
 	reg := newRegistry(t, tools...)
@@ -61,7 +63,9 @@ func TestDifferentialInProcessAndDurable(t *testing.T) {
 	}
 }
 
-// inProcessOutcome is toolcore's verdict on raw as one comparable string.
+// inProcessOutcome is toolcore's verdict on raw as one comparable string. Its TOOL_NOT_FOUND
+// result is given the durable path's message: the worker's task queue (runWorkflow's
+// wire.DefaultTaskQueue) and reg's tools.
 func inProcessOutcome(t *testing.T, reg *toolcore.Registry, raw json.RawMessage) string {
 	t.Helper()
 	c, err := toolcore.ParseToolCall(raw)
@@ -75,6 +79,10 @@ func inProcessOutcome(t *testing.T, reg *toolcore.Registry, raw json.RawMessage)
 		fatal, ok := toolcore.AsNonRecoverable(err)
 		require.True(t, ok, "in-process error is not fatal: %v", err)
 		return wire.ErrTypeNonRecoverable + ": " + toolcore.ErrorText(fatal)
+	}
+	if res.ErrorCode() == toolcore.CodeToolNotFound {
+		require.Equal(t, toolcore.NotFoundResult(c), res)
+		res = toolcore.NotFoundOnQueueResult(c, wire.DefaultTaskQueue, reg.Names())
 	}
 	return "result: " + resultJSON(t, res)
 }

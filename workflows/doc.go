@@ -22,8 +22,9 @@
 //
 //  1. Snapshot: the payload is taken raw ([Input] is a converter.RawValue, which cannot fail to
 //     decode) and parsed with toolcore.ParseToolCall; the workflow trusts no caller.
-//  2. Look up in the registry snapshot of the worker: unknown is toolcore.NotFoundResult, and the
-//     workflow completes without scheduling anything.
+//  2. Look up in the registry snapshot of the worker: unknown is toolcore.NotFoundOnQueueResult
+//     (naming the workflow's task queue and the registry's tools), and the workflow completes
+//     without scheduling anything.
 //  3. Validate in workflow code (toolcore.Tool.Validate recovers panics) under a wall-clock guard
 //     ([Workflows.ValidateTimeout]); rejected, failed or timed-out validation completes the
 //     workflow with the linked error result, scheduling nothing, so no effect can happen.

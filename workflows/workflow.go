@@ -80,7 +80,9 @@ func (w *Workflows) ToolCallWorkflow(ctx workflow.Context, input Input) (toolcor
 func (w *Workflows) execute(ctx workflow.Context, call toolcore.ToolCall, key string) (toolcore.Result, error) {
 	tool, found := w.Registry.Get(call.Name())
 	if !found {
-		return w.complete(ctx, call, toolcore.NotFoundResult(call))
+		// The result names the queue and this worker's tools: a call started on the wrong
+		// queue is diagnosable from it alone. Both are fixed for the worker: deterministic.
+		return w.complete(ctx, call, toolcore.NotFoundOnQueueResult(call, workflow.GetInfo(ctx).TaskQueueName, w.Registry.Names()))
 	}
 	guardBudget := newBudget(w.validateTimeout())
 	accepted, rejected, ok := validate(tool, call, guardBudget)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -54,7 +56,7 @@ func TestToolCallWorkflowOutcomes(t *testing.T) {
 		{
 			name:        "unknown tool",
 			give:        call("call-x", "nope", `{}`),
-			want:        `{"id":"tool-result-call-x","role":"toolResult","toolCallId":"call-x","toolName":"nope","content":"{\"error\":{\"code\":\"TOOL_NOT_FOUND\",\"message\":\"Unknown Tool \\\"nope\\\"\"}}","isError":true}`,
+			want:        errorWire(call("call-x", "nope", `{}`), toolcore.CodeToolNotFound, toolcore.UnknownToolOnQueueMessage("nope", wire.DefaultTaskQueue, reg.Names())),
 			wantOutcome: "TOOL_NOT_FOUND",
 		},
 		{
@@ -123,6 +125,66 @@ func TestToolCallWorkflowOutcomes(t *testing.T) {
 			c := mustCall(t, tt.give)
 			assert.Equal(t, c.Name(), got.toolName)
 			assert.Equal(t, c.ID(), got.callID)
+		})
+	}
+}
+
+// A TOOL_NOT_FOUND result recorded by a worker names the task queue the call ran on and the
+// tools that worker has (sorted, at most 20, then "and N more"), so a call started on the wrong
+// queue is diagnosable from its result alone; nothing is scheduled.
+func TestToolCallWorkflowNotFoundNamesQueueAndTools(t *testing.T) {
+	named := func(names ...string) []toolcore.Tool {
+		tools := make([]toolcore.Tool, 0, len(names))
+		for _, name := range names {
+			tools = append(tools, returningWith(toolcore.Options{}, name, "ok", nil))
+		}
+		return tools
+	}
+	var many []string
+	for i := 23; i > 0; i-- { // registered out of order; listed sorted
+		many = append(many, fmt.Sprintf("tool_%02d", i))
+	}
+	tests := []struct {
+		name        string
+		queue       string
+		tools       []toolcore.Tool
+		wantMessage string
+	}{
+		{
+			name:        "a few tools",
+			queue:       "weather",
+			tools:       named("echo", "add", "lookup"),
+			wantMessage: `Unknown Tool "forecast" on task queue "weather"; this worker has: add, echo, lookup`,
+		},
+		{
+			name:        "no tools",
+			queue:       "empty",
+			wantMessage: `Unknown Tool "forecast" on task queue "empty"; this worker has no tools`,
+		},
+		{
+			name:  "more than 20 tools",
+			queue: "big",
+			tools: named(many...),
+			wantMessage: `Unknown Tool "forecast" on task queue "big"; this worker has: ` +
+				"tool_01, tool_02, tool_03, tool_04, tool_05, tool_06, tool_07, tool_08, tool_09, tool_10, " +
+				"tool_11, tool_12, tool_13, tool_14, tool_15, tool_16, tool_17, tool_18, tool_19, tool_20 and 3 more",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			give := call("c1", "forecast", `{}`)
+			got := runWorkflow(t, newRegistry(t, tt.tools...), give, runOptions{
+				workflows: workflows.Workflows{SearchAttributes: true},
+				setup: func(env *testsuite.TestWorkflowEnvironment) {
+					env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "toolcall-c1", TaskQueue: tt.queue})
+				},
+			})
+			require.NoError(t, got.err)
+			assert.Equal(t, toolcore.CodeToolNotFound, got.result.ErrorCode())
+			assert.Equal(t, tt.wantMessage, got.result.ErrorMessage())
+			assert.Equal(t, "c1", got.result.ToolCallID())
+			assert.Equal(t, "TOOL_NOT_FOUND", got.outcome)
+			assert.Zero(t, got.attempts, "nothing is scheduled")
 		})
 	}
 }

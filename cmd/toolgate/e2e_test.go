@@ -260,10 +260,10 @@ func TestEndToEnd(t *testing.T) {
 				wantStdout: `{"id":"tool-result-e2e-stdin","role":"toolResult","toolCallId":"e2e-stdin","toolName":"echo","content":"{\"text\":\"hi <there> & you\"}","isError":false}` + "\n",
 			},
 			{
-				name:       "unknown tool is an error result",
+				name:       "unknown tool is an error result naming the queue and the worker's tools",
 				args:       []string{"call", "--id", "e2e-nope", "nope"},
 				wantCode:   ExitErrorResult,
-				wantStdout: `{"id":"tool-result-e2e-nope","role":"toolResult","toolCallId":"e2e-nope","toolName":"nope","content":"{\"error\":{\"code\":\"TOOL_NOT_FOUND\",\"message\":\"Unknown Tool \\\"nope\\\"\"}}","isError":true}` + "\n",
+				wantStdout: `{"id":"tool-result-e2e-nope","role":"toolResult","toolCallId":"e2e-nope","toolName":"nope","content":"{\"error\":{\"code\":\"TOOL_NOT_FOUND\",\"message\":\"Unknown Tool \\\"nope\\\" on task queue \\\"toolgate\\\"; this worker has: add, echo, http_get, sleep\"}}","isError":true}` + "\n",
 			},
 			{
 				name:     "same id with other arguments is refused",

@@ -145,6 +145,65 @@ func TestOneToolSetPerTaskQueue(t *testing.T) {
 	assert.ErrorContains(t, err, e.queue)
 }
 
+// A call started on a queue whose worker lacks its tool records a TOOL_NOT_FOUND that names the
+// queue and the tools that worker has, so the wrong queue shows in the result alone. The call ID
+// has that one outcome: resubmitting it returns the recorded result, also through a client on the
+// queue whose worker has the tool; a new call ID there runs (contract 7.5 rule 7).
+func TestToolNotFoundNamesTheQueue(t *testing.T) {
+	var adds atomic.Int32
+	echo := define(t, "echo", toolcore.Options{SideEffect: toolcore.ReadOnly}, func(_ context.Context, a args) (any, error) {
+		return a.Tag, nil
+	})
+	e := newEnv(t, addTool(t, &adds), echo)
+	ctx := e.ctx()
+
+	// The weather tool has its own worker on its own queue; a client there shares e's scope, so
+	// a call ID names the same workflow through either client.
+	var forecasts atomic.Int32
+	weather := define(t, "weather", toolcore.Options{SideEffect: toolcore.ReadOnly}, func(context.Context, args) (any, error) {
+		forecasts.Add(1)
+		return "sunny", nil
+	})
+	side := &env{t: t, queue: e.queue + "-weather", sdk: e.sdk}
+	side.worker = side.startWorker(e.sdk, 5*time.Second, weather)
+	onWeather := client.New(e.sdk, client.Options{
+		TaskQueue: side.queue,
+		Scope:     e.queue,
+		Namespace: devtest.Server(t).Namespace(),
+	})
+
+	wrong := call(t, "c-weather", "weather", `{}`)
+	first, err := e.client.Execute(ctx, wrong)
+	require.NoError(t, err)
+	assert.Equal(t, toolcore.CodeToolNotFound, first.ErrorCode())
+	assert.Equal(t, `Unknown Tool "weather" on task queue "`+e.queue+`"; this worker has: add, echo`, first.ErrorMessage())
+
+	tests := []struct {
+		name   string
+		client *client.Client
+	}{
+		{name: "resubmitted on the same queue", client: e.client},
+		{name: "resubmitted on the tool's queue", client: onWeather},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			again, err := tt.client.Execute(ctx, wrong)
+			require.NoError(t, err)
+			assert.Equal(t, wireJSON(t, first), wireJSON(t, again), "the recorded result, not a new run")
+			byResult, err := tt.client.Result(ctx, wrong.ID())
+			require.NoError(t, err)
+			assert.Equal(t, wireJSON(t, first), wireJSON(t, byResult))
+		})
+	}
+	assert.Zero(t, forecasts.Load(), "the weather tool never ran for the recorded call")
+
+	fresh, err := onWeather.Execute(ctx, call(t, "c-weather-2", "weather", `{}`))
+	require.NoError(t, err)
+	assert.Equal(t, `"sunny"`, fresh.Content(), "a new call ID on the tool's queue runs")
+	assert.Equal(t, int32(1), forecasts.Load())
+	assert.Zero(t, adds.Load())
+}
+
 // A fatal tool error and a canceled call are outcomes, not worker problems: with the worker's
 // Temporal client logging through internal/logging, neither produces a warning or an error, and
 // the SDK's lines about them name the call.

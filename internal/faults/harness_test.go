@@ -315,6 +315,15 @@ func newFixture(t *testing.T, dev *devServer) *fixture {
 	return f
 }
 
+// unknownToolMessage is the TOOL_NOT_FOUND message a faultworker on the fixture's queue records
+// for a call to name: it names the queue and the worker's tools (faults.Registry's).
+func (f *fixture) unknownToolMessage(t *testing.T, name string) string {
+	t.Helper()
+	reg, err := faults.Registry(faults.Config{Ledger: filepath.Join(t.TempDir(), "names.jsonl")})
+	require.NoError(t, err)
+	return toolcore.UnknownToolOnQueueMessage(name, f.queue, reg.Names())
+}
+
 // startWorker starts a faultworker on the fixture's queue and waits until it polls.
 func (f *fixture) startWorker(t *testing.T, hold bool) *proc {
 	t.Helper()

@@ -183,7 +183,7 @@ func TestHostileIDs(t *testing.T) {
 		var res toolcore.Result
 		require.NoError(t, json.Unmarshal([]byte(got.stdout), &res), got.stdout)
 		assert.Equal(t, toolcore.CodeToolNotFound, res.ErrorCode())
-		assert.Equal(t, toolcore.UnknownToolMessage(name), res.ErrorMessage())
+		assert.Equal(t, f.unknownToolMessage(t, name), res.ErrorMessage(), "names the queue and the worker's tools")
 		jsonLines(t, "toolgate call", got.stderr)
 	})
 

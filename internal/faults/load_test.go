@@ -29,7 +29,9 @@ type loadCase struct {
 	runs    int                // attempts the tool must have made
 }
 
-func loadMix() []loadCase {
+// loadMix is the mix of calls TestLoad runs; unknownTool is the TOOL_NOT_FOUND message of a call
+// to "no_such_tool" on its queue.
+func loadMix(unknownTool string) []loadCase {
 	pad := strings.Repeat("<pad>", 800)
 	return []loadCase{
 		{name: "unsafe-ok", tool: faults.ToolUnsafe, kind: faults.TerminalResult, runs: 1},
@@ -47,7 +49,7 @@ func loadMix() []loadCase {
 		{name: "rejected", tool: faults.ToolReadOnly, args: faults.Args{Outcome: faults.OutcomeReject}, kind: faults.TerminalResult,
 			code: toolcore.CodeToolArgumentsInvalid, message: faults.RejectReason},
 		{name: "unknown-tool", tool: "no_such_tool", kind: faults.TerminalResult,
-			code: toolcore.CodeToolNotFound, message: toolcore.UnknownToolMessage("no_such_tool")},
+			code: toolcore.CodeToolNotFound, message: unknownTool},
 	}
 }
 
@@ -61,7 +63,7 @@ func TestLoad(t *testing.T) {
 	cl, sdk := f.client(t)
 	f.startWorker(t, false)
 	f.startWorker(t, false)
-	mix := loadMix()
+	mix := loadMix(f.unknownToolMessage(t, "no_such_tool"))
 	fig := figures{Scenario: "load", Detail: map[string]int{}}
 
 	calls := make([]toolcore.ToolCall, sz.loadCalls)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/devtest"
 	"github.com/toolgate/toolgate/toolbox"
+	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/worker"
 )
 
@@ -97,8 +98,11 @@ func TestTypeScriptClient(t *testing.T) {
 	assert.JSONEq(t, addWire, string(got.ResubmitCompleted.Result), "resubmitting a completed call returns its result")
 	assert.Equal(t, "conflict", got.Conflict.Kind, "%+v", got.Conflict)
 
-	assert.JSONEq(t, `{"id":"tool-result-ts-nope-1","role":"toolResult","toolCallId":"ts-nope-1","toolName":"nope","content":"{\"error\":{\"code\":\"TOOL_NOT_FOUND\",\"message\":\"Unknown Tool \\\"nope\\\"\"}}","isError":true}`,
-		string(got.UnknownTool.Result))
+	nope, err := toolcore.NewToolCall("ts-nope-1", "nope", []byte(`{}`))
+	require.NoError(t, err)
+	wantNope, err := json.Marshal(toolcore.NotFoundOnQueueResult(nope, queue, reg.Names()))
+	require.NoError(t, err)
+	assert.JSONEq(t, string(wantNope), string(got.UnknownTool.Result), "TOOL_NOT_FOUND names the queue and the worker's tools")
 	var invalid struct {
 		Content string `json:"content"`
 		IsError bool   `json:"isError"`
