@@ -131,7 +131,7 @@ func TestMountedUnsafeToolWaitsForApproval(t *testing.T) {
 
 // The real `toolgate worker` process: a mounted command does not see a secret of the worker's
 // environment, sees the variable --mcp-env names, and a tool matching --mcp-approve waits; the
-// catalog flags the unannotated delete_all (issue 22 items 4, 6).
+// catalog, and `toolgate tools --remote`, flag the unannotated delete_all (issue 22 items 4, 6).
 func TestWorkerCommandMountIsolatesEnvAndRequiresApproval(t *testing.T) {
 	bin := toolgateBinary(t)
 	srv := devtest.Server(t)
@@ -161,6 +161,19 @@ func TestWorkerCommandMountIsolatesEnvAndRequiresApproval(t *testing.T) {
 	}
 	assert.True(t, byName["fx_delete_all"].RequireApproval)
 	assert.True(t, byName["fx_delete_all"].SideEffectAssumed)
+
+	// `toolgate tools --remote` flags the unannotated tool for the operator who reads the table.
+	list := exec.Command(bin, "tools", "--remote", "--address", srv.FrontendAddress(), "--namespace", srv.Namespace(), "--task-queue", queue)
+	list.Env = childEnv()
+	out, err := list.Output()
+	require.NoError(t, err, "toolgate tools --remote")
+	columns := map[string]string{} // tool name -> SIDE EFFECT column
+	for _, line := range strings.Split(string(out), "\n") {
+		if name, rest, ok := strings.Cut(line, " "); ok && strings.HasPrefix(name, "fx_") {
+			columns[name], _, _ = strings.Cut(strings.TrimSpace(rest), "  ")
+		}
+	}
+	assert.Equal(t, map[string]string{"fx_delete_all": "unsafe (assumed) +approval", "fx_env": "readOnly"}, columns, "%s", out)
 
 	res := execute(t, tg, "worker-env", "fx_env", `{}`)
 	require.False(t, res.IsError(), res.Content())

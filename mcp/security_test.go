@@ -20,6 +20,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/devtest"
 	"github.com/toolgate/toolgate/mcp"
 	"github.com/toolgate/toolgate/wire"
@@ -273,10 +274,16 @@ func TestMCPTasksBelongToTheirCaller(t *testing.T) {
 	for _, id := range []string{"agent-iso-1", strings.TrimSuffix(bobTask, "deploy-42") + "agent"} {
 		run, err := c.ExecuteWorkflow(t.Context(), client.StartWorkflowOptions{ID: id, TaskQueue: devtest.TaskQueue(t)}, "AgentWorkflow") // examples/agent's workflow type
 		require.NoError(t, err)
-		assert.Equal(t, "task "+id+" not found", bob.callErr(wire.MCPMethodTasksCancel, map[string]any{"taskId": id}))
+		before, err := c.DescribeWorkflowExecution(t.Context(), id, run.GetRunID())
+		require.NoError(t, err)
+		for _, method := range []string{wire.MCPMethodTasksGet, wire.MCPMethodTasksResult, wire.MCPMethodTasksCancel} {
+			assert.Equal(t, "task "+id+" not found", bob.callErr(method, map[string]any{"taskId": id}), method)
+		}
 		desc, err := c.DescribeWorkflowExecution(t.Context(), id, run.GetRunID())
 		require.NoError(t, err)
 		assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, desc.GetWorkflowExecutionInfo().GetStatus())
+		assert.Equal(t, before.GetWorkflowExecutionInfo().GetHistoryLength(), desc.GetWorkflowExecutionInfo().GetHistoryLength(),
+			"no event was added to the agent's history (no signal, update or cancel request)")
 		require.NoError(t, c.TerminateWorkflow(t.Context(), id, run.GetRunID(), "test done"))
 	}
 
@@ -288,6 +295,15 @@ func TestMCPTasksBelongToTheirCaller(t *testing.T) {
 	out, err := cli.CombinedOutput()
 	require.NoError(t, err, "toolgate call --id deploy-42 after MCP clients used key deploy-42: %s", out)
 	assert.Contains(t, string(out), "cli")
+	// The CLI's call is no MCP principal's task: neither its status nor its result is readable.
+	cliCall := tgclient.WorkflowID("", "deploy-42")
+	_, err = c.DescribeWorkflowExecution(t.Context(), cliCall, "")
+	require.NoError(t, err, "the CLI's call has this workflow ID")
+	for _, sess := range []*rawSession{alice, bob} {
+		for _, method := range []string{wire.MCPMethodTasksGet, wire.MCPMethodTasksResult} {
+			assert.Equal(t, "task "+cliCall+" not found", sess.callErr(method, map[string]any{"taskId": cliCall}), method)
+		}
+	}
 
 	// Alice, through a restarted process, still owns her task.
 	require.NoError(t, p.cmd.Process.Kill())

@@ -59,6 +59,8 @@ func TestUsageErrors(t *testing.T) {
 		{name: "unknown dynamic config key", args: []string{"dev", "--in-memory", "--dynamic-config-value", "no.such.setting=1"}, wantStderr: `unregistered key "no.such.setting"`},
 		{name: "dynamic config value not JSON", args: []string{"bench", "--dynamic-config-value", "history.longPollExpirationInterval=5s"}, wantStderr: "strings need quotes"},
 		{name: "dynamic config with an address", args: []string{"bench", "--address", "127.0.0.1:1", "--dynamic-config-value", "history.hostLevelCacheMaxSize=1"}, wantStderr: "not with --address"},
+		{name: "metrics beyond loopback without opt-in", args: []string{"worker", "--metrics-listen", "0.0.0.0:0"}, wantStderr: "--metrics-insecure-no-auth"},
+		{name: "metrics on every interface without opt-in", args: []string{"mcp", "--metrics-listen", ":0"}, wantStderr: "not a loopback address"},
 		{name: "workflow cache of zero", args: []string{"worker", "--workflow-cache", "0"}, wantStderr: "--workflow-cache 0: want at least 1"},
 	}
 	for _, tt := range tests {

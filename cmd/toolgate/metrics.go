@@ -14,8 +14,9 @@ import (
 
 // metricsOptions is the --metrics-listen flag of the commands that run a worker.
 type metricsOptions struct {
-	listen     string
-	allowHosts []string
+	listen       string
+	allowHosts   []string
+	allowNetwork bool
 }
 
 func addMetricsFlag(cmd *cobra.Command, o *metricsOptions) {
@@ -23,6 +24,7 @@ func addMetricsFlag(cmd *cobra.Command, o *metricsOptions) {
 	fs.StringVar(&o.listen, "metrics-listen", "", "serve Prometheus metrics on this host:port at /metrics (empty: off)")
 	bindEnv(fs, "metrics-listen", "TOOLGATE_METRICS_LISTEN")
 	fs.StringArrayVar(&o.allowHosts, "metrics-allow-host", nil, "Host name the metrics endpoint answers beside localhost and IP addresses (the scraper's target name; others get 421)")
+	fs.BoolVar(&o.allowNetwork, "metrics-insecure-no-auth", false, "serve a non-loopback --metrics-listen address (the endpoint has no authentication: anyone who reaches it reads tool names and counts; warns)")
 }
 
 // start starts the metrics server, or returns nil when --metrics-listen is empty. It prints the
@@ -31,7 +33,10 @@ func (o metricsOptions) start(logger *zap.Logger) (*metrics.Server, error) {
 	if o.listen == "" {
 		return nil, nil
 	}
-	srv, err := metrics.Start(o.listen, metrics.Options{Logger: logger.Named("metrics"), AllowedHosts: o.allowHosts})
+	srv, err := metrics.Start(o.listen, metrics.Options{Logger: logger.Named("metrics"), AllowedHosts: o.allowHosts, AllowNonLoopback: o.allowNetwork})
+	if errors.Is(err, metrics.ErrNonLoopback) {
+		return nil, badInput(fmt.Errorf("--metrics-listen %s: %w; keep it on loopback, or on a scrape network you trust add --metrics-insecure-no-auth", o.listen, metrics.ErrNonLoopback))
+	}
 	if err != nil {
 		return nil, badInput(fmt.Errorf("start metrics (--metrics-listen): %w", err))
 	}

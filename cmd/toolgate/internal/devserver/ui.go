@@ -90,7 +90,7 @@ func startUI(ln net.Listener, frontend, namespace, codecEndpoint string, logger 
 	}
 	s := &uiServer{
 		http: &http.Server{
-			Handler:           loopbackHostsOnly(http.MaxBytesHandler(handler, uiMaxBodyBytes)),
+			Handler:           loopbackHostsOnly(limitBody(handler, uiMaxBodyBytes)),
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       time.Minute,
 			IdleTimeout:       2 * time.Minute,
@@ -108,6 +108,21 @@ func startUI(ln net.Listener, frontend, namespace, codecEndpoint string, logger 
 		}
 	}()
 	return s, nil
+}
+
+// limitBody refuses a request whose Content-Length is over limit with 413 before next sees it,
+// and stops next reading any other body (chunked) past limit: its read fails with
+// *http.MaxBytesError and the connection is closed after the response.
+func limitBody(next http.Handler, limit int64) http.Handler {
+	limited := http.MaxBytesHandler(next, limit)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > limit {
+			w.Header().Set("Connection", "close") // the body is never read
+			http.Error(w, fmt.Sprintf("request body over %d bytes", limit), http.StatusRequestEntityTooLarge)
+			return
+		}
+		limited.ServeHTTP(w, r)
+	})
 }
 
 // loopbackHostsOnly serves only requests whose Host names the loopback interface: localhost,

@@ -14,6 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	sdkclient "go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/toolgate/toolgate/activities"
 	"github.com/toolgate/toolgate/client"
@@ -198,6 +201,36 @@ func TestHostCheck(t *testing.T) {
 			assert.Equal(t, tt.want, resp.StatusCode)
 		})
 	}
+}
+
+// TestNonLoopbackNeedsOptIn: the endpoint has no authentication, so an address beyond loopback
+// is refused unless AllowNonLoopback, which warns (issue 22 item 5).
+func TestNonLoopbackNeedsOptIn(t *testing.T) {
+	for _, listen := range []string{"0.0.0.0:0", ":0", "[::]:0", "192.0.2.1:0", "metrics.example:0"} {
+		_, err := metrics.Start(listen, metrics.Options{})
+		assert.ErrorIs(t, err, metrics.ErrNonLoopback, listen)
+	}
+	for _, listen := range []string{"127.0.0.1:0", "localhost:0"} {
+		core, logs := observer.New(zapcore.WarnLevel)
+		srv, err := metrics.Start(listen, metrics.Options{Logger: zap.New(core)})
+		require.NoError(t, err, listen)
+		assert.NoError(t, srv.Close())
+		assert.Zero(t, logs.Len(), "no warning on loopback")
+	}
+
+	core, logs := observer.New(zapcore.WarnLevel)
+	srv, err := metrics.Start("0.0.0.0:0", metrics.Options{Logger: zap.New(core), AllowNonLoopback: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, srv.Close()) })
+	warned := logs.FilterMessageSnippet("WITHOUT authentication").All()
+	require.Len(t, warned, 1)
+	assert.Equal(t, "0.0.0.0:0", warned[0].ContextMap()["listen"])
+	_, port, err := net.SplitHostPort(srv.Addr())
+	require.NoError(t, err)
+	resp, err := http.Get("http://127.0.0.1:" + port + metrics.Path)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
 }
 
 // series names a sample by metric, tool and outcome-or-code, summed over the SDK's labels.

@@ -53,7 +53,16 @@ type Options struct {
 	// rebinds its DNS name to the endpoint cannot read tool names and counts. Optional: default
 	// none.
 	AllowedHosts []string
+	// AllowNonLoopback lets Start listen on an address that is not loopback (0.0.0.0, :9464, a
+	// LAN address): the endpoint has no authentication, so anyone who reaches it reads tool names
+	// and counts. Start refuses such an address without it, and logs a warning with it. Optional:
+	// default false.
+	AllowNonLoopback bool
 }
+
+// ErrNonLoopback is the error of Start for an address beyond loopback without
+// Options.AllowNonLoopback.
+var ErrNonLoopback = errors.New("not a loopback address, and the metrics endpoint has no authentication")
 
 // Server serves one Prometheus registry over HTTP.
 type Server struct {
@@ -64,11 +73,18 @@ type Server struct {
 	done    chan struct{}
 }
 
-// Start listens on listen (host:port; port 0 picks a free one) and serves Path.
+// Start listens on listen (host:port; port 0 picks a free one) and serves Path. An address that
+// is not loopback fails with ErrNonLoopback unless opts.AllowNonLoopback.
 func Start(listen string, opts Options) (*Server, error) {
 	logger := opts.Logger
 	if logger == nil {
 		logger = zap.NewNop()
+	}
+	if !loopback.Address(listen) {
+		if !opts.AllowNonLoopback {
+			return nil, fmt.Errorf("listen for metrics on %s: %w", listen, ErrNonLoopback)
+		}
+		logger.Warn("metrics endpoint beyond loopback WITHOUT authentication: anyone who reaches it reads tool names and counts", zap.String("listen", listen))
 	}
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
