@@ -130,9 +130,12 @@ type Definition[A any] struct {
 	// Description is non-blank text for the model.
 	Description string
 	// Validate is synchronous and pure: it runs in deterministic workflow code. It must not block,
-	// start goroutines, do I/O or read the clock. Optional: default nil checks the arguments
+	// start goroutines, do I/O or read the clock. Optional where the input schema constrains
+	// the arguments (an explicit InputSchema, or a struct A): default nil checks the arguments
 	// against InputSchema and then decodes them strictly into A (Arguments.Decode); a rejection
-	// names the first failing argument.
+	// names the first failing argument. A nil Validate with a generated schema that accepts any
+	// object (A is any, Arguments, map[string]any, json.RawMessage, ...) is an
+	// INVALID_TOOL_DEFINITION.
 	Validate func(Arguments) Decision[A]
 	// Execute runs the effect with the validated value. ctx carries cancellation and the
 	// execution values (ToolCallID, Attempt, IdempotencyKey, ReportProgress).
@@ -196,8 +199,10 @@ type tool struct {
 // Define copies d once into an immutable Tool, or returns a *ContractError with
 // CodeInvalidToolDefinition.
 //
-// It checks the name (^[A-Za-z0-9_-]{1,64}$), a non-blank valid-UTF-8 description, non-nil
-// Validate and Execute, the options (no negative durations or attempts, a known SideEffect, at
+// It checks the name (^[A-Za-z0-9_-]{1,64}$), a non-blank valid-UTF-8 description, a non-nil
+// Execute, that a nil Validate leaves an input schema that constrains the arguments (an explicit
+// InputSchema, or one generated from A that is more than {"type":"object"}: see constrains), the
+// options (no negative durations or attempts, a known SideEffect, at
 // most one attempt for Unsafe tools, a task queue without surrounding space) and that A can
 // round-trip through encoding/json (see checkJSONType; the value itself is checked again at
 // each validation).
@@ -248,6 +253,11 @@ func Define[A any](d Definition[A]) (Tool, error) {
 		return Tool{}, contractErrorf(CodeInvalidToolDefinition, "tool %q: %s", name, err)
 	}
 	if validate == nil {
+		if len(inputRaw) == 0 && !constrains(input) {
+			return Tool{}, contractErrorf(CodeInvalidToolDefinition,
+				"tool %q: nil Validate and the input schema generated from %s accepts any object, so nothing would check the arguments: give a Validate, an InputSchema, or a struct argument type",
+				name, argType)
+		}
 		validate, checkSchema = decodeValidator[A], true
 	}
 	return Tool{d: &tool{
@@ -281,6 +291,24 @@ func Define[A any](d Definition[A]) (Tool, error) {
 			return execute(ctx, a)
 		},
 	}}, nil
+}
+
+// constrains reports whether a generated input schema says anything about the arguments beyond
+// "an object": false for the {"type":"object"} of Arguments, any, map[string]any,
+// json.RawMessage and other non-struct types (annotations and additionalProperties true aside).
+// A nil Validate with such a schema would let unchecked arguments reach Execute, so Define
+// refuses it.
+func constrains(s *compiledSchema) bool {
+	for k, v := range members(s.canonical) {
+		switch {
+		case k == "$schema" || k == "$id" || k == "$comment" || k == "title" || k == "description":
+		case k == "type" && v == `"object"`:
+		case k == "additionalProperties" && v == "true":
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 // MustDefine is Define for package-level tool sets; it panics on an invalid definition.

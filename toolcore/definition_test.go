@@ -97,6 +97,65 @@ func TestDefineAcceptsProviderNames(t *testing.T) {
 	}
 }
 
+// withoutValidate defines a tool with argument type A, a nil Validate and the given input schema.
+func withoutValidate[A any](inputSchema string) func() error {
+	return func() error {
+		d := toolcore.Definition[A]{
+			Name:        "tool",
+			Description: "A tool.",
+			Execute:     func(context.Context, A) (any, error) { return nil, nil },
+		}
+		if inputSchema != "" {
+			d.InputSchema = json.RawMessage(inputSchema)
+		}
+		_, err := toolcore.Define(d)
+		return err
+	}
+}
+
+// TestDefineRefusesUncheckedArguments: a nil Validate is fine where the input schema constrains
+// the arguments (a struct argument type, or an explicit InputSchema); a generated schema that
+// accepts any object ({"type":"object"}) with a nil Validate is INVALID_TOOL_DEFINITION.
+func TestDefineRefusesUncheckedArguments(t *testing.T) {
+	tests := []struct {
+		name    string
+		define  func() error
+		wantMsg string // "" when Define accepts the definition
+	}{
+		{name: "any", define: withoutValidate[any](""), wantMsg: `tool "tool": nil Validate and the input schema generated from interface {} accepts any object`},
+		{name: "Arguments", define: withoutValidate[toolcore.Arguments](""), wantMsg: "generated from toolcore.Arguments accepts any object"},
+		{name: "map of any", define: withoutValidate[map[string]any](""), wantMsg: "accepts any object"},
+		{name: "map of raw JSON", define: withoutValidate[map[string]json.RawMessage](""), wantMsg: "accepts any object"},
+		{name: "raw JSON", define: withoutValidate[json.RawMessage](""), wantMsg: "accepts any object"},
+		{name: "non-object type", define: withoutValidate[int](""), wantMsg: "give a Validate, an InputSchema, or a struct argument type"},
+		{name: "struct", define: withoutValidate[schemaArgs]("")},
+		{name: "pointer to struct", define: withoutValidate[*schemaArgs]("")},
+		{name: "empty struct", define: withoutValidate[emptyArgs]("")},
+		{name: "struct with an any field", define: withoutValidate[struct {
+			X any `json:"x"`
+		}]("")},
+		{name: "map of integers", define: withoutValidate[map[string]int64]("")},
+		{name: "explicit InputSchema", define: withoutValidate[toolcore.Arguments](`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`)},
+		{name: "explicit object InputSchema", define: withoutValidate[json.RawMessage](`{"type":"object"}`)},
+		{name: "Validate given", define: func() error { return defineWith[any](nil) }},
+		{name: "Validate given for Arguments", define: func() error { return defineWith[toolcore.Arguments](nil) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.define()
+
+			if tt.wantMsg == "" {
+				assert.NoError(t, err)
+				return
+			}
+			var ce *toolcore.ContractError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, toolcore.CodeInvalidToolDefinition, ce.Code)
+			assert.Contains(t, ce.Message, tt.wantMsg)
+		})
+	}
+}
+
 // Argument types for TestDefineChecksArgumentTypes.
 type (
 	withFunc      struct{ F func() }

@@ -26,9 +26,14 @@
 // [Define] reads each field of a [Definition] once and keeps the copies in an immutable [Tool]:
 // reassigning the Definition's fields or funcs afterwards changes nothing. It rejects, with
 // INVALID_TOOL_DEFINITION, a blank name or description, a name outside ^[A-Za-z0-9_-]{1,64}$, a
-// description that is not UTF-8, nil Validate or Execute, negative durations or attempts, an
-// unknown [SideEffect], MaxAttempts above 1 on an Unsafe tool, and a task queue with surrounding
-// space. Defaults: Timeout 1 minute, HeartbeatTimeout 10 seconds, MaxAttempts 3 (1 for Unsafe).
+// description that is not UTF-8, a nil Execute, negative durations or attempts, an unknown
+// [SideEffect], MaxAttempts above 1 on an Unsafe tool, and a task queue with surrounding space.
+// Validate is optional where the input schema constrains the arguments: a nil Validate runs the
+// schema validator (below), so it needs a struct argument type (whose generated schema names the
+// properties) or an explicit InputSchema; with neither, A = any, [Arguments], map[string]any,
+// json.RawMessage or another type whose generated schema is just {"type":"object"}, nothing
+// would check the arguments and Define rejects the definition. Defaults: Timeout 1 minute,
+// HeartbeatTimeout 10 seconds, MaxAttempts 3 (1 for Unsafe).
 //
 // The argument type A crosses from workflow to activity as JSON, so Define checks it by type:
 // funcs, channels, complex numbers and unsafe pointers cannot be encoded; non-empty interfaces
@@ -59,14 +64,15 @@
 // INVALID_TOOL_DEFINITION. Generation and canonical form are deterministic, so the same
 // definition gives the same bytes and [Tool.DefinitionHash] on every machine.
 //
-// The schema validator: a nil Validate checks the arguments against the input schema and then
-// decodes them strictly into A with [Arguments.Decode] (so 1.0 is still not an integer and
-// integers beyond 2^53 stay exact); [Definition.CheckSchema] runs the schema check before an
-// author's Validate. It is pure and deterministic, fit for workflow code: the arguments reach the
-// schema library with numbers as json.Number, never float64; number literals whose exponent is
-// beyond ±[MaxSchemaExponent] are refused first (exact rationals of huge exponents are slow); of
-// several violations the reason names the first by instance location (JSON Pointer tokens in
-// order, a parent before its members), then schema location, then text. Reasons read
+// The schema validator: a nil Validate (allowed where the input schema constrains the
+// arguments, above) checks the arguments against the input schema and then decodes them strictly
+// into A with [Arguments.Decode] (so 1.0 is still not an integer and integers beyond 2^53 stay
+// exact); [Definition.CheckSchema] runs the schema check before an author's Validate. It is
+// pure and deterministic, fit for workflow code: the arguments reach the schema library with
+// numbers as json.Number, never float64; number literals whose exponent is beyond
+// ±[MaxSchemaExponent] are refused first (exact rationals of huge exponents are slow); of several
+// violations the reason names the first by instance location (JSON Pointer tokens in order, a
+// parent before its members), then schema location, then text. Reasons read
 // `"left": expected number, got string`, `"left" is required`, `unknown argument "x"`,
 // `"unit": must be one of "s", "ms", got "h"`, `"items/1/name": expected string, got number`.
 //

@@ -77,7 +77,7 @@ func TestGeneratedSchemaOfRecursiveAndNonObjectTypes(t *testing.T) {
 	assert.Equal(t, `"next/value": expected integer, got string`, reason)
 
 	for _, tool := range []toolcore.Tool{
-		schemaTool(t, toolcore.Definition[toolcore.Arguments]{}),
+		schemaTool(t, toolcore.Definition[toolcore.Arguments]{Validate: toolcore.Accept[toolcore.Arguments]}),
 		schemaTool(t, toolcore.Definition[int]{Validate: func(toolcore.Arguments) toolcore.Decision[int] { return toolcore.Accept(1) }}),
 	} {
 		assert.Equal(t, `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object"}`, string(tool.InputSchema()))
