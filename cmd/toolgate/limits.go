@@ -118,14 +118,9 @@ func runLimitsShow(ctx context.Context, a *app, o limitsOptions) error {
 	defer c.Close()
 	var out []limitsJSON
 	for _, q := range o.queueList() {
-		desc, err := c.WorkflowService().DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
-			Namespace:     o.conn.namespace,
-			TaskQueue:     &taskqueuepb.TaskQueue{Name: q, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
-			TaskQueueType: enumspb.TASK_QUEUE_TYPE_ACTIVITY,
-			ReportConfig:  true,
-		})
+		desc, err := describeLimits(ctx, c.WorkflowService(), o.conn.namespace, q)
 		if err != nil {
-			return fmt.Errorf("describe task queue %q: %w", q, err)
+			return err
 		}
 		out = append(out, limitsOf(q, desc))
 	}
@@ -133,6 +128,20 @@ func runLimitsShow(ctx context.Context, a *app, o limitsOptions) error {
 		return writeJSON(a.out, out)
 	}
 	return writeLimits(a.out, out)
+}
+
+// describeLimits is DescribeTaskQueue of queue's activity queue with its config.
+func describeLimits(ctx context.Context, svc workflowservice.WorkflowServiceClient, namespace, queue string) (*workflowservice.DescribeTaskQueueResponse, error) {
+	desc, err := svc.DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
+		Namespace:     namespace,
+		TaskQueue:     &taskqueuepb.TaskQueue{Name: queue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
+		TaskQueueType: enumspb.TASK_QUEUE_TYPE_ACTIVITY,
+		ReportConfig:  true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("describe task queue %q: %w", queue, err)
+	}
+	return desc, nil
 }
 
 func limitsOf(queue string, desc *workflowservice.DescribeTaskQueueResponse) limitsJSON {
@@ -209,8 +218,10 @@ func writeLimits(w io.Writer, all []limitsJSON) error {
 	return nil
 }
 
-// limitsUpdate builds the UpdateTaskQueueConfig request of set or reset for queue.
-func (o limitsOptions) limitsUpdate(queue, identity string, reset, rateSet, perKeySet bool) (*workflowservice.UpdateTaskQueueConfigRequest, error) {
+// limitsUpdate builds the UpdateTaskQueueConfig request of set or reset for queue. current is the
+// queue's fairness weight overrides now (DescribeTaskQueue's config): a reset without --weight
+// unsets every one of them, since UpdateTaskQueueConfig removes weights only by key.
+func (o limitsOptions) limitsUpdate(queue, identity string, reset, rateSet, perKeySet bool, current map[string]float32) (*workflowservice.UpdateTaskQueueConfigRequest, error) {
 	req := &workflowservice.UpdateTaskQueueConfigRequest{
 		Namespace:     o.conn.namespace,
 		Identity:      identity,
@@ -225,6 +236,9 @@ func (o limitsOptions) limitsUpdate(queue, identity string, reset, rateSet, perK
 		}
 		req.UpdateQueueRateLimit = &workflowservice.UpdateTaskQueueConfigRequest_RateLimitUpdate{Reason: "toolgate limits reset"}
 		req.UpdateFairnessKeyRateLimitDefault = &workflowservice.UpdateTaskQueueConfigRequest_RateLimitUpdate{Reason: "toolgate limits reset"}
+		if len(current) > 0 {
+			req.UnsetFairnessWeightOverrides = slices.Sorted(maps.Keys(current))
+		}
 		return req, nil
 	}
 	if rateSet {
@@ -264,7 +278,7 @@ func runLimitsUpdate(cmd *cobra.Command, a *app, o limitsOptions, reset bool) er
 	identity := "toolgate limits (" + o.conn.namespace + ")"
 	var reqs []*workflowservice.UpdateTaskQueueConfigRequest
 	for _, q := range o.queueList() {
-		req, err := o.limitsUpdate(q, identity, reset, rateSet, perKeySet)
+		req, err := o.limitsUpdate(q, identity, reset, rateSet, perKeySet, nil)
 		if err != nil {
 			return badInput(err)
 		}
@@ -276,6 +290,17 @@ func runLimitsUpdate(cmd *cobra.Command, a *app, o limitsOptions, reset bool) er
 	}
 	defer c.Close()
 	for _, req := range reqs {
+		if reset && len(o.weights) == 0 {
+			// Every weight override goes too: the request names them, so read the queue's now. One
+			// set between this read and the update stays (reset again to drop it).
+			desc, err := describeLimits(ctx, c.WorkflowService(), o.conn.namespace, req.TaskQueue)
+			if err != nil {
+				return err
+			}
+			if req, err = o.limitsUpdate(req.TaskQueue, identity, reset, rateSet, perKeySet, desc.GetConfig().GetFairnessWeightOverrides()); err != nil {
+				return badInput(err)
+			}
+		}
 		if _, err := c.WorkflowService().UpdateTaskQueueConfig(ctx, req); err != nil {
 			return fmt.Errorf("update the limits of task queue %q: %w", req.TaskQueue, err)
 		}

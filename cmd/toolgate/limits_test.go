@@ -10,11 +10,13 @@ import (
 )
 
 // TestLimitsUpdateRequests: set sends only the flags given, with the operator's reason; reset
-// removes both rate limits, or only the named weights; bad input is refused before dialing.
+// removes both rate limits and every weight override the queue has now, or only the named
+// weights; bad input is refused before dialing.
 func TestLimitsUpdateRequests(t *testing.T) {
 	tests := []struct {
 		name             string
 		opts             limitsOptions
+		current          map[string]float32 // the queue's weight overrides now
 		reset            bool
 		rateSet, perKey  bool
 		wantErr          bool
@@ -32,12 +34,14 @@ func TestLimitsUpdateRequests(t *testing.T) {
 		{name: "zero weight", opts: limitsOptions{weights: []string{"a=0"}}, wantErr: true},
 		{name: "negative rate", opts: limitsOptions{rate: -1}, rateSet: true, wantErr: true},
 		{name: "reset all", reset: true, wantRemoveLimits: true, wantRate: -1, wantPerKey: -1},
+		{name: "reset all with weights", reset: true, current: map[string]float32{"agent-7": 3, "agent-2": 0.5},
+			wantRemoveLimits: true, wantRate: -1, wantPerKey: -1, wantUnsetWeights: []string{"agent-2", "agent-7"}},
 		{name: "reset one weight", opts: limitsOptions{weights: []string{"agent-7"}}, reset: true,
-			wantRate: -1, wantPerKey: -1, wantUnsetWeights: []string{"agent-7"}},
+			current: map[string]float32{"agent-7": 3, "agent-2": 0.5}, wantRate: -1, wantPerKey: -1, wantUnsetWeights: []string{"agent-7"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, err := tt.opts.limitsUpdate("q", "me", tt.reset, tt.rateSet, tt.perKey)
+			req, err := tt.opts.limitsUpdate("q", "me", tt.reset, tt.rateSet, tt.perKey, tt.current)
 			if tt.wantErr {
 				require.Error(t, err)
 				return
