@@ -42,6 +42,11 @@ import (
 //     as a child ToolCallWorkflow with ExecuteToolCall (the ctx's CallOptions), because the
 //     reviewer's updates go to the call's own workflow.
 //
+// An inline call's ExecuteTool activity has the priority its child would have: the ctx's
+// CallOptions.Priority, its fairness key defaulting to the agent's own key, else
+// wire.FairnessKeyOf(the agent's workflow ID) (docs/flow-control.md). Other CallOptions fields
+// apply only to the calls Inline runs as children.
+//
 // The zero value is not usable: Registry is required.
 type Inline struct {
 	// Registry is the tool set calls are looked up and validated in. Required.
@@ -128,6 +133,18 @@ func inlineError(err error) error {
 		}
 	}
 	return err
+}
+
+// activityPriority is the priority of a call's ExecuteTool activity: in the call's own
+// ToolCallWorkflow, the workflow's (its start options); inline, what the call's child workflow
+// would have had (childPriority with the ctx's CallOptions.Priority), so an agent's inline calls
+// default to its fairness key like its ExecuteToolCall calls. A level or weight left unset is
+// the agent's own: the server merges an activity's priority with its workflow's.
+func (w *Workflows) activityPriority(ctx workflow.Context) temporal.Priority {
+	if w.inline {
+		return childPriority(ctx, callOptions(ctx).Priority)
+	}
+	return workflow.GetInfo(ctx).Priority
 }
 
 // setDetails sets the workflow's current details, unless the call runs inline: the agent

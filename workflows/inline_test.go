@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
@@ -187,4 +188,79 @@ func TestInlineCanceledWithAgent(t *testing.T) {
 		assert.Equal(t, "canceled", got.verdict, "inline=%v", inline)
 		assert.ErrorIs(t, <-stopped, context.Canceled, "the tool's context was canceled")
 	}
+}
+
+// TestInlineCallsDefaultToTheAgentsFairnessKey: an inline call's ExecuteTool activity has the
+// priority its child ToolCallWorkflow would have (ExecuteToolCall): CallOptions.Priority, the
+// fairness key defaulting to the agent's own key, else FairnessKeyOf(the agent's workflow ID).
+func TestInlineCallsDefaultToTheAgentsFairnessKey(t *testing.T) {
+	tool := running("ok", toolcore.Options{SideEffect: toolcore.ReadOnly}, func(context.Context) (any, error) { return "ok", nil })
+	reg := newRegistry(t, tool)
+	// The test environment gives a workflow no start priority (Info.Priority is always zero), so
+	// the agent's own key, which takes precedence over its ID (childPriority), is not tried here.
+	tests := []struct {
+		name string
+		call wire.Priority // CallOptions.Priority
+		want temporal.Priority
+	}{
+		{name: "default: the agent's workflow ID", want: temporal.Priority{FairnessKey: wire.FairnessKeyOf("agent-1")}},
+		{name: "call options", call: wire.Priority{Level: 1, FairnessKey: "user-3", FairnessWeight: 2},
+			want: temporal.Priority{PriorityKey: 1, FairnessKey: "user-3", FairnessWeight: 2}},
+		{name: "a level without a key", call: wire.Priority{Level: 4},
+			want: temporal.Priority{PriorityKey: 4, FairnessKey: wire.FairnessKeyOf("agent-1")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var suite testsuite.WorkflowTestSuite
+			env := suite.NewTestWorkflowEnvironment()
+			env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "agent-1", TaskQueue: wire.DefaultTaskQueue})
+			(&activities.Activities{Registry: reg}).Register(env)
+			tools := &workflows.Inline{Registry: reg}
+			env.RegisterWorkflowWithOptions(func(ctx workflow.Context) (string, error) {
+				ctx = workflows.WithCallOptions(ctx, workflows.CallOptions{Priority: tt.call})
+				res, err := tools.ExecuteToolCall(ctx, mustCall(t, call("c1", "ok", `{}`)))
+				return verdictOf(res, err), nil
+			}, workflow.RegisterOptions{Name: "agent"})
+			// The test environment leaves the priority off the activity's Info: read it where the
+			// workflow schedules the activity.
+			rec := &priorityRecorder{}
+			env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{rec}})
+			env.ExecuteWorkflow("agent")
+			require.True(t, env.IsWorkflowCompleted())
+			require.NoError(t, env.GetWorkflowError())
+			var verdict string
+			require.NoError(t, env.GetWorkflowResult(&verdict))
+			assert.Contains(t, verdict, "result: ")
+			assert.Equal(t, []temporal.Priority{tt.want}, rec.priorities)
+		})
+	}
+}
+
+// priorityRecorder records the priority of every activity a workflow schedules.
+type priorityRecorder struct {
+	interceptor.WorkerInterceptorBase
+	priorities []temporal.Priority
+}
+
+func (r *priorityRecorder) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	return &priorityInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, r: r}
+}
+
+type priorityInbound struct {
+	interceptor.WorkflowInboundInterceptorBase
+	r *priorityRecorder
+}
+
+func (i *priorityInbound) Init(outbound interceptor.WorkflowOutboundInterceptor) error {
+	return i.Next.Init(&priorityOutbound{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: outbound}, r: i.r})
+}
+
+type priorityOutbound struct {
+	interceptor.WorkflowOutboundInterceptorBase
+	r *priorityRecorder
+}
+
+func (o *priorityOutbound) ExecuteActivity(ctx workflow.Context, activityType string, args ...any) workflow.Future {
+	o.r.priorities = append(o.r.priorities, workflow.GetActivityOptions(ctx).Priority)
+	return o.Next.ExecuteActivity(ctx, activityType, args...)
 }

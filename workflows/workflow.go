@@ -129,7 +129,7 @@ func (w *Workflows) run(ctx workflow.Context, call toolcore.ToolCall, tool toolc
 	}
 	var out activities.ExecuteToolOutput
 	var err error
-	ao := w.activityOptions(call, opts, workflow.GetInfo(ctx).Priority)
+	ao := w.activityOptions(call, opts, w.activityPriority(ctx))
 	if opts.Local {
 		// The fast path: the attempt runs in this workflow task; its result is recorded as a
 		// marker when the task completes. A canceled ctx cancels it at once.
