@@ -13,7 +13,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/devtest"
@@ -173,7 +175,8 @@ func limits(t *testing.T, args ...string) string {
 // defaultBurstDuration, server v1.32.1 service/matching/ratelimit_manager.go), so the bound is
 // 5*d + 5, plus 1 for a start on the window's edge. None is lost. An operator's `toolgate limits
 // set --rate` then takes effect on the running workers (more than the declared rate start within
-// a second), and `limits reset` gives the rate back to the workers.
+// a second), and `limits reset` gives the rate back to the workers and removes the fairness
+// weight override set with it.
 func TestFlowRateLimitAcrossWorkers(t *testing.T) {
 	const rate = 5
 	window := 6 * time.Second
@@ -207,9 +210,11 @@ func TestFlowRateLimitAcrossWorkers(t *testing.T) {
 	out := limits(t, "--queue", queue, "--json")
 	assert.Contains(t, out, `"source":"worker"`)
 
-	// The override: 200/s, no restart.
-	limits(t, "set", "--queue", queue, "--rate", "200")
-	assert.Contains(t, limits(t, "--queue", queue, "--json"), `"source":"api"`)
+	// The override: 200/s, no restart (and a fairness weight, which reset removes too).
+	limits(t, "set", "--queue", queue, "--rate", "200", "--weight", "agent-7=3")
+	out = limits(t, "--queue", queue, "--json")
+	assert.Contains(t, out, `"source":"api"`)
+	assert.Contains(t, out, `"fairnessWeightOverrides":{"agent-7":3}`)
 	before := len(at)
 	more := startCalls(t, e, ctx, "limited", "o", 3*rate, wire.Priority{})
 	awaitAll(t, e, ctx, more)
@@ -217,7 +222,9 @@ func TestFlowRateLimitAcrossWorkers(t *testing.T) {
 	assert.Greater(t, maxInWindow(at[before:], time.Second), 2*rate, "the override lets more than the declared rate through")
 
 	limits(t, "reset", "--queue", queue)
-	assert.Contains(t, limits(t, "--queue", queue, "--json"), `"source":"worker"`)
+	out = limits(t, "--queue", queue, "--json")
+	assert.Contains(t, out, `"source":"worker"`)
+	assert.NotContains(t, out, `"fairnessWeightOverrides"`, "reset without --weight removes every weight override")
 }
 
 // fairnessRun floods the slow tool with flood calls of agent A (fairness key "A" when keyed),
@@ -381,4 +388,67 @@ func TestFlowAgentCallsDefaultToItsFairnessKey(t *testing.T) {
 		}
 	}
 	assert.True(t, found, "an ExecuteTool activity was scheduled")
+}
+
+// toolgateCLI runs `toolgate args...` against the shared server and returns its stdout.
+func toolgateCLI(t *testing.T, args ...string) string {
+	t.Helper()
+	bin, err := testbin.Toolgate()
+	require.NoError(t, err)
+	srv := devtest.Server(t)
+	cmd := exec.Command(bin, append(args, "--address", srv.FrontendAddress(), "--namespace", srv.Namespace())...)
+	cmd.Env = testbin.ChildEnv()
+	var stderr testbin.SyncBuffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "toolgate %v: %s", args, stderr.String())
+	return string(out)
+}
+
+// recordedPriorities returns the priority on the call's WorkflowExecutionStarted event and on each
+// of its ActivityTaskScheduled events.
+func recordedPriorities(t *testing.T, e *env, ctx context.Context, workflowID string) (started *commonpb.Priority, scheduled []*commonpb.Priority) {
+	t.Helper()
+	iter := e.sdk.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		require.NoError(t, err)
+		if a := ev.GetWorkflowExecutionStartedEventAttributes(); a != nil {
+			started = a.GetPriority()
+		}
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+			scheduled = append(scheduled, a.GetPriority())
+		}
+	}
+	return started, scheduled
+}
+
+// TestFlowCallFlagsSetPriority: `toolgate call --priority --fairness-key --fairness-weight` (the
+// binary) starts the call with that priority: DescribeWorkflowExecution has it, the history's
+// started event and the ExecuteTool activity's scheduled event carry it, and `toolgate status`
+// shows it, as a line and in --json.
+func TestFlowCallFlagsSetPriority(t *testing.T) {
+	var runs atomic.Int32
+	e := newEnv(t, addTool(t, &runs))
+	ctx := e.ctx()
+
+	out := toolgateCLI(t, "call", "add", `{"left":1,"right":2}`, "--id", "cli-p1", "--scope", e.queue,
+		"--task-queue", e.queue, "--progress", "off",
+		"--priority", "1", "--fairness-key", "tenant-7", "--fairness-weight", "2")
+	assert.Contains(t, out, `"content":"{\"sum\":3}"`)
+
+	want := &commonpb.Priority{PriorityKey: 1, FairnessKey: "tenant-7", FairnessWeight: 2}
+	workflowID := e.client.WorkflowID("cli-p1")
+	desc, err := e.sdk.DescribeWorkflowExecution(ctx, workflowID, "")
+	require.NoError(t, err)
+	assert.True(t, proto.Equal(want, desc.GetWorkflowExecutionInfo().GetPriority()), "described: %v", desc.GetWorkflowExecutionInfo().GetPriority())
+	started, scheduled := recordedPriorities(t, e, ctx, workflowID)
+	assert.True(t, proto.Equal(want, started), "started event: %v", started)
+	require.Len(t, scheduled, 1)
+	assert.True(t, proto.Equal(want, scheduled[0]), "ExecuteTool scheduled event: %v", scheduled[0])
+
+	status := toolgateCLI(t, "status", "--call-id", "cli-p1", "--scope", e.queue)
+	assert.Contains(t, status, "\npriority  1, fairness key \"tenant-7\", weight 2\n")
+	status = toolgateCLI(t, "status", "--call-id", "cli-p1", "--scope", e.queue, "--json")
+	assert.Contains(t, status, `"priority":{"level":1,"fairnessKey":"tenant-7","fairnessWeight":2}`)
 }
