@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -227,32 +228,86 @@ func TestFlowRateLimitAcrossWorkers(t *testing.T) {
 	assert.NotContains(t, out, `"fairnessWeightOverrides"`, "reset without --weight removes every weight override")
 }
 
+// gates holds a flood's calls at the tool until the run opens them, so the flood's backlog is
+// still on the server when B's first call is scheduled, however loaded the machine is: the
+// tool's slots hold gated calls, every other flood call waits in matching.
+type gates struct {
+	mu sync.Mutex
+	m  map[string]chan struct{}
+}
+
+// hold gates the calls whose tag starts with prefix+"-" and returns the function that opens them.
+func (g *gates) hold(prefix string) (open func()) {
+	ch := make(chan struct{})
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.m == nil {
+		g.m = map[string]chan struct{}{}
+	}
+	g.m[prefix] = ch
+	return sync.OnceFunc(func() { close(ch) })
+}
+
+// wait returns once tag's gate (if any) is open, or with ctx's cause.
+func (g *gates) wait(ctx context.Context, tag string) error {
+	prefix, _, _ := strings.Cut(tag, "-")
+	g.mu.Lock()
+	ch := g.m[prefix]
+	g.mu.Unlock()
+	if ch == nil {
+		return nil
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
 // fairnessRun floods the slow tool with flood calls of agent A (fairness key "A" when keyed),
-// waits until they are queued, then makes agent B's calls one after another (key "B" when
-// keyed). It returns, for each B call, how many A calls started between its start and its
-// tool's start, and its wait (start request to tool start).
-func fairnessRun(t *testing.T, e *env, ctx context.Context, seen *starts, prefix string, flood, calls int, keyed bool) (aBefore []int, waits []time.Duration, backlog int) {
+// held at the tool's gate until B's first call is scheduled, then makes agent B's calls one after
+// another (key "B" when keyed). It returns, for each B call, how many A calls started between its
+// start and its tool's start, its wait (start request to tool start; for the first, gate open to
+// tool start), and A's backlog when B's first call was scheduled.
+func fairnessRun(t *testing.T, e *env, ctx context.Context, seen *starts, held *gates, prefix string, flood, calls int, keyed bool) (aBefore []int, waits []time.Duration, backlog int) {
 	t.Helper()
 	var a, b wire.Priority
 	if keyed {
 		a, b = wire.Priority{FairnessKey: prefix + "A"}, wire.Priority{FairnessKey: prefix + "B"}
 	}
+	open := held.hold(prefix + "A")
+	defer open()
 	aIDs := startCalls(t, e, ctx, "slow", prefix+"A", flood, a)
 	waitScheduled(t, e, ctx, aIDs)
 	bctx := client.WithPriority(ctx, b)
 	for i := range calls {
 		id := fmt.Sprintf("%sB-%d", prefix, i)
+		c := call(t, id, "slow", fmt.Sprintf(`{"tag":%q}`, id))
 		tags, _ := seen.snapshot()
+		begin := time.Now()
+		var res toolcore.Result
+		var err error
 		if i == 0 {
 			backlog = flood
 			for _, tag := range tags {
-				if len(tag) > len(prefix) && tag[:len(prefix)] == prefix && tag[len(prefix)] == 'A' {
+				if strings.HasPrefix(tag, prefix+"A-") {
 					backlog--
 				}
 			}
+			// Scheduled behind (or, with keys, beside) A's backlog, then the gate opens.
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				res, err = e.client.Execute(bctx, c)
+			}()
+			waitScheduled(t, e, ctx, []string{id})
+			begin = time.Now()
+			open()
+			<-done
+		} else {
+			res, err = e.client.Execute(bctx, c)
 		}
-		begin := time.Now()
-		res, err := e.client.Execute(bctx, call(t, id, "slow", fmt.Sprintf(`{"tag":%q}`, id)))
 		require.NoError(t, err)
 		require.False(t, res.IsError())
 		after, at := seen.snapshot()
@@ -260,13 +315,14 @@ func fairnessRun(t *testing.T, e *env, ctx context.Context, seen *starts, prefix
 		require.GreaterOrEqual(t, j, len(tags))
 		n := 0
 		for _, tag := range after[len(tags):j] {
-			if len(tag) > len(prefix) && tag[len(prefix)] == 'A' {
+			if strings.HasPrefix(tag, prefix+"A-") {
 				n++
 			}
 		}
 		aBefore = append(aBefore, n)
 		waits = append(waits, at[j].Sub(begin))
 	}
+	open()
 	awaitAll(t, e, ctx, aIDs) // A loses nothing
 	tags, _ := seen.snapshot()
 	for _, id := range aIDs {
@@ -291,8 +347,9 @@ func median[T int | time.Duration](v []T) T {
 	return s[len(s)/2]
 }
 
-// TestFlowFairnessKeys: agent A floods a slow tool (4 slots) with a backlog, then agent B makes
-// its calls one after another. With fairness keys, B's calls are dispatched ahead of A's backlog
+// TestFlowFairnessKeys: agent A floods a slow tool (4 slots) with a backlog (A's first calls held
+// at the tool until B's first call is scheduled, so the backlog does not depend on the machine's
+// speed), then agent B makes its calls one after another. With fairness keys, B's calls are dispatched ahead of A's backlog
 // (at most a few A calls start before each B call: those already polled), so B's wait stays near
 // its idle wait; without keys the same B call waits behind A's whole backlog (the A calls not yet
 // started when B calls). A's calls all run, once each, in both. The full size (-flow.long: 500
@@ -306,9 +363,13 @@ func TestFlowFairnessKeys(t *testing.T) {
 		flood, calls = 500, 20
 	}
 	var seen starts
+	var held gates
 	tool := define(t, "slow", toolcore.Options{SideEffect: toolcore.ReadOnly, MaxConcurrent: 4},
 		func(ctx context.Context, a args) (any, error) {
 			seen.add(a.Tag)
+			if err := held.wait(ctx, a.Tag); err != nil {
+				return nil, err
+			}
 			work := time.NewTimer(toolRun) // the tool's own work, not a test wait
 			defer work.Stop()
 			select {
@@ -321,9 +382,9 @@ func TestFlowFairnessKeys(t *testing.T) {
 	e := newEnv(t, tool)
 	ctx := e.ctx()
 
-	_, idle, _ := fairnessRun(t, e, ctx, &seen, "idle", 0, calls, true)
-	keyedA, keyed, keyedBacklog := fairnessRun(t, e, ctx, &seen, "keyed", flood, calls, true)
-	plainA, plain, plainBacklog := fairnessRun(t, e, ctx, &seen, "plain", flood, calls, false)
+	_, idle, _ := fairnessRun(t, e, ctx, &seen, &held, "idle", 0, calls, true)
+	keyedA, keyed, keyedBacklog := fairnessRun(t, e, ctx, &seen, &held, "keyed", flood, calls, true)
+	plainA, plain, plainBacklog := fairnessRun(t, e, ctx, &seen, &held, "plain", flood, calls, false)
 	t.Logf("B's p50 wait: idle %s, with keys %s, without keys %s (first call: %s with keys, %s without)",
 		median(idle), median(keyed), median(plain), keyed[0], plain[0])
 	t.Logf("A calls started before each B call: with keys %v (backlog %d), without keys %v (backlog %d)", keyedA, keyedBacklog, plainA, plainBacklog)
