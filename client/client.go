@@ -57,6 +57,18 @@ type Options struct {
 	// worker the start is an ordinary one. Eager start ignores worker versioning (Temporal marks
 	// it experimental). Optional: default false (eager start requested).
 	DisableEagerStart bool
+	// NoWorker, when set, is called once for an Execute whose call is still waiting
+	// NoWorkerDelay after its start while the server lists no worker polling TaskQueue (as when
+	// the worker is down, or runs on another queue or namespace); the call keeps waiting and runs
+	// once a worker polls. Execute calls it from a goroutine of its own while it waits, never
+	// after it returned, and returns only after it did: keep it short, and safe for concurrent
+	// use. A call that ends before NoWorkerDelay costs nothing more; a longer one costs one
+	// DescribeTaskQueue. Optional: default none (Execute waits in silence; ErrNoWorker shows
+	// only when its ctx ends).
+	NoWorker func(NoWorkerEvent)
+	// NoWorkerDelay is how long after its start a call waits before Execute asks whether a worker
+	// polls (see NoWorker). Optional: default DefaultNoWorkerDelay (3 s).
+	NoWorkerDelay time.Duration
 }
 
 // Client runs tool calls durably. It is safe for concurrent use.
@@ -89,6 +101,9 @@ func New(c client.Client, opts Options) *Client {
 	}
 	if opts.CancelWaitTimeout <= 0 {
 		opts.CancelWaitTimeout = DefaultCancelWaitTimeout
+	}
+	if opts.NoWorkerDelay <= 0 {
+		opts.NoWorkerDelay = DefaultNoWorkerDelay
 	}
 	cl := &Client{sdk: c, opts: opts, attrs: &attrState{}}
 	if opts.SearchAttributes != nil {

@@ -40,6 +40,7 @@ func TestNewDefaults(t *testing.T) {
 	assert.Equal(t, wire.DefaultTaskQueue, c.opts.TaskQueue)
 	assert.Equal(t, DefaultNamespace, c.opts.Namespace)
 	assert.Equal(t, DefaultCancelWaitTimeout, c.opts.CancelWaitTimeout)
+	assert.Equal(t, DefaultNoWorkerDelay, c.opts.NoWorkerDelay)
 	assert.NotNil(t, c.opts.DataConverter)
 	assert.False(t, c.attrs.known, "detection pending")
 

@@ -54,6 +54,13 @@
 // context.Cause(ctx). A workflow that completed first keeps its result, which [Client.Result]
 // still returns. [Client.Cancel] requests cancellation without waiting.
 //
+// # No worker
+//
+// A call on a task queue no worker polls waits until one does. Execute waits in silence unless
+// [Options.NoWorker] is set: that hook hears of it [Options.NoWorkerDelay] (3 s) after the start,
+// once, while the call keeps waiting. When ctx ends with no worker polling, Execute does not wait
+// for the close and joins an [ErrNoWorker] error naming the queue.
+//
 // # Search attributes
 //
 // When the namespace has the Keyword search attributes ToolName and ToolCallId (detected once per

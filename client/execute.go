@@ -35,7 +35,7 @@ var (
 // errors.Is(err, context.DeadlineExceeded) holds after a deadline, joined with any error that kept
 // it from confirming the close. When no worker polls the task queue, it does not wait and joins an
 // ErrNoWorker error naming the queue; the recorded cancel request ends the call, unrun, once a
-// worker polls.
+// worker polls. To learn of a missing worker while the call still waits, set Options.NoWorker.
 func (c *Client) Execute(ctx context.Context, call toolcore.ToolCall) (toolcore.Result, error) {
 	canonical, err := snapshot(call)
 	if err != nil {
@@ -49,7 +49,11 @@ func (c *Client) Execute(ctx context.Context, call toolcore.ToolCall) (toolcore.
 		}
 		return toolcore.Result{}, err
 	}
+	stop := c.watchNoWorker(ctx, NoWorkerEvent{
+		TaskQueue: c.opts.TaskQueue, WorkflowID: run.GetID(), ToolCallID: call.ID(), ToolName: call.Name(),
+	})
 	result, err := c.wait(ctx, run)
+	stop() // before cancelAndWait, which reports a missing worker itself
 	if err != nil && ctx.Err() != nil {
 		return toolcore.Result{}, c.cancelAndWait(ctx, run.GetID(), run.GetRunID())
 	}

@@ -46,9 +46,12 @@ The call ID is --id, the stdin call's id, or a fresh "cli-<random hex>"; the wor
 toolcall-<call ID> (<scope>/toolcall-<call ID> with --scope). Calling again with the same ID
 attaches to the same execution and prints its recorded result: nothing runs twice.
 
-While the tool runs, its progress is shown on stderr (--progress). Ctrl-C cancels the call: the
-tool sees its context canceled, the workflow ends canceled, and call exits 4. --detach only
-starts the call and prints the workflow ID; use result, status, cancel with it.
+While the tool runs, its progress is shown on stderr (--progress). When no worker polls the task
+queue 3 seconds after the start, a line on stderr says so, at any --log-level, and the call keeps
+waiting: it runs once a worker polls. Ctrl-C cancels the call: the tool sees its context
+canceled, the workflow ends canceled, and call exits 4 (with no worker, at once: the recorded
+cancel request ends the call unrun when one polls). --detach only starts the call and prints the
+workflow ID; use result, status, cancel with it.
 
 Exit codes: 0 result with isError false, 1 result with isError true (printed too), 2 bad input
 (malformed call, same ID with other name or arguments), 3 fatal NonRecoverableToolError (stop
@@ -138,7 +141,11 @@ func runCall(ctx context.Context, a *app, o callOptions, args []string) error {
 		return aboutCall(ids, err)
 	}
 	defer c.Close()
-	cl := o.conn.toolgate(c, o.taskQueue, o.scope)
+	view := &progressView{w: a.err, mode: mode}
+	copts := o.conn.toolgateOptions(o.taskQueue, o.scope)
+	// Not a log line: shown at every log level, since the call would otherwise wait in silence.
+	copts.NoWorker = func(ev tgclient.NoWorkerEvent) { view.println(noWorkerNotice(ev.TaskQueue)) }
+	cl := tgclient.New(c, copts)
 
 	if o.detach {
 		wid, err := cl.Start(ctx, call)
@@ -151,7 +158,6 @@ func runCall(ctx context.Context, a *app, o callOptions, args []string) error {
 	}
 
 	logger.Info("call started")
-	view := &progressView{w: a.err, mode: mode}
 	stopProgress := watchProgress(ctx, progressInterval, view, func(ctx context.Context) (toolcore.Progress, bool, error) {
 		return cl.Progress(ctx, call.ID())
 	})
@@ -171,6 +177,12 @@ func runCall(ctx context.Context, a *app, o callOptions, args []string) error {
 		return aboutCall(ids, err)
 	}
 	return printResult(a, logger, res)
+}
+
+// noWorkerNotice is the line call prints on stderr when no worker polls taskQueue a few seconds
+// after the start (client.Options.NoWorker). The call keeps waiting.
+func noWorkerNotice(taskQueue string) string {
+	return fmt.Sprintf("toolgate: no worker polls task queue %q yet (is the worker running, on this queue and namespace?); the call waits for one, Ctrl-C cancels it", taskQueue)
 }
 
 // printResult writes the result message JSON on stdout and logs one line about it; an error

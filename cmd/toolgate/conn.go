@@ -192,6 +192,11 @@ func applyWorkflowCache(size int) error {
 // Its data converter must be the one c was dialed with (the recorded call and progress are
 // decoded with it).
 func (o connOptions) toolgate(c client.Client, taskQueue, scope string) *tgclient.Client {
+	return tgclient.New(c, o.toolgateOptions(taskQueue, scope))
+}
+
+// toolgateOptions are the options of toolgate's client, for a caller that adds its own.
+func (o connOptions) toolgateOptions(taskQueue, scope string) tgclient.Options {
 	keys, _ := loadKeyring(o.codecKey) // dial has loaded the same keys without error
-	return tgclient.New(c, tgclient.Options{TaskQueue: taskQueue, Scope: scope, Namespace: o.namespace, DataConverter: dataConverter(keys)})
+	return tgclient.Options{TaskQueue: taskQueue, Scope: scope, Namespace: o.namespace, DataConverter: dataConverter(keys)}
 }

@@ -119,6 +119,19 @@ func (v *progressView) clear() {
 	}
 }
 
+// println writes line on its own line of w, above a drawn bar (which it redraws).
+func (v *progressView) println(line string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.drawn {
+		fmt.Fprint(v.w, "\r\x1b[K")
+	}
+	fmt.Fprintln(v.w, line)
+	if v.drawn {
+		fmt.Fprintf(v.w, "\r\x1b[K%s", renderProgress(v.last))
+	}
+}
+
 // watchProgress polls every interval and shows what it finds until the returned stop is called;
 // stop waits for the poller and clears the bar.
 func watchProgress(ctx context.Context, interval time.Duration, v *progressView,

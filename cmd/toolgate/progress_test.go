@@ -133,6 +133,29 @@ func TestWatchProgressBarIsCleared(t *testing.T) {
 	assert.True(t, strings.HasSuffix(got, "\r\x1b[K"), "the bar is erased: %q", got)
 }
 
+// A line printed beside the progress gets a line of its own; a drawn bar is redrawn below it.
+func TestProgressViewPrintln(t *testing.T) {
+	p := toolcore.Progress{Completed: 1, Total: 2}
+	bar := "\r\x1b[K" + renderProgress(p)
+	tests := []struct {
+		mode progressMode
+		want string
+	}{
+		{mode: progressBar, want: bar + "\r\x1b[Knote\n" + bar},
+		{mode: progressPlain, want: "progress " + renderProgress(p) + "\nnote\n"},
+		{mode: progressOff, want: "note\n"},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.mode), func(t *testing.T) {
+			var out bytes.Buffer
+			v := &progressView{w: &out, mode: tt.mode}
+			v.show(p)
+			v.println("note")
+			assert.Equal(t, tt.want, out.String())
+		})
+	}
+}
+
 func TestWatchProgressOffNeverPolls(t *testing.T) {
 	poll := func(context.Context) (toolcore.Progress, bool, error) {
 		t.Error("polled with progress off")
