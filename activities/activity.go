@@ -30,19 +30,19 @@ type Activities struct {
 	inFlight inFlight
 }
 
-// Register registers ExecuteTool under ExecuteToolName.
+// Register registers ExecuteTool under wire.ExecuteToolName.
 func (a *Activities) Register(r worker.ActivityRegistry) {
-	r.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: ExecuteToolName})
+	r.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: wire.ExecuteToolName})
 	r.RegisterActivityWithOptions(a.ReconcileTool, activity.RegisterOptions{Name: wire.ReconcileToolName})
 }
 
 // ExecuteTool runs one attempt of a validated call and returns its bounded result content.
 //
 // Errors: a cancellation requested by the server is returned as cancellation; a genuine
-// NonRecoverableToolError as a non-retryable ApplicationError of type ErrTypeNonRecoverable; a
+// NonRecoverableToolError as a non-retryable ApplicationError of type wire.ErrTypeNonRecoverable; a
 // transient error of a ReadOnly or Idempotent tool, before the last attempt, as a retryable
-// ApplicationError of type ErrTypeTransient (a toolcore.RetryAfter delay as its NextRetryDelay); an attempt cut off by the worker (shutdown) as a
-// retryable ErrTypeInterrupted. Every other outcome, including ordinary tool errors, panics and
+// ApplicationError of type wire.ErrTypeTransient (a toolcore.RetryAfter delay as its NextRetryDelay); an attempt cut off by the worker (shutdown) as a
+// retryable wire.ErrTypeInterrupted. Every other outcome, including ordinary tool errors, panics and
 // look-alike fatal errors, is a final result, never an error.
 func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (ExecuteToolOutput, error) {
 	if err := stopped(ctx, false); err != nil {
@@ -51,13 +51,13 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	call, err := toolcore.NewToolCall(in.ToolCallID, in.ToolName, []byte("{}"))
 	if err != nil {
 		return ExecuteToolOutput{}, temporal.NewNonRetryableApplicationError(
-			"invalid ExecuteTool input: "+toolcore.ErrorText(err), ErrTypeInvalidInput, nil)
+			"invalid ExecuteTool input: "+toolcore.ErrorText(err), wire.ErrTypeInvalidInput, nil)
 	}
 	tool, ok := a.Registry.Get(in.ToolName)
 	if !ok {
 		return ExecuteToolOutput{}, temporal.NewNonRetryableApplicationError(
 			"tool "+quote(in.ToolName)+" is not registered on the worker of this task queue; it did not run",
-			ErrTypeToolNotRegistered, nil)
+			wire.ErrTypeToolNotRegistered, nil)
 	}
 	if in.DefinitionHash != "" && in.DefinitionHash != tool.DefinitionHash() {
 		// Workflow and activity workers run different builds of the tool: run it (the workflow
@@ -121,7 +121,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		// Benign: a tool's fatal verdict is an outcome, not a worker problem, so the SDK logs it
 		// at Debug instead of ERROR with a stack; this line says it once, with the call.
 		activity.GetLogger(ctx).Info("Tool raised a NonRecoverableToolError", "toolCallId", in.ToolCallID, "toolName", in.ToolName, "error", toolcore.ErrorText(err))
-		return ExecuteToolOutput{}, temporal.NewApplicationErrorWithOptions(toolcore.ErrorText(err), ErrTypeNonRecoverable,
+		return ExecuteToolOutput{}, temporal.NewApplicationErrorWithOptions(toolcore.ErrorText(err), wire.ErrTypeNonRecoverable,
 			temporal.ApplicationErrorOptions{NonRetryable: true, Category: temporal.ApplicationErrorCategoryBenign})
 	}
 	if err := stopped(ctx, true); err != nil {
@@ -158,7 +158,7 @@ func invoke(ctx context.Context, tool toolcore.Tool, accepted []byte) (output an
 //   - The attempt's own deadline passed: ctx.Err(); the server has already timed the attempt out
 //     and the SDK drops any response.
 //   - Any other cause (worker shutdown, pause, reset, the activity gone on the server): a tool that
-//     finished successfully keeps its result; otherwise a retryable ErrTypeInterrupted, which
+//     finished successfully keeps its result; otherwise a retryable wire.ErrTypeInterrupted, which
 //     the retry policy retries for ReadOnly and Idempotent tools and the workflow reports as
 //     outcome unknown for Unsafe ones.
 func stopped(ctx context.Context, toolSucceeded bool) error {
@@ -175,7 +175,7 @@ func stopped(ctx context.Context, toolSucceeded bool) error {
 	case toolSucceeded:
 		return nil
 	default:
-		return temporal.NewApplicationError("the worker stopped the attempt ("+toolcore.ErrorText(cause)+")", ErrTypeInterrupted)
+		return temporal.NewApplicationError("the worker stopped the attempt ("+toolcore.ErrorText(cause)+")", wire.ErrTypeInterrupted)
 	}
 }
 

@@ -6,29 +6,6 @@ import (
 	"github.com/toolgate/toolgate/wire"
 )
 
-// Names of the wire contract between the workflow and the activity worker, declared in package
-// wire and repeated here for callers of this package.
-const (
-	// ExecuteToolName is the activity type registered for (*Activities).ExecuteTool:
-	// wire.ExecuteToolName.
-	ExecuteToolName = wire.ExecuteToolName
-	// ErrTypeNonRecoverable is the non-retryable ApplicationError type of a genuine
-	// toolcore.NonRecoverableToolError; the workflow fails with the same type and message.
-	ErrTypeNonRecoverable = wire.ErrTypeNonRecoverable
-	// ErrTypeTransient is the retryable ApplicationError type of an error the tool marked with
-	// toolcore.Transient: wire.ErrTypeTransient.
-	ErrTypeTransient = wire.ErrTypeTransient
-	// ErrTypeInterrupted is the retryable ApplicationError type of an attempt stopped by the
-	// worker (shutdown) rather than by a cancellation request: wire.ErrTypeInterrupted.
-	ErrTypeInterrupted = wire.ErrTypeInterrupted
-	// ErrTypeToolNotRegistered is the non-retryable ApplicationError type of an activity worker
-	// whose registry lacks the tool the workflow accepted: wire.ErrTypeToolNotRegistered.
-	ErrTypeToolNotRegistered = wire.ErrTypeToolNotRegistered
-	// ErrTypeInvalidInput is the non-retryable ApplicationError type of a malformed
-	// ExecuteToolInput: wire.ErrTypeInvalidInput.
-	ErrTypeInvalidInput = wire.ErrTypeInvalidInput
-)
-
 // ExecuteToolInput is the activity's single argument. It carries the validated value only (not
 // the raw arguments again), so a call's arguments appear in history at most twice: in the workflow
 // input and, as validated, here.
@@ -57,4 +34,9 @@ type ExecuteToolInput struct {
 type ExecuteToolOutput struct {
 	Content string `json:"content"`
 	IsError bool   `json:"isError"`
+	// Progress is the last progress report of the attempt that returned the result, or nil (no
+	// report, or a local activity). Heartbeat details vanish with the attempt and are throttled,
+	// so the report a tool makes just before returning reaches a caller only here, in history:
+	// the wire.ProgressDetails of the result's "progress" member.
+	Progress *wire.ProgressDetails `json:"progress,omitempty"`
 }

@@ -3,7 +3,7 @@
 //
 // # Contract
 //
-// Activity type [ExecuteToolName] ("ExecuteTool"); input [ExecuteToolInput] (call ID, tool name,
+// Activity type [wire.ExecuteToolName] ("ExecuteTool"); input [ExecuteToolInput] (call ID, tool name,
 // the validator's accepted value as JSON, idempotency key); output [ExecuteToolOutput] (content
 // capped at toolcore.MaxContentCodePoints code points, isError). Heartbeat details: the latest
 // toolcore.Progress the tool reported (JSON), or none.
@@ -11,7 +11,7 @@
 // # Steps
 //
 //  1. Look the tool up in [Activities.Registry] (missing: a non-retryable
-//     [ErrTypeToolNotRegistered]; the tool did not run).
+//     [wire.ErrTypeToolNotRegistered]; the tool did not run).
 //  2. Start the heartbeat loop: every half of the HeartbeatTimeout and at once on a progress
 //     report, carrying the latest report; with [Activities.Heartbeats] a late beat is sent again
 //     instead of ending the attempt (see heartbeat.go). Cancellation and worker loss reach the activity only
@@ -28,13 +28,13 @@
 //   - Cancellation requested by the server is returned as cancellation (the SDK then records the
 //     activity as canceled), never as a failure, even if the tool returned an error or a result.
 //   - The worker stopping the attempt (shutdown, pause) while the tool has not returned a result is
-//     a retryable ApplicationError of type [ErrTypeInterrupted].
+//     a retryable ApplicationError of type [wire.ErrTypeInterrupted].
 //   - A genuine toolcore.NonRecoverableToolError is a non-retryable ApplicationError of type
-//     [ErrTypeNonRecoverable] whose message is toolcore.ErrorText of it, returned unwrapped (the
+//     [wire.ErrTypeNonRecoverable] whose message is toolcore.ErrorText of it, returned unwrapped (the
 //     failure converter reads only the top-level error).
 //   - An error marked with toolcore.Transient, from a ReadOnly or Idempotent tool, on an attempt
 //     that is not the last under the retry policy, is a retryable ApplicationError of type
-//     [ErrTypeTransient]; on the last attempt it is the final result, as in toolcore.Execute.
+//     [wire.ErrTypeTransient]; on the last attempt it is the final result, as in toolcore.Execute.
 //   - Everything else (ordinary errors, panics, look-alikes of the fatal type, contract errors
 //     returned by tools) is the final TOOL_EXECUTION_FAILED result built by toolcore.Complete.
 //

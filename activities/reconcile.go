@@ -33,13 +33,13 @@ func (a *Activities) ReconcileTool(ctx context.Context, in ReconcileToolInput) (
 	call, err := toolcore.NewToolCall(in.ToolCallID, in.ToolName, []byte("{}"))
 	if err != nil {
 		return ReconcileToolOutput{}, temporal.NewNonRetryableApplicationError(
-			"invalid ReconcileTool input: "+toolcore.ErrorText(err), ErrTypeInvalidInput, nil)
+			"invalid ReconcileTool input: "+toolcore.ErrorText(err), wire.ErrTypeInvalidInput, nil)
 	}
 	tool, ok := a.Registry.Get(in.ToolName)
 	if !ok || !tool.CanReconcile() {
 		return ReconcileToolOutput{}, temporal.NewNonRetryableApplicationError(
 			"tool "+quote(in.ToolName)+" with a Reconcile is not registered on the worker of this task queue",
-			ErrTypeToolNotRegistered, nil)
+			wire.ErrTypeToolNotRegistered, nil)
 	}
 	info := activity.GetInfo(ctx)
 	hb := startHeartbeats(ctx, info, a.Heartbeats)
@@ -61,7 +61,7 @@ func (a *Activities) ReconcileTool(ctx context.Context, in ReconcileToolInput) (
 	}
 	result, err := toolcore.Complete(call, output, nil)
 	if err != nil { // unreachable: Complete lets only a tool's fatal error escape
-		return ReconcileToolOutput{}, temporal.NewNonRetryableApplicationError(toolcore.ErrorText(err), ErrTypeNonRecoverable, nil)
+		return ReconcileToolOutput{}, temporal.NewNonRetryableApplicationError(toolcore.ErrorText(err), wire.ErrTypeNonRecoverable, nil)
 	}
 	return ReconcileToolOutput{Found: true, Content: result.Content(), IsError: result.IsError()}, nil
 }

@@ -89,7 +89,7 @@ func (c *Client) ApprovalByWorkflowID(ctx context.Context, workflowID string) (w
 		var notFound *serviceerror.NotFound
 		switch {
 		case errors.As(err, &notFound):
-			return wire.ApprovalState{}, fmt.Errorf("query %s: %w", workflowID, ErrNotFound)
+			return wire.ApprovalState{}, fmt.Errorf("query %s: %w", workflowID, wire.ErrNotFound)
 		case errors.As(err, &queryFailed) && strings.Contains(queryFailed.Error(), "unknown queryType"):
 			return wire.ApprovalState{}, fmt.Errorf("query %s: %w", workflowID, ErrNotAwaitingApproval)
 		}
@@ -147,7 +147,7 @@ func (c *Client) decisionError(workflowID, update string, err error) error {
 	case errors.As(err, &notFound) && strings.Contains(err.Error(), "completed"):
 		return fmt.Errorf("%s %s: %w", update, workflowID, ErrNotAwaitingApproval)
 	case errors.As(err, &notFound):
-		return fmt.Errorf("%s %s: %w", update, workflowID, ErrNotFound)
+		return fmt.Errorf("%s %s: %w", update, workflowID, wire.ErrNotFound)
 	case errors.As(err, &appErr) && strings.Contains(appErr.Message(), "unknown update"):
 		return fmt.Errorf("%s %s: %w", update, workflowID, ErrNotAwaitingApproval)
 	case errors.As(err, &appErr) && strings.Contains(appErr.Message(), "not waiting for approval"):

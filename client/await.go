@@ -84,15 +84,15 @@ func awaitError(err error) error {
 	switch {
 	case errors.As(err, &contractErr):
 		return temporal.NewNonRetryableApplicationError(contractErr.Message, wire.ErrTypeInvalidToolCall, nil)
-	case errors.Is(err, ErrCallConflict):
+	case errors.Is(err, wire.ErrCallConflict):
 		return nonRetryable(wire.ErrTypeCallConflict)
-	case errors.Is(err, ErrCallCanceled):
+	case errors.Is(err, wire.ErrCallCanceled):
 		return nonRetryable(wire.ErrTypeCallCanceled)
-	case errors.Is(err, ErrCallTerminated):
+	case errors.Is(err, wire.ErrCallTerminated):
 		return nonRetryable(wire.ErrTypeCallTerminated)
-	case errors.Is(err, ErrCallTimedOut):
+	case errors.Is(err, wire.ErrCallTimedOut):
 		return nonRetryable(wire.ErrTypeCallTimedOut)
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, wire.ErrNotFound):
 		return nonRetryable(wire.ErrTypeCallNotFound)
 	}
 	return err

@@ -124,7 +124,7 @@ func (c *Client) Scoped(scope, principal string) *Client {
 func (c *Client) Scope() string { return c.opts.Scope }
 
 // WorkflowID returns the workflow ID of callID under the client's scope.
-func (c *Client) WorkflowID(callID string) string { return WorkflowID(c.opts.Scope, callID) }
+func (c *Client) WorkflowID(callID string) string { return wire.WorkflowID(c.opts.Scope, callID) }
 
 // detectAttributes reports whether starts should set ToolName and ToolCallId, and whether
 // ToolPrincipal. It detects once and caches the answer; a detection cut short by the caller's

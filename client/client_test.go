@@ -29,7 +29,7 @@ func TestWorkflowID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, WorkflowID(tt.scope, tt.callID))
+			assert.Equal(t, tt.want, wire.WorkflowID(tt.scope, tt.callID))
 			assert.Equal(t, tt.want, New(nil, Options{Scope: tt.scope}).WorkflowID(tt.callID))
 		})
 	}

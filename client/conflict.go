@@ -13,7 +13,7 @@ import (
 )
 
 // checkSameCall returns nil when the run's recorded input is the call whose canonical JSON is
-// canonical, an ErrCallConflict saying what differs when it is another call (or unreadable), and
+// canonical, an wire.ErrCallConflict saying what differs when it is another call (or unreadable), and
 // a plain error when the history could not be read. Cost: one history read of the run.
 func (c *Client) checkSameCall(ctx context.Context, workflowID, runID string, canonical []byte) error {
 	recorded, err := c.recordedCall(ctx, workflowID, runID)
@@ -46,12 +46,12 @@ type recorded struct {
 func (c *Client) recordedCall(ctx context.Context, workflowID, runID string) (recorded, error) {
 	iter := c.sdk.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	if !iter.HasNext() {
-		return recorded{}, fmt.Errorf("read history of %s: %w", workflowID, ErrNotFound)
+		return recorded{}, fmt.Errorf("read history of %s: %w", workflowID, wire.ErrNotFound)
 	}
 	event, err := iter.Next()
 	if err != nil {
 		if isNotFound(err) {
-			return recorded{}, fmt.Errorf("read history of %s: %w", workflowID, ErrNotFound)
+			return recorded{}, fmt.Errorf("read history of %s: %w", workflowID, wire.ErrNotFound)
 		}
 		return recorded{}, fmt.Errorf("read history of %s: %w", workflowID, err)
 	}

@@ -5,7 +5,7 @@
 //
 // A call runs as workflow `toolcall-<callId>`, or `<scope>/toolcall-<callId>` when
 // [Options.Scope] is set (use a scope per agent run or tenant when call IDs are not globally
-// unique), with call ID and scope escaped by [EscapeID] into printable ASCII: bytes '!'..'~'
+// unique), with call ID and scope escaped by [wire.EscapeID] into printable ASCII: bytes '!'..'~'
 // except '%' stay, every other byte of the UTF-8 (space, '%', non-ASCII) becomes %XX with upper-case
 // hex ("ts-é-1" is `toolcall-ts-%C3%A9-1`). Temporal SDKs send the workflow ID in a gRPC header,
 // which must be printable ASCII; the worker fails a workflow whose ID is not with
@@ -19,7 +19,7 @@
 // [Client.Execute] and [Client.Start] start the workflow, or attach to the execution that
 // already has the ID, running or closed. Submitting the same call again (a crashed agent
 // resubmitting) therefore runs nothing twice and returns the recorded outcome. The same ID with a
-// different name or arguments is refused with [ErrCallConflict], never answered with the other
+// different name or arguments is refused with [wire.ErrCallConflict], never answered with the other
 // call's result.
 //
 // How the conflict is detected, and what it costs: the start uses conflict policy FAIL with
@@ -40,9 +40,9 @@
 //     with toolcore.NewNonRecoverableToolError) carrying the message; stop the agent run.
 //   - Failed with INVALID_TOOL_CALL (a malformed input started by another client): a
 //     *toolcore.ContractError with toolcore.CodeInvalidToolCall.
-//   - Canceled by someone else (toolgate cancel, the UI, another client): [ErrCallCanceled].
-//   - Terminated or timed out: [ErrCallTerminated], [ErrCallTimedOut].
-//   - No execution with that ID: [ErrNotFound].
+//   - Canceled by someone else (toolgate cancel, the UI, another client): [wire.ErrCallCanceled].
+//   - Terminated or timed out: [wire.ErrCallTerminated], [wire.ErrCallTimedOut].
+//   - No execution with that ID: [wire.ErrNotFound].
 //
 // The client snapshots the call itself before starting (toolcore.ParseToolCall on its canonical
 // JSON), so a malformed call fails fast with *toolcore.ContractError and starts nothing.

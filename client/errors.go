@@ -7,21 +7,12 @@ import (
 	"github.com/toolgate/toolgate/wire"
 )
 
-// Sentinel errors. Each is returned wrapped with the workflow ID (and, for ErrCallConflict, what
-// differs); test with errors.Is.
+// Sentinel errors of package client; a call's outcome errors are package wire's
+// ([wire.ErrCallConflict], [wire.ErrCallCanceled], [wire.ErrCallTerminated], [wire.ErrCallTimedOut],
+// [wire.ErrNotFound]), returned wrapped with the workflow ID; test with errors.Is.
 var (
-	// ErrCallConflict: the call ID is already used by a call with a different name or arguments.
-	ErrCallConflict = wire.ErrCallConflict
-	// ErrCallCanceled: the call was canceled by someone other than this Execute's ctx.
-	ErrCallCanceled = wire.ErrCallCanceled
-	// ErrCallTerminated: an operator terminated the workflow; the tool's outcome is unknown.
-	ErrCallTerminated = wire.ErrCallTerminated
-	// ErrCallTimedOut: the workflow hit its execution timeout.
-	ErrCallTimedOut = wire.ErrCallTimedOut
 	// ErrCallClosed: Cancel found the call already closed.
 	ErrCallClosed = errors.New("tool call already closed")
-	// ErrNotFound: no execution has that workflow ID (never started, or past retention).
-	ErrNotFound = wire.ErrNotFound
 	// ErrNotAwaitingApproval: the call does not wait for an approval decision (its tool needs
 	// none, or it was decided, expired or ended).
 	ErrNotAwaitingApproval = errors.New("tool call is not awaiting approval")
@@ -32,5 +23,5 @@ var (
 
 // conflictError says how the recorded call differs from the submitted one.
 func conflictError(workflowID, detail string) error {
-	return fmt.Errorf("%w: %s: %s", ErrCallConflict, workflowID, detail)
+	return fmt.Errorf("%w: %s: %s", wire.ErrCallConflict, workflowID, detail)
 }

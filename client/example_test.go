@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // An agent runs one tool call its model emitted, durably, on the task queue a worker with that
@@ -37,7 +38,7 @@ func Example() {
 	switch {
 	case errors.As(err, &fatal):
 		log.Fatal(fatal) // stop the agent run
-	case errors.Is(err, client.ErrCallConflict):
+	case errors.Is(err, wire.ErrCallConflict):
 		log.Fatal(err) // this call ID was used for another call
 	case err != nil:
 		log.Fatal(err) // the deadline (the call is canceled), ErrNoWorker, transport
@@ -69,7 +70,7 @@ func ExampleClient_ExecuteRound() {
 		}
 		calls = append(calls, call)
 	}
-	outcomes, err := tg.ExecuteRound(context.Background(), calls, client.RoundOptions{})
+	outcomes, err := tg.ExecuteRound(context.Background(), calls, toolcore.RoundOptions{})
 	for _, o := range outcomes {
 		if o.Kind == toolcore.OutcomeResult {
 			fmt.Println(o.CallID, o.Result.Content())
@@ -85,9 +86,9 @@ func ExampleClient_ExecuteRound() {
 // Each call is the workflow "toolcall-<call ID>", escaped into printable ASCII, under the
 // client's scope when it has one: what an operator looks up in the Web UI or with toolgate.
 func ExampleWorkflowID() {
-	fmt.Println(client.WorkflowID("", "call-add-1"))
-	fmt.Println(client.WorkflowID("run-42", "call-add-1"))
-	fmt.Println(client.WorkflowID("", "ts-é 1"))
+	fmt.Println(wire.WorkflowID("", "call-add-1"))
+	fmt.Println(wire.WorkflowID("run-42", "call-add-1"))
+	fmt.Println(wire.WorkflowID("", "ts-é 1"))
 	// Output:
 	// toolcall-call-add-1
 	// run-42/toolcall-call-add-1

@@ -117,7 +117,7 @@ func snapshot(call toolcore.ToolCall) ([]byte, error) {
 }
 
 // start starts the workflow of call, or returns the existing run with its ID after checking it
-// holds the same call (ErrCallConflict otherwise).
+// holds the same call (wire.ErrCallConflict otherwise).
 func (c *Client) start(ctx context.Context, call toolcore.ToolCall, canonical []byte) (client.WorkflowRun, error) {
 	id := c.WorkflowID(call.ID())
 	if err := PriorityFrom(ctx).Check(); err != nil {
@@ -256,7 +256,7 @@ func (c *Client) abandon(ctx context.Context, workflowID string, canonical []byt
 	}
 	runID := desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 	if err := c.checkSameCall(wctx, workflowID, runID, canonical); err != nil {
-		if errors.Is(err, ErrCallConflict) {
+		if errors.Is(err, wire.ErrCallConflict) {
 			return cause
 		}
 		return errors.Join(cause, err)

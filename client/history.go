@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/toolgate/toolgate/wire"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -12,7 +13,7 @@ import (
 )
 
 // History reads every event of a run of workflowID (runID "": the latest run): what an operator
-// exports and what replay tests feed to a WorkflowReplayer. No such workflow is ErrNotFound.
+// exports and what replay tests feed to a WorkflowReplayer. No such workflow is wire.ErrNotFound.
 func (c *Client) History(ctx context.Context, workflowID, runID string) (*historypb.History, error) {
 	it := c.sdk.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	hist := &historypb.History{}
@@ -21,7 +22,7 @@ func (c *Client) History(ctx context.Context, workflowID, runID string) (*histor
 		if err != nil {
 			var notFound *serviceerror.NotFound
 			if errors.As(err, &notFound) {
-				return nil, fmt.Errorf("read history of %s: %w", workflowID, ErrNotFound)
+				return nil, fmt.Errorf("read history of %s: %w", workflowID, wire.ErrNotFound)
 			}
 			return nil, fmt.Errorf("read history of %s: %w", workflowID, err)
 		}

@@ -3,28 +3,18 @@ package client
 import (
 	"context"
 	"errors"
+	"github.com/toolgate/toolgate/wire"
 	"sync"
 
 	"github.com/toolgate/toolgate/toolcore"
 )
-
-// RoundOptions configure one ExecuteRound. They work at their zero value.
-type RoundOptions struct {
-	// Sequential runs every call of the round alone, one after the other in source order.
-	// Optional: default false (parallel, except calls of tools whose Options.Sequential is set).
-	Sequential bool
-	// Tools is the tool set the worker runs; the round reads only each tool's
-	// toolcore.Options.Sequential from it. Optional: default nil (no tool requires sequential
-	// execution).
-	Tools *toolcore.Registry
-}
 
 // ExecuteRound runs the calls of one model turn durably, each as [Client.Execute] runs a call, and
 // returns one outcome per call, in source order whatever the completion order (outcome i is call
 // i's, linked by Index and CallID).
 //
 // Order (toolcore.PlanRound): calls run in parallel, except that a sequential call (all of them
-// with RoundOptions.Sequential, or the calls of a tool with toolcore.Options.Sequential) runs
+// with toolcore.RoundOptions.Sequential, or the calls of a tool with toolcore.Options.Sequential) runs
 // alone: the calls before it have finished before it starts, and the calls after it start once
 // it has finished.
 //
@@ -44,7 +34,7 @@ type RoundOptions struct {
 //     OutcomeNotStarted, and ExecuteRound returns context.Cause(ctx) beside the outcomes.
 //
 // The returned slice always has len(calls) outcomes, even with an error.
-func (c *Client) ExecuteRound(ctx context.Context, calls []toolcore.ToolCall, opts RoundOptions) ([]toolcore.Outcome, error) {
+func (c *Client) ExecuteRound(ctx context.Context, calls []toolcore.ToolCall, opts toolcore.RoundOptions) ([]toolcore.Outcome, error) {
 	plan := toolcore.PlanRound(calls, opts.Tools, opts.Sequential)
 	outcomes := make([]toolcore.Outcome, len(calls))
 	for _, o := range plan.Invalid {
@@ -89,7 +79,7 @@ func outcomeOf(ctx context.Context, i int, call toolcore.ToolCall, result toolco
 		o.Kind = toolcore.OutcomeFatal
 	case errors.As(err, &contractErr):
 		o.Kind = toolcore.OutcomeContractError
-	case errors.Is(err, ErrCallCanceled), ctx.Err() != nil && errors.Is(err, context.Cause(ctx)):
+	case errors.Is(err, wire.ErrCallCanceled), ctx.Err() != nil && errors.Is(err, context.Cause(ctx)):
 		o.Kind = toolcore.OutcomeCanceled
 	default:
 		o.Kind = toolcore.OutcomeFailed

@@ -165,7 +165,7 @@ func (c *Client) ProgressByWorkflowID(ctx context.Context, workflowID string) (t
 
 // Cancel requests cancellation of the call with callID and returns without waiting: the workflow
 // cancels the running tool, waits for it to stop and closes as canceled. ErrCallClosed if it had
-// already closed, ErrNotFound if there is no such call. Requesting twice is harmless.
+// already closed, wire.ErrNotFound if there is no such call. Requesting twice is harmless.
 func (c *Client) Cancel(ctx context.Context, callID string) error {
 	return c.CancelByWorkflowID(ctx, c.WorkflowID(callID))
 }
@@ -183,18 +183,18 @@ func (c *Client) CancelByWorkflowID(ctx context.Context, workflowID string) erro
 	runID := desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 	if err := c.sdk.CancelWorkflow(ctx, workflowID, runID); err != nil {
 		if isNotFound(err) {
-			return fmt.Errorf("cancel %s: %w", workflowID, ErrNotFound)
+			return fmt.Errorf("cancel %s: %w", workflowID, wire.ErrNotFound)
 		}
 		return fmt.Errorf("cancel %s: %w", workflowID, err)
 	}
 	return nil
 }
 
-// describe is DescribeWorkflowExecution of the latest run, NotFound mapped to ErrNotFound.
+// describe is DescribeWorkflowExecution of the latest run, NotFound mapped to wire.ErrNotFound.
 func (c *Client) describe(ctx context.Context, workflowID string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
 	desc, err := c.sdk.DescribeWorkflowExecution(ctx, workflowID, "")
 	if isNotFound(err) {
-		return nil, fmt.Errorf("describe %s: %w", workflowID, ErrNotFound)
+		return nil, fmt.Errorf("describe %s: %w", workflowID, wire.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("describe %s: %w", workflowID, err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // cancelWaitTimeout bounds how long a canceled call waits for its workflow to close.
@@ -152,15 +153,15 @@ func protocolError(err error) error {
 	var contract *toolcore.ContractError
 	var fatal *toolcore.NonRecoverableToolError
 	switch {
-	case errors.As(err, &contract), errors.Is(err, client.ErrCallConflict):
+	case errors.As(err, &contract), errors.Is(err, wire.ErrCallConflict):
 		return invalidParams(err.Error())
 	case errors.As(err, &fatal):
 		return internalError(err, ErrorTypeNonRecoverable)
-	case errors.Is(err, client.ErrCallCanceled):
+	case errors.Is(err, wire.ErrCallCanceled):
 		return internalError(err, ErrorTypeCanceled)
-	case errors.Is(err, client.ErrCallTerminated):
+	case errors.Is(err, wire.ErrCallTerminated):
 		return internalError(err, ErrorTypeTerminated)
-	case errors.Is(err, client.ErrCallTimedOut):
+	case errors.Is(err, wire.ErrCallTimedOut):
 		return internalError(err, ErrorTypeTimedOut)
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}

@@ -14,7 +14,7 @@
 //     error the model reads, as the MCP spec asks). A successful result of a tool with an output
 //     schema also carries the content as structuredContent.
 //   - A broken contract (*toolcore.ContractError, INVALID_TOOL_CALL) and an idempotency key reused
-//     for another call (client.ErrCallConflict) are JSON-RPC error -32602 (invalid params).
+//     for another call (wire.ErrCallConflict) are JSON-RPC error -32602 (invalid params).
 //   - A fatal *toolcore.NonRecoverableToolError is JSON-RPC error -32603 (internal error) whose
 //     data is {"type":"NonRecoverableToolError"}: stop the agent run. Calls canceled by someone
 //     else, terminated or timed out are -32603 with data {"type":"Canceled"|"Terminated"|

@@ -68,7 +68,7 @@ func ownerOf(ctx context.Context, tg *client.Client) owner {
 	}
 	return owner{
 		tg:     tg.Scoped(scope, scope),
-		prefix: client.EscapeID(scope) + "/" + wire.WorkflowIDPrefix,
+		prefix: wire.EscapeID(scope) + "/" + wire.WorkflowIDPrefix,
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/internal/devtest"
 	"github.com/toolgate/toolgate/mcp"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 	"github.com/toolgate/toolgate/worker"
 )
 
@@ -262,7 +263,7 @@ func TestMountProgressAndCancellation(t *testing.T) {
 	require.NoError(t, tg.CancelByWorkflowID(t.Context(), workflowID))
 	<-rs.canceled // the remote handler saw its request canceled
 	_, err = tg.ResultByWorkflowID(t.Context(), workflowID)
-	require.ErrorIs(t, err, tgclient.ErrCallCanceled)
+	require.ErrorIs(t, err, wire.ErrCallCanceled)
 }
 
 // sdkExampleServer is the path of one of the TypeScript SDK's example servers in interop/.
@@ -301,7 +302,7 @@ func TestMountTypeScriptExampleServerStdio(t *testing.T) {
 	assert.Contains(t, progress.Message, "Counting")
 	require.NoError(t, tg.CancelByWorkflowID(t.Context(), workflowID))
 	_, err = tg.ResultByWorkflowID(t.Context(), workflowID)
-	require.ErrorIs(t, err, tgclient.ErrCallCanceled)
+	require.ErrorIs(t, err, wire.ErrCallCanceled)
 }
 
 // The TypeScript SDK's streamable HTTP example server (simpleStreamableHttp.js), mounted by URL.

@@ -20,7 +20,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/devtest"
 	"github.com/toolgate/toolgate/mcp"
 	"github.com/toolgate/toolgate/wire"
@@ -296,7 +295,7 @@ func TestMCPTasksBelongToTheirCaller(t *testing.T) {
 	require.NoError(t, err, "toolgate call --id deploy-42 after MCP clients used key deploy-42: %s", out)
 	assert.Contains(t, string(out), "cli")
 	// The CLI's call is no MCP principal's task: neither its status nor its result is readable.
-	cliCall := tgclient.WorkflowID("", "deploy-42")
+	cliCall := wire.WorkflowID("", "deploy-42")
 	_, err = c.DescribeWorkflowExecution(t.Context(), cliCall, "")
 	require.NoError(t, err, "the CLI's call has this workflow ID")
 	for _, sess := range []*rawSession{alice, bob} {

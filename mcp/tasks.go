@@ -318,7 +318,7 @@ func (t *tasks) statusOf(ctx context.Context, taskID string) (client.Status, err
 		return client.Status{}, notFound
 	}
 	st, err := t.tg.StatusByWorkflowID(ctx, taskID)
-	if errors.Is(err, client.ErrNotFound) {
+	if errors.Is(err, wire.ErrNotFound) {
 		return client.Status{}, notFound
 	}
 	if err != nil {

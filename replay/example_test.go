@@ -54,7 +54,7 @@ func ExampleFile() {
 // ToolCallWorkflow children.
 func agentRound(ctx workflow.Context, calls []toolcore.ToolCall) ([]toolcore.Outcome, error) {
 	ctx = workflows.WithCallOptions(ctx, workflows.CallOptions{TaskQueue: "weather-agents"})
-	return workflows.ExecuteRound(ctx, calls, workflows.RoundOptions{})
+	return workflows.ExecuteRound(ctx, calls, toolcore.RoundOptions{})
 }
 
 // An agent history replays with the user's agent workflow registered through Options.Workflows

@@ -76,6 +76,20 @@ type RoundPlan struct {
 	Invalid []Outcome
 }
 
+// RoundOptions configure one round of calls, run by client.(*Client).ExecuteRound or, from
+// workflow code, workflows.ExecuteRound and (*workflows.Inline).ExecuteRound. They work at their
+// zero value.
+type RoundOptions struct {
+	// Sequential runs every call of the round alone, one after the other in source order.
+	// Optional: default false (parallel, except calls of tools whose Options.Sequential is set).
+	Sequential bool
+	// Tools is the tool set the worker runs; the round reads only each tool's
+	// Options.Sequential from it. From workflow code it must be the same on every replay (a
+	// change that reorders a round is a non-determinism error): pin it like the worker's
+	// registry. Optional: default nil (no tool requires sequential execution).
+	Tools *Registry
+}
+
 // PlanRound orders a round of calls. A call is invalid (OutcomeContractError, INVALID_TOOL_CALL)
 // when it is the zero ToolCall or repeats the ID of an earlier call of the round (one call ID
 // names one execution). A call is sequential when sequential is true or its tool (looked up in

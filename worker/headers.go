@@ -30,7 +30,7 @@ const headerProbeWorkflowID = "toolgate-header-probe-\u00e9"
 //
 // The Go SDK sends the workflow ID in the gRPC header temporal-resource-id, and gRPC refuses a
 // header value that is not printable ASCII before it leaves the process. toolgate's clients only
-// start printable workflow IDs (client.WorkflowID escapes call IDs), but another client may start
+// start printable workflow IDs (wire.WorkflowID escapes call IDs), but another client may start
 // ToolCallWorkflow with any ID; without this option a worker can never answer such a workflow's
 // tasks, so the call stays running forever. With it, the header value's unprintable bytes are
 // written as %XX (the header is a routing hint; the request body keeps the real ID) and the

@@ -9,7 +9,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/callerr"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
@@ -19,7 +18,7 @@ import (
 // ExecuteRound. They work at their zero value; set them with WithCallOptions.
 type CallOptions struct {
 	// TaskQueue the ToolCallWorkflow children start on; a toolgate worker must poll it.
-	// Optional: default DefaultTaskQueue ("toolgate"), like client.Options.TaskQueue.
+	// Optional: default wire.DefaultTaskQueue ("toolgate"), like client.Options.TaskQueue.
 	TaskQueue string
 	// Scope prefixes the children's workflow IDs ("<scope>/toolcall-<callId>"), exactly like
 	// client.Options.Scope. Optional: default none.
@@ -56,7 +55,7 @@ func WithCallOptions(ctx workflow.Context, opts CallOptions) workflow.Context {
 func callOptions(ctx workflow.Context) CallOptions {
 	opts, _ := ctx.Value(callOptionsKey{}).(CallOptions)
 	if opts.TaskQueue == "" {
-		opts.TaskQueue = DefaultTaskQueue
+		opts.TaskQueue = wire.DefaultTaskQueue
 	}
 	if opts.AwaitTimeout <= 0 {
 		opts.AwaitTimeout = DefaultAwaitTimeout
@@ -67,10 +66,10 @@ func callOptions(ctx workflow.Context) CallOptions {
 // ExecuteToolCall runs call from workflow code as a child ToolCallWorkflow and returns its
 // outcome the way client.Execute does: the linked result (error results included), or a genuine
 // *toolcore.NonRecoverableToolError (stop the agent run), a *toolcore.ContractError
-// (INVALID_TOOL_CALL), ErrCallCanceled / ErrCallTerminated / ErrCallTimedOut / ErrCallConflict,
+// (INVALID_TOOL_CALL), wire.ErrCallCanceled / wire.ErrCallTerminated / wire.ErrCallTimedOut / wire.ErrCallConflict,
 // or the parent's own cancellation (a *temporal.CanceledError when ctx is canceled).
 //
-// The child has the client's workflow ID (client.WorkflowID with CallOptions.Scope), ID reuse policy
+// The child has the client's workflow ID (wire.WorkflowID with CallOptions.Scope), ID reuse policy
 // reject-duplicate, parent-close policy request-cancel (the tool is canceled when the parent
 // closes: completed, failed, canceled, terminated or timed out), and waits for its cancellation
 // to complete, so a canceled call has stopped its tool.
@@ -79,7 +78,7 @@ func callOptions(ctx workflow.Context) CallOptions {
 // call, running or closed), the server refuses the child start (the SDK reports
 // temporal.ChildWorkflowExecutionAlreadyStartedError) and ExecuteToolCall attaches instead: it
 // runs the AwaitToolCall activity, which checks that the existing run holds the same call
-// (ErrCallConflict otherwise) and waits for its outcome, heartbeating. Both the refused start and
+// (wire.ErrCallConflict otherwise) and waits for its outcome, heartbeating. Both the refused start and
 // the activity are in the parent's history, so replay takes the same path. An attached call is not
 // a child: canceling the parent cancels the activity, which cancels the call and waits for it to
 // close, like client.Execute; a parent that is terminated leaves it running.
@@ -92,7 +91,7 @@ func ExecuteToolCall(ctx workflow.Context, call toolcore.ToolCall) (toolcore.Res
 		return toolcore.Result{}, err
 	}
 	opts := callOptions(ctx)
-	id := client.WorkflowID(opts.Scope, call.ID())
+	id := wire.WorkflowID(opts.Scope, call.ID())
 	cwo := workflow.ChildWorkflowOptions{
 		WorkflowID:            id,
 		TaskQueue:             opts.TaskQueue,
@@ -112,7 +111,7 @@ func ExecuteToolCall(ctx workflow.Context, call toolcore.ToolCall) (toolcore.Res
 		Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)},
 		Data:     canonical,
 	})
-	child := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, cwo), ToolCallWorkflowName, input)
+	child := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, cwo), wire.ToolCallWorkflowName, input)
 	if err := child.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
 		// The server reports a ChildWorkflowExecutionAlreadyStartedError, the test environment a
 		// WorkflowExecutionAlreadyStarted; this checks for both.
@@ -147,7 +146,7 @@ func awaitExisting(ctx workflow.Context, opts CallOptions, workflowID, canonical
 		RetryPolicy: &temporal.RetryPolicy{MaximumInterval: 10 * time.Second},
 	})
 	var result toolcore.Result
-	err := workflow.ExecuteActivity(actx, AwaitToolCallName, AwaitToolCallInput{WorkflowID: workflowID, Call: canonical}).Get(actx, &result)
+	err := workflow.ExecuteActivity(actx, wire.AwaitToolCallName, wire.AwaitToolCallInput{WorkflowID: workflowID, Call: canonical}).Get(actx, &result)
 	if err != nil {
 		if ctx.Err() != nil {
 			return toolcore.Result{}, err

@@ -3,8 +3,8 @@
 //
 // # Wire contract
 //
-// Workflow type [ToolCallWorkflowName] ("ToolCallWorkflow"), default task queue
-// [DefaultTaskQueue] ("toolgate"). Input: one payload (json/plain) holding the tool-call JSON
+// Workflow type [wire.ToolCallWorkflowName] ("ToolCallWorkflow"), default task queue
+// [wire.DefaultTaskQueue] ("toolgate"). Input: one payload (json/plain) holding the tool-call JSON
 //
 //	{"type":"toolCall","id":"call-add-1","name":"add","arguments":{"left":20,"right":22}}
 //
@@ -14,8 +14,8 @@
 //
 // A workflow that is not completed with a result ends in one of three ways: Canceled (the caller
 // canceled it; no result), Failed with a non-retryable ApplicationError of type
-// [ErrTypeInvalidToolCall] (the input was not a tool call; message says why), or Failed with a
-// non-retryable ApplicationError of type [ErrTypeNonRecoverable] (a tool raised a genuine
+// [wire.ErrTypeInvalidToolCall] (the input was not a tool call; message says why), or Failed with a
+// non-retryable ApplicationError of type [wire.ErrTypeNonRecoverable] (a tool raised a genuine
 // toolcore.NonRecoverableToolError; message is its text; the agent run must stop).
 //
 // # Steps
@@ -70,7 +70,7 @@
 //
 // # Search attributes
 //
-// With [Workflows.SearchAttributes] set, the workflow upserts ToolOutcome ([OutcomeOK], a result
-// error code, [OutcomeCanceled], [OutcomeFatal], or [OutcomeInvalidToolCall]) together with
+// With [Workflows.SearchAttributes] set, the workflow upserts ToolOutcome ([wire.OutcomeOK], a result
+// error code, [wire.OutcomeCanceled], [wire.OutcomeFatal], or [wire.OutcomeInvalidToolCall]) together with
 // ToolName and ToolCallId once, just before it closes. Names live in package wire.
 package workflows

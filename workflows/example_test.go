@@ -110,7 +110,7 @@ func agentRound(ctx workflow.Context, calls []toolcore.ToolCall) ([]string, erro
 		TaskQueue: "weather-agents",
 		Scope:     workflow.GetInfo(ctx).WorkflowExecution.ID, // call IDs repeat across runs
 	})
-	outcomes, err := workflows.ExecuteRound(ctx, calls, workflows.RoundOptions{})
+	outcomes, err := workflows.ExecuteRound(ctx, calls, toolcore.RoundOptions{})
 	messages := make([]string, len(outcomes))
 	for i, o := range outcomes {
 		if o.Kind != toolcore.OutcomeResult { // canceled, not started, a contract error...

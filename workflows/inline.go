@@ -52,7 +52,7 @@ type Inline struct {
 	// Registry is the tool set calls are looked up and validated in. Required.
 	Registry *toolcore.Registry
 	// TaskQueue is where ExecuteTool runs for tools without Options.TaskQueue. Optional: default
-	// DefaultTaskQueue, where toolgate workers poll.
+	// wire.DefaultTaskQueue, where toolgate workers poll.
 	TaskQueue string
 	// ValidateTimeout bounds a call's validator and approval rule together, as
 	// Workflows.ValidateTimeout does. Optional: default DefaultValidateTimeout.
@@ -78,7 +78,7 @@ func callStart(ctx workflow.Context) time.Time {
 func (in *Inline) workflows() *Workflows {
 	queue := in.TaskQueue
 	if queue == "" {
-		queue = DefaultTaskQueue
+		queue = wire.DefaultTaskQueue
 	}
 	return &Workflows{Registry: in.Registry, TaskQueue: queue, ValidateTimeout: in.ValidateTimeout, inline: true}
 }
@@ -114,7 +114,7 @@ func (in *Inline) ExecuteToolCall(ctx workflow.Context, call toolcore.ToolCall) 
 
 // ExecuteRound runs the calls of one model turn like workflows.ExecuteRound, each call inline.
 // opts.Tools defaults to the Inline's Registry.
-func (in *Inline) ExecuteRound(ctx workflow.Context, calls []toolcore.ToolCall, opts RoundOptions) ([]toolcore.Outcome, error) {
+func (in *Inline) ExecuteRound(ctx workflow.Context, calls []toolcore.ToolCall, opts toolcore.RoundOptions) ([]toolcore.Outcome, error) {
 	if opts.Tools == nil {
 		opts.Tools = in.Registry
 	}

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"errors"
+	"github.com/toolgate/toolgate/wire"
 	"strconv"
 
 	"go.temporal.io/sdk/converter"
@@ -11,7 +12,7 @@ import (
 )
 
 // decodeCall snapshots the workflow input. Every failure is a non-retryable ApplicationError of
-// type ErrTypeInvalidToolCall carrying the contract error's message, so a malformed input fails
+// type wire.ErrTypeInvalidToolCall carrying the contract error's message, so a malformed input fails
 // the workflow once instead of wedging its task.
 func decodeCall(input Input) (toolcore.ToolCall, error) {
 	payload := input.Payload()
@@ -53,7 +54,7 @@ func checkWorkflowID(id string) error {
 }
 
 func invalidCall(message string) error {
-	return temporal.NewNonRetryableApplicationError(message, ErrTypeInvalidToolCall, nil)
+	return temporal.NewNonRetryableApplicationError(message, wire.ErrTypeInvalidToolCall, nil)
 }
 
 // quote bounds and quotes an untrusted string for an error message.

@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolgate/toolgate/internal/fixtures"
-	"github.com/toolgate/toolgate/workflows"
+	"github.com/toolgate/toolgate/toolcore"
 )
 
 // roundHistories are the recorded histories of the parent fixtures.RoundWorkflow (go run
@@ -64,10 +64,10 @@ func TestReplayDetectsParentChanges(t *testing.T) {
 	tests := []struct {
 		name   string
 		file   string
-		change func(*workflows.RoundOptions)
+		change func(*toolcore.RoundOptions)
 	}{
-		{name: "parallel round made sequential", file: "parallel.json", change: func(o *workflows.RoundOptions) { o.Sequential = true }},
-		{name: "sequential tool forgotten", file: "fatal.json", change: func(o *workflows.RoundOptions) { o.Tools = nil }},
+		{name: "parallel round made sequential", file: "parallel.json", change: func(o *toolcore.RoundOptions) { o.Sequential = true }},
+		{name: "sequential tool forgotten", file: "fatal.json", change: func(o *toolcore.RoundOptions) { o.Tools = nil }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

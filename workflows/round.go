@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"errors"
+	"github.com/toolgate/toolgate/wire"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -9,35 +10,23 @@ import (
 	"github.com/toolgate/toolgate/toolcore"
 )
 
-// RoundOptions configure one ExecuteRound. They work at their zero value.
-type RoundOptions struct {
-	// Sequential runs every call of the round alone, one after the other in source order.
-	// Optional: default false (parallel, except calls of tools whose Options.Sequential is set).
-	Sequential bool
-	// Tools is the tool set the toolgate worker runs; the round reads only each tool's
-	// toolcore.Options.Sequential from it. It must be the same on every replay (a change that
-	// reorders a round is a non-determinism error): pin it like the worker's registry.
-	// Optional: default nil (no tool requires sequential execution).
-	Tools *toolcore.Registry
-}
-
 // ExecuteRound runs the calls of one model turn from workflow code, each with ExecuteToolCall
 // (one child workflow per call), and returns one outcome per call in source order. Order and
 // what one call does to the others are those of client.(*Client).ExecuteRound: calls run in
 // parallel except sequential ones, which run alone; a malformed call is OutcomeContractError and
 // starts nothing; a fatal error lets the calls running beside it finish, starts none after it,
 // and is returned (the first in source order) beside the outcomes; when ctx is canceled the
-// running children are canceled and awaited (OutcomeCanceled), the rest OutcomeNotStarted, and
+// running children are canceled and awaited (wire.OutcomeCanceled), the rest OutcomeNotStarted, and
 // the cancellation is returned.
 //
 // Determinism: the children of one step are started in source order, in one workflow task;
 // outcomes are written by index, so completion order changes nothing the workflow returns.
-func ExecuteRound(ctx workflow.Context, calls []toolcore.ToolCall, opts RoundOptions) ([]toolcore.Outcome, error) {
+func ExecuteRound(ctx workflow.Context, calls []toolcore.ToolCall, opts toolcore.RoundOptions) ([]toolcore.Outcome, error) {
 	return executeRound(ctx, calls, opts, ExecuteToolCall)
 }
 
 // executeRound runs a round with exec running each call (ExecuteToolCall or Inline's).
-func executeRound(ctx workflow.Context, calls []toolcore.ToolCall, opts RoundOptions,
+func executeRound(ctx workflow.Context, calls []toolcore.ToolCall, opts toolcore.RoundOptions,
 	exec func(workflow.Context, toolcore.ToolCall) (toolcore.Result, error)) ([]toolcore.Outcome, error) {
 	plan := toolcore.PlanRound(calls, opts.Tools, opts.Sequential)
 	outcomes := make([]toolcore.Outcome, len(calls))
@@ -84,7 +73,7 @@ func outcomeOf(ctx workflow.Context, i int, call toolcore.ToolCall, result toolc
 		o.Kind = toolcore.OutcomeFatal
 	case errors.As(err, &contractErr):
 		o.Kind = toolcore.OutcomeContractError
-	case errors.Is(err, ErrCallCanceled), ctx.Err() != nil && temporal.IsCanceledError(err):
+	case errors.Is(err, wire.ErrCallCanceled), ctx.Err() != nil && temporal.IsCanceledError(err):
 		o.Kind = toolcore.OutcomeCanceled
 	default:
 		o.Kind = toolcore.OutcomeFailed

@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/internal/fixtures"
 	"github.com/toolgate/toolgate/toolbox"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 	"github.com/toolgate/toolgate/workflows"
 )
 
@@ -34,7 +35,7 @@ func roundEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	// The environment runs the children on goroutines of its own; on a loaded machine the first
 	// one can stall past the 1 s detector while others start.
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Hour})
-	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "agent-1", TaskQueue: workflows.DefaultTaskQueue})
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "agent-1", TaskQueue: wire.DefaultTaskQueue})
 	reg := recordedRegistry(t)
 	(&workflows.Workflows{Registry: reg}).Register(env)
 	(&activities.Activities{Registry: reg}).Register(env)
@@ -109,13 +110,13 @@ func TestExecuteRoundSequentialToolAndFatalStop(t *testing.T) {
 
 func TestExecuteToolCallAttachesToExistingCall(t *testing.T) {
 	env := roundEnv(t)
-	var awaited []workflows.AwaitToolCallInput
-	env.RegisterActivityWithOptions(func(context.Context, workflows.AwaitToolCallInput) (toolcore.Result, error) {
+	var awaited []wire.AwaitToolCallInput
+	env.RegisterActivityWithOptions(func(context.Context, wire.AwaitToolCallInput) (toolcore.Result, error) {
 		return toolcore.Result{}, errors.New("replaced by the mock")
-	}, activity.RegisterOptions{Name: workflows.AwaitToolCallName})
+	}, activity.RegisterOptions{Name: wire.AwaitToolCallName})
 	first := mustCall(t, call("a", "add", `{"left":1,"right":2}`))
-	env.OnActivity(workflows.AwaitToolCallName, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in workflows.AwaitToolCallInput) (toolcore.Result, error) {
+	env.OnActivity(wire.AwaitToolCallName, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in wire.AwaitToolCallInput) (toolcore.Result, error) {
 			awaited = append(awaited, in)
 			return toolcore.SuccessResult(first, `{"sum":3}`), nil
 		})

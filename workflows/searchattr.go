@@ -8,16 +8,6 @@ import (
 	"github.com/toolgate/toolgate/wire"
 )
 
-// Values of the ToolOutcome search attribute besides the result error codes
-// (TOOL_NOT_FOUND, TOOL_ARGUMENTS_INVALID, ...), declared in package wire.
-const (
-	OutcomeOK       = wire.OutcomeOK
-	OutcomeCanceled = wire.OutcomeCanceled
-	OutcomeFatal    = wire.OutcomeFatal
-	// OutcomeInvalidToolCall: the input was not a tool call; the workflow failed.
-	OutcomeInvalidToolCall = wire.OutcomeInvalidToolCall
-)
-
 // Search attribute keys (all Keyword), named in package wire.
 func toolNameKey() temporal.SearchAttributeKeyKeyword {
 	return temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolName)

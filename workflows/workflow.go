@@ -50,10 +50,10 @@ const (
 	MaxValidateTimeout     = 800 * time.Millisecond
 )
 
-// Register registers ToolCallWorkflow under ToolCallWorkflowName.
+// Register registers ToolCallWorkflow under wire.ToolCallWorkflowName.
 func (w *Workflows) Register(r worker.WorkflowRegistry) {
-	r.RegisterWorkflowWithOptions(w.ToolCallWorkflow, workflow.RegisterOptions{Name: ToolCallWorkflowName})
-	r.RegisterWorkflowWithOptions(w.ToolCatalogWorkflow, workflow.RegisterOptions{Name: ToolCatalogWorkflowName})
+	r.RegisterWorkflowWithOptions(w.ToolCallWorkflow, workflow.RegisterOptions{Name: wire.ToolCallWorkflowName})
+	r.RegisterWorkflowWithOptions(w.ToolCatalogWorkflow, workflow.RegisterOptions{Name: wire.ToolCatalogWorkflowName})
 }
 
 // ToolCallWorkflow turns one untrusted tool call into one outcome: a linked result (its return
@@ -65,7 +65,7 @@ func (w *Workflows) ToolCallWorkflow(ctx workflow.Context, input Input) (toolcor
 		err = checkWorkflowID(workflow.GetInfo(ctx).WorkflowExecution.ID)
 	}
 	if err != nil {
-		w.upsertOutcome(ctx, toolcore.ToolCall{}, OutcomeInvalidToolCall)
+		w.upsertOutcome(ctx, toolcore.ToolCall{}, wire.OutcomeInvalidToolCall)
 		return toolcore.Result{}, err
 	}
 	if ctx.Err() != nil {
@@ -177,7 +177,7 @@ func (w *Workflows) hurryOnCancel(ctx workflow.Context, running workflow.Future)
 
 // complete ends the workflow with result.
 func (w *Workflows) complete(ctx workflow.Context, call toolcore.ToolCall, result toolcore.Result) (toolcore.Result, error) {
-	outcome := OutcomeOK
+	outcome := wire.OutcomeOK
 	if code := result.ErrorCode(); code != 0 {
 		outcome = code.String()
 	}
@@ -190,7 +190,7 @@ func (w *Workflows) complete(ctx workflow.Context, call toolcore.ToolCall, resul
 // the workflow context is already canceled.
 func (w *Workflows) canceled(ctx workflow.Context, call toolcore.ToolCall) (toolcore.Result, error) {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	w.upsertOutcome(dctx, call, OutcomeCanceled)
+	w.upsertOutcome(dctx, call, wire.OutcomeCanceled)
 	return toolcore.Result{}, temporal.NewCanceledError()
 }
 
@@ -198,10 +198,10 @@ func (w *Workflows) canceled(ctx workflow.Context, call toolcore.ToolCall) (tool
 // lost, after its retries) to the call's outcome.
 func (w *Workflows) activityFailed(ctx workflow.Context, call toolcore.ToolCall, opts toolcore.Options, err error) (toolcore.Result, error) {
 	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) && appErr.Type() == ErrTypeNonRecoverable {
-		w.setDetails(ctx, "failed: "+OutcomeFatal)
-		w.upsertOutcome(ctx, call, OutcomeFatal)
-		return toolcore.Result{}, temporal.NewNonRetryableApplicationError(appErr.Message(), ErrTypeNonRecoverable, nil)
+	if errors.As(err, &appErr) && appErr.Type() == wire.ErrTypeNonRecoverable {
+		w.setDetails(ctx, "failed: "+wire.OutcomeFatal)
+		w.upsertOutcome(ctx, call, wire.OutcomeFatal)
+		return toolcore.Result{}, temporal.NewNonRetryableApplicationError(appErr.Message(), wire.ErrTypeNonRecoverable, nil)
 	}
 	w.countActivityFailure(ctx, call, err)
 	message := failureMessage(opts, err)

@@ -319,7 +319,7 @@ func TestToolCallWorkflowRefusesUnprintableWorkflowIDs(t *testing.T) {
 			got := runWorkflow(t, reg, call("ts-é-1", "add", `{"left":1,"right":2}`), runOptions{workflowID: id})
 			var appErr *temporal.ApplicationError
 			require.ErrorAs(t, got.err, &appErr)
-			assert.Equal(t, workflows.ErrTypeInvalidToolCall, appErr.Type())
+			assert.Equal(t, wire.ErrTypeInvalidToolCall, appErr.Type())
 			assert.Contains(t, appErr.Message(), "is not printable ASCII")
 			assert.Contains(t, appErr.Message(), "toolcall-ts-%C3%A9-1")
 			assert.Zero(t, got.attempts)

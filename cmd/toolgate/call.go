@@ -133,7 +133,7 @@ func runCall(ctx context.Context, a *app, o callOptions, args []string) error {
 		return badInput(err)
 	}
 	ctx = tgclient.WithPriority(ctx, o.priority)
-	ids := callIDs{WorkflowID: tgclient.WorkflowID(o.scope, call.ID()), ToolCallID: call.ID(), ToolName: call.Name()}
+	ids := callIDs{WorkflowID: wire.WorkflowID(o.scope, call.ID()), ToolCallID: call.ID(), ToolName: call.Name()}
 	logger := a.logger.With(ids.fields()...)
 
 	c, err := o.conn.dial(ctx, a.logger)

@@ -7,8 +7,8 @@ import (
 
 	"go.uber.org/zap"
 
-	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // Exit codes, documented in the root --help. Scripts and agents branch on them.
@@ -87,12 +87,12 @@ func classify(err error) (code int, msg string) {
 	if _, ok := toolcore.AsNonRecoverable(err); ok {
 		return ExitFatal, messageFor(ExitFatal)
 	}
-	if errors.Is(err, tgclient.ErrCallCanceled) || errors.Is(err, context.Canceled) {
+	if errors.Is(err, wire.ErrCallCanceled) || errors.Is(err, context.Canceled) {
 		return ExitCanceled, messageFor(ExitCanceled)
 	}
 	var contract *toolcore.ContractError
-	if errors.As(err, &contract) || errors.Is(err, tgclient.ErrNotFound) ||
-		errors.Is(err, tgclient.ErrCallConflict) {
+	if errors.As(err, &contract) || errors.Is(err, wire.ErrNotFound) ||
+		errors.Is(err, wire.ErrCallConflict) {
 		return ExitUsage, messageFor(ExitUsage)
 	}
 	return ExitFailure, messageFor(ExitFailure)

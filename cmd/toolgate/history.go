@@ -13,6 +13,7 @@ import (
 	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/safetext"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 type historyOptions struct {
@@ -55,7 +56,7 @@ func runHistory(ctx context.Context, a *app, o historyOptions, args []string) er
 	}
 	defer c.Close()
 	hist, err := o.conn.toolgate(c, "", "").History(ctx, wid, "")
-	if errors.Is(err, tgclient.ErrNotFound) {
+	if errors.Is(err, wire.ErrNotFound) {
 		err = badInput(notFoundHint(fmt.Errorf("read history of %s: no such call: %w", wid, err), wid))
 	}
 	if err != nil {

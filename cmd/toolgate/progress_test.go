@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 func TestRenderProgress(t *testing.T) {
@@ -175,12 +175,12 @@ func TestClassify(t *testing.T) {
 		{name: "error result already printed", give: &exitError{code: ExitErrorResult}, wantCode: ExitErrorResult},
 		{name: "bad input", give: badInput(errors.New("x")), wantCode: ExitUsage, wantMsg: "bad input"},
 		{name: "fatal tool error", give: fmt.Errorf("run: %w", toolcore.NewNonRecoverableToolError("disk on fire")), wantCode: ExitFatal, wantMsg: "fatal tool error: stop the agent run"},
-		{name: "canceled by someone", give: fmt.Errorf("toolcall-a: %w", tgclient.ErrCallCanceled), wantCode: ExitCanceled, wantMsg: "call canceled"},
+		{name: "canceled by someone", give: fmt.Errorf("toolcall-a: %w", wire.ErrCallCanceled), wantCode: ExitCanceled, wantMsg: "call canceled"},
 		{name: "canceled by ctrl-c", give: aboutCall(callIDs{ToolCallID: "a"}, context.Canceled), wantCode: ExitCanceled, wantMsg: "call canceled"},
-		{name: "not found", give: fmt.Errorf("get: %w", tgclient.ErrNotFound), wantCode: ExitUsage, wantMsg: "bad input"},
-		{name: "conflict", give: fmt.Errorf("start: %w", tgclient.ErrCallConflict), wantCode: ExitUsage, wantMsg: "bad input"},
+		{name: "not found", give: fmt.Errorf("get: %w", wire.ErrNotFound), wantCode: ExitUsage, wantMsg: "bad input"},
+		{name: "conflict", give: fmt.Errorf("start: %w", wire.ErrCallConflict), wantCode: ExitUsage, wantMsg: "bad input"},
 		{name: "contract error", give: &toolcore.ContractError{Code: toolcore.CodeInvalidToolCall, Message: "x"}, wantCode: ExitUsage, wantMsg: "bad input"},
-		{name: "terminated", give: fmt.Errorf("x: %w", tgclient.ErrCallTerminated), wantCode: ExitFailure, wantMsg: "command failed"},
+		{name: "terminated", give: fmt.Errorf("x: %w", wire.ErrCallTerminated), wantCode: ExitFailure, wantMsg: "command failed"},
 		{name: "anything else", give: errors.New("connection refused"), wantCode: ExitFailure, wantMsg: "command failed"},
 	}
 	for _, tt := range tests {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	tgclient "github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/wire"
 )
 
 type resultOptions struct {
@@ -46,7 +46,7 @@ func runResult(ctx context.Context, a *app, o resultOptions, args []string) erro
 	ids := call.ids
 	res, err := call.client.ResultByWorkflowID(ctx, call.workflowID)
 	if err != nil {
-		if ctx.Err() != nil && !errors.Is(err, tgclient.ErrCallCanceled) {
+		if ctx.Err() != nil && !errors.Is(err, wire.ErrCallCanceled) {
 			return aboutCall(ids, &exitError{code: ExitFailure, err: errors.New("stopped waiting; the call goes on")})
 		}
 		return aboutCall(ids, err)

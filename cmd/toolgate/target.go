@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	tgclient "github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // targetOptions name the call a command acts on: a workflow ID argument, or --call-id (with
@@ -31,7 +32,7 @@ func (o targetOptions) workflowID(args []string) (string, error) {
 	case len(args) == 1 && strings.TrimSpace(args[0]) != "":
 		return args[0], nil
 	case o.callID != "":
-		return tgclient.WorkflowID(o.scope, o.callID), nil
+		return wire.WorkflowID(o.scope, o.callID), nil
 	default:
 		return "", badInput(errors.New("give the workflow ID (toolcall-<call ID>) or --call-id"))
 	}
@@ -73,7 +74,7 @@ func openCall(ctx context.Context, a *app, conn connOptions, target targetOption
 
 // notFoundHint adds to a not-found error a hint when the ID looks like a call ID.
 func notFoundHint(err error, workflowID string) error {
-	if errors.Is(err, tgclient.ErrNotFound) && !strings.Contains(workflowID, "toolcall-") {
+	if errors.Is(err, wire.ErrNotFound) && !strings.Contains(workflowID, "toolcall-") {
 		return fmt.Errorf("%w (workflow IDs look like toolcall-%s; or use --call-id %s)", err, workflowID, workflowID)
 	}
 	return err

@@ -23,7 +23,7 @@ type AgentInput struct {
 	// MaxTurns bounds the model turns. Optional: default DefaultMaxTurns.
 	MaxTurns int `json:"maxTurns,omitempty"`
 	// ToolTaskQueue is where the toolgate worker runs the tools. Optional: default
-	// workflows.DefaultTaskQueue.
+	// wire.DefaultTaskQueue.
 	ToolTaskQueue string `json:"toolTaskQueue,omitempty"`
 }
 
@@ -37,11 +37,11 @@ type AgentResult struct {
 // AgentWorkflow is the agent loop: model turn, round of tool calls, outcomes back to the model,
 // until the model answers without calls. See the package documentation.
 func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
-	return agentLoop(ctx, in, workflows.RoundOptions{})
+	return agentLoop(ctx, in, toolcore.RoundOptions{})
 }
 
 // agentLoop is AgentWorkflow running every round with roundOptions (the replay tests vary them).
-func agentLoop(ctx workflow.Context, in AgentInput, roundOptions workflows.RoundOptions) (AgentResult, error) {
+func agentLoop(ctx workflow.Context, in AgentInput, roundOptions toolcore.RoundOptions) (AgentResult, error) {
 	maxTurns := in.MaxTurns
 	if maxTurns <= 0 {
 		maxTurns = DefaultMaxTurns

@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolgate/toolgate/replay"
-	"github.com/toolgate/toolgate/workflows"
+	"github.com/toolgate/toolgate/toolcore"
 )
 
 // recordedHistory is a finished AgentWorkflow run of the default script (one round of add and echo
@@ -64,7 +64,7 @@ func TestReplayRecordedAgentHistory(t *testing.T) {
 // replayed under another workflow ID scopes its calls differently.
 func TestReplayDetectsAgentChanges(t *testing.T) {
 	sequential := func(ctx workflow.Context, in AgentInput) (AgentResult, error) {
-		return agentLoop(ctx, in, workflows.RoundOptions{Sequential: true})
+		return agentLoop(ctx, in, toolcore.RoundOptions{Sequential: true})
 	}
 	assert.Error(t, replayAgent(t, sequential, recordedID), "round made sequential")
 

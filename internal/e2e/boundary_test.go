@@ -19,8 +19,8 @@ import (
 	"github.com/toolgate/toolgate/internal/devtest"
 	"github.com/toolgate/toolgate/internal/logging"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 	"github.com/toolgate/toolgate/worker"
-	"github.com/toolgate/toolgate/workflows"
 )
 
 // A call ID outside printable ASCII runs under its escaped workflow ID and keeps its ID in the
@@ -52,7 +52,7 @@ func TestRawNonASCIIWorkflowIDFailsFast(t *testing.T) {
 		ID:                    e.queue + "/toolcall-ts-é-1",
 		TaskQueue:             e.queue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-	}, workflows.ToolCallWorkflowName, json.RawMessage(`{"type":"toolCall","id":"ts-é-1","name":"add","arguments":{"left":1,"right":2}}`))
+	}, wire.ToolCallWorkflowName, json.RawMessage(`{"type":"toolCall","id":"ts-é-1","name":"add","arguments":{"left":1,"right":2}}`))
 	require.NoError(t, err)
 
 	_, err = e.client.ResultByWorkflowID(ctx, run.GetID())
@@ -110,7 +110,7 @@ func TestExecuteDeadlineWithoutWorker(t *testing.T) {
 	e := &env{t: t, queue: queue, sdk: sdk, client: cl}
 	e.worker = e.startWorker(sdk, 5*time.Second, addTool(t, &runs))
 	_, err = cl.Result(e.ctx(), "late-1")
-	assert.ErrorIs(t, err, client.ErrCallCanceled)
+	assert.ErrorIs(t, err, wire.ErrCallCanceled)
 	assert.Equal(t, int32(0), runs.Load(), "the tool never runs after the caller gave up")
 }
 
@@ -235,7 +235,7 @@ func TestExpectedOutcomesAreNotLoggedAsErrors(t *testing.T) {
 	done := goExecute(ctx, e.client, call(t, "cancel-é", "slow", `{}`))
 	g.waitStarted(t)
 	require.NoError(t, e.client.Cancel(ctx, "cancel-é"))
-	require.ErrorIs(t, await(t, done).err, client.ErrCallCanceled)
+	require.ErrorIs(t, await(t, done).err, wire.ErrCallCanceled)
 
 	ours := map[string]bool{e.client.WorkflowID("fatal-1"): true, e.client.WorkflowID("cancel-é"): true}
 	for _, entry := range logs.FilterLevelExact(zap.WarnLevel).All() {

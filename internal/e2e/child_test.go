@@ -11,8 +11,8 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 	"github.com/toolgate/toolgate/workflows"
 )
 
@@ -30,7 +30,7 @@ func roundParent(ctx workflow.Context, queue, scope string, raw []json.RawMessag
 		calls[i], _ = toolcore.ParseToolCall(r)
 	}
 	ctx = workflows.WithCallOptions(ctx, workflows.CallOptions{TaskQueue: queue, Scope: scope, SearchAttributes: true})
-	outcomes, err := workflows.ExecuteRound(ctx, calls, workflows.RoundOptions{})
+	outcomes, err := workflows.ExecuteRound(ctx, calls, toolcore.RoundOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -122,5 +122,5 @@ func TestCanceledParentCancelsItsChildren(t *testing.T) {
 	require.Error(t, run.Get(ctx, nil))
 	assert.Error(t, <-g.canceled, "the tool was stopped")
 	_, err = e.client.Result(ctx, "w")
-	assert.ErrorIs(t, err, client.ErrCallCanceled, "the child ended canceled")
+	assert.ErrorIs(t, err, wire.ErrCallCanceled, "the child ended canceled")
 }

@@ -115,7 +115,7 @@ func TestConflictingResubmitIsRefused(t *testing.T) {
 			g.waitStarted(t)
 
 			_, err = e.client.Start(ctx, tt.submitted)
-			require.ErrorIs(t, err, client.ErrCallConflict, "while running")
+			require.ErrorIs(t, err, wire.ErrCallConflict, "while running")
 			assert.ErrorContains(t, err, tt.want)
 
 			close(g.release)
@@ -124,7 +124,7 @@ func TestConflictingResubmitIsRefused(t *testing.T) {
 			assert.False(t, result.IsError())
 
 			_, err = e.client.Execute(ctx, tt.submitted)
-			require.ErrorIs(t, err, client.ErrCallConflict, "after it closed")
+			require.ErrorIs(t, err, wire.ErrCallConflict, "after it closed")
 			assert.Equal(t, int32(1), g.runs.Load(), "only the original ran")
 		})
 	}
@@ -145,16 +145,16 @@ func TestCancelThroughClient(t *testing.T) {
 		t.Fatal("the tool did not observe the cancellation")
 	}
 	got := await(t, done)
-	require.ErrorIs(t, got.err, client.ErrCallCanceled)
+	require.ErrorIs(t, got.err, wire.ErrCallCanceled)
 	assert.True(t, got.result.IsZero())
 
 	st, err := e.client.Status(ctx, "c1")
 	require.NoError(t, err)
 	assert.Equal(t, client.Canceled, st.State)
-	assert.ErrorIs(t, st.Err, client.ErrCallCanceled)
+	assert.ErrorIs(t, st.Err, wire.ErrCallCanceled)
 	assert.ErrorIs(t, e.client.Cancel(ctx, "c1"), client.ErrCallClosed)
 	_, err = e.client.Execute(ctx, call(t, "c1", "slow", `{}`))
-	assert.ErrorIs(t, err, client.ErrCallCanceled, "a canceled call stays canceled")
+	assert.ErrorIs(t, err, wire.ErrCallCanceled, "a canceled call stays canceled")
 }
 
 func TestExecuteContextCancelCancelsTheCall(t *testing.T) {
@@ -305,12 +305,12 @@ func TestOutcomesWithoutARun(t *testing.T) {
 	})
 	t.Run("no such call", func(t *testing.T) {
 		_, err := e.client.Result(ctx, "never-started")
-		assert.ErrorIs(t, err, client.ErrNotFound)
-		assert.ErrorIs(t, e.client.Cancel(ctx, "never-started"), client.ErrNotFound)
+		assert.ErrorIs(t, err, wire.ErrNotFound)
+		assert.ErrorIs(t, e.client.Cancel(ctx, "never-started"), wire.ErrNotFound)
 		_, err = e.client.Status(ctx, "never-started")
-		assert.ErrorIs(t, err, client.ErrNotFound)
+		assert.ErrorIs(t, err, wire.ErrNotFound)
 		_, _, err = e.client.Progress(ctx, "never-started")
-		assert.ErrorIs(t, err, client.ErrNotFound)
+		assert.ErrorIs(t, err, wire.ErrNotFound)
 	})
 	t.Run("zero call fails fast", func(t *testing.T) {
 		var ce *toolcore.ContractError
@@ -338,7 +338,7 @@ func TestMalformedCallStartedByAnotherClient(t *testing.T) {
 	assert.Equal(t, toolcore.CodeInvalidToolCall, ce.Code)
 
 	_, err = e.client.Execute(ctx, call(t, "c1", "add", `{}`))
-	assert.ErrorIs(t, err, client.ErrCallConflict, "a malformed recorded call is not this call")
+	assert.ErrorIs(t, err, wire.ErrCallConflict, "a malformed recorded call is not this call")
 }
 
 func TestSetupSearchAttributesIsIdempotent(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // Client.History reads a call's whole history; HistoryJSON writes what the SDK's history reader
@@ -36,5 +37,5 @@ func TestHistoryOfACall(t *testing.T) {
 	assert.True(t, proto.Equal(hist, back), "HistoryJSON must read back as the same history")
 
 	_, err = e.client.History(ctx, e.client.WorkflowID("call-history-never-started"), "")
-	assert.ErrorIs(t, err, client.ErrNotFound)
+	assert.ErrorIs(t, err, wire.ErrNotFound)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/devtest"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // A call on a queue no worker polls makes Execute's NoWorker hook say so while the call waits;
@@ -37,7 +38,7 @@ func TestNoWorkerHookThenWorker(t *testing.T) {
 		require.FailNow(t, "the NoWorker hook did not fire")
 	}
 	assert.Equal(t, queue, ev.TaskQueue)
-	assert.Equal(t, client.WorkflowID(queue, "unpolled-1"), ev.WorkflowID)
+	assert.Equal(t, wire.WorkflowID(queue, "unpolled-1"), ev.WorkflowID)
 	assert.Equal(t, "unpolled-1", ev.ToolCallID)
 	assert.Equal(t, "add", ev.ToolName)
 	assert.ErrorIs(t, ev.Err, client.ErrNoWorker)

@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/toolbox"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // TestRetryAfter: a ReadOnly tool whose API answered "429, retry after 2 s" gets its second
@@ -121,7 +122,7 @@ func TestRetryAfterWaitShowsInStatus(t *testing.T) {
 
 	require.NoError(t, e.sdk.CancelWorkflow(ctx, e.client.WorkflowID("ra3"), ""))
 	_, err = e.client.Result(ctx, "ra3")
-	assert.ErrorIs(t, err, client.ErrCallCanceled)
+	assert.ErrorIs(t, err, wire.ErrCallCanceled)
 	assert.Equal(t, int32(1), runs.Load(), "the canceled wait started no attempt")
 }
 

@@ -67,7 +67,7 @@ func TestExecuteRoundRunsInParallelAndAnswersInSourceOrder(t *testing.T) {
 	}
 	done := make(chan round, 1)
 	go func() {
-		o, err := e.client.ExecuteRound(ctx, calls, client.RoundOptions{})
+		o, err := e.client.ExecuteRound(ctx, calls, toolcore.RoundOptions{})
 		done <- round{o, err}
 	}()
 	for range calls {
@@ -94,7 +94,7 @@ func TestExecuteRoundSequentialToolRunsAlone(t *testing.T) {
 	require.NoError(t, err)
 	calls := []toolcore.ToolCall{tagged(t, "r1", "read"), tagged(t, "r2", "read"), tagged(t, "w3", "write"), tagged(t, "r4", "read")}
 
-	outcomes, err := e.client.ExecuteRound(e.ctx(), calls, client.RoundOptions{Tools: reg})
+	outcomes, err := e.client.ExecuteRound(e.ctx(), calls, toolcore.RoundOptions{Tools: reg})
 	require.NoError(t, err)
 	for i, o := range outcomes {
 		require.Equal(t, toolcore.OutcomeResult, o.Kind, "call %d: %v", i, o.Err)
@@ -110,7 +110,7 @@ func TestExecuteRoundSequentialOption(t *testing.T) {
 	e := newEnv(t, j.tool(t, "read", toolcore.Options{SideEffect: toolcore.ReadOnly}))
 	calls := []toolcore.ToolCall{tagged(t, "s1", "read"), tagged(t, "s2", "read"), tagged(t, "s3", "read")}
 
-	outcomes, err := e.client.ExecuteRound(e.ctx(), calls, client.RoundOptions{Sequential: true})
+	outcomes, err := e.client.ExecuteRound(e.ctx(), calls, toolcore.RoundOptions{Sequential: true})
 	require.NoError(t, err)
 	require.Len(t, outcomes, 3)
 	assert.Equal(t, []string{"start s1", "end s1", "start s2", "end s2", "start s3", "end s3"}, j.snapshot())
@@ -139,7 +139,7 @@ func TestExecuteRoundFatalStopsLaterCallsAndKeepsRunningOnes(t *testing.T) {
 	}
 	done := make(chan round, 1)
 	go func() {
-		o, err := e.client.ExecuteRound(e.ctx(), calls, client.RoundOptions{Tools: reg})
+		o, err := e.client.ExecuteRound(e.ctx(), calls, toolcore.RoundOptions{Tools: reg})
 		done <- round{o, err}
 	}()
 	<-fatalStarted
@@ -185,7 +185,7 @@ func TestExecuteRoundCanceledContext(t *testing.T) {
 	}
 	done := make(chan round, 1)
 	go func() {
-		o, err := e.client.ExecuteRound(ctx, calls, client.RoundOptions{Tools: reg})
+		o, err := e.client.ExecuteRound(ctx, calls, toolcore.RoundOptions{Tools: reg})
 		done <- round{o, err}
 	}()
 	g.waitStarted(t)

@@ -15,6 +15,7 @@ import (
 	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/faults"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // cancelPoint is where in a call's life the storm cancels it.
@@ -162,7 +163,7 @@ func TestCancellationStorm(t *testing.T) {
 			continue
 		}
 		executePoint := s.point == cancelExecuteRunning || s.point == cancelExecuteJitter
-		if executePoint && errors.Is(o.err, tgclient.ErrNotFound) {
+		if executePoint && errors.Is(o.err, wire.ErrNotFound) {
 			// Execute's context ended before its start reached the server: nothing started,
 			// and Execute said so by returning the cancellation.
 			fig.Detail["canceledBeforeStart"]++

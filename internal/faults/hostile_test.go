@@ -16,9 +16,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
 
-	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/faults"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // Bounds on what a history may hold besides the call itself (the workflow input and the
@@ -199,7 +199,7 @@ func TestHostileOutputs(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		_, err := cl.Status(ctx, "hostile-refused")
-		assert.ErrorIs(t, err, tgclient.ErrNotFound)
+		assert.ErrorIs(t, err, wire.ErrNotFound)
 	})
 	report(t, fig, began)
 }

@@ -21,6 +21,7 @@ import (
 	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/faults"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // cliRun is one finished toolgate command.
@@ -90,7 +91,7 @@ func queryString(s string) string {
 
 // TestHostileIDs sends calls whose IDs and names try to break workflow IDs, search attributes
 // and log lines through the CLI (`toolgate call --log-format json`) and the Go client. Each
-// accepted ID is kept byte for byte (in the workflow ID: escaped, client.WorkflowID), the ToolCallId search attribute (and a
+// accepted ID is kept byte for byte (in the workflow ID: escaped, wire.WorkflowID), the ToolCallId search attribute (and a
 // visibility query on it finds exactly that call), the result message and every log line, each
 // of which stays one JSON object. IDs with control or invisible characters are refused before
 // anything starts. A workflow ID that two scopes could both produce is never answered with the
@@ -135,23 +136,23 @@ func TestHostileIDs(t *testing.T) {
 			}
 			out, ok := effectOutput(res)
 			assert.True(t, ok, res.Content())
-			assert.Equal(t, tgclient.WorkflowID("", id), out.Key, "idempotency key")
+			assert.Equal(t, wire.WorkflowID("", id), out.Key, "idempotency key")
 
 			named := 0
 			for _, line := range jsonLines(t, "toolgate call", got.stderr) {
 				if v, ok := line["toolCallId"]; ok {
 					named++
 					assert.Equal(t, id, v, "toolCallId field of %v", line)
-					assert.Equal(t, tgclient.WorkflowID("", id), line["workflowId"], "workflowId field of %v", line)
+					assert.Equal(t, wire.WorkflowID("", id), line["workflowId"], "workflowId field of %v", line)
 				}
 			}
 			assert.Positive(t, named, "log lines name the call")
 
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			desc, err := sdk.DescribeWorkflowExecution(ctx, tgclient.WorkflowID("", id), "")
+			desc, err := sdk.DescribeWorkflowExecution(ctx, wire.WorkflowID("", id), "")
 			require.NoError(t, err)
-			assert.Equal(t, tgclient.WorkflowID("", id), desc.GetWorkflowExecutionInfo().GetExecution().GetWorkflowId())
+			assert.Equal(t, wire.WorkflowID("", id), desc.GetWorkflowExecutionInfo().GetExecution().GetWorkflowId())
 			var attr string
 			fields := desc.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()
 			require.NoError(t, converter.GetDefaultDataConverter().FromPayload(fields["ToolCallId"], &attr))
@@ -168,7 +169,7 @@ func TestHostileIDs(t *testing.T) {
 					return len(found) > 0
 				}, visibilityTimeout, 100*time.Millisecond, "visibility finds %s", query)
 				assert.Len(t, found, 1, "exactly this call")
-				assert.Contains(t, found, tgclient.WorkflowID("", id))
+				assert.Contains(t, found, wire.WorkflowID("", id))
 				fig.Detail["queriedByValue"]++
 			}
 			fig.Detail["accepted"]++
@@ -215,7 +216,7 @@ func TestHostileIDs(t *testing.T) {
 			assert.Equal(t, id, res.ToolCallID())
 			out, ok := effectOutput(res)
 			assert.True(t, ok, res.Content())
-			assert.Equal(t, tgclient.WorkflowID("", id), out.Key, "idempotency key: the escaped workflow ID")
+			assert.Equal(t, wire.WorkflowID("", id), out.Key, "idempotency key: the escaped workflow ID")
 			fig.Detail["nonASCIIEscaped"]++
 		}
 	})
@@ -233,7 +234,7 @@ func TestHostileIDs(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, linked(res, unscoped))
 		_, err = scopedClient.Execute(ctx, scoped)
-		assert.ErrorIs(t, err, tgclient.ErrCallConflict)
+		assert.ErrorIs(t, err, wire.ErrCallConflict)
 		tally := faults.Count(f.watch.snapshot(t))
 		assert.Equal(t, 1, tally.Of(unscoped.ID(), faults.KindRun))
 		assert.Zero(t, tally.Of(scoped.ID(), faults.KindRun))
@@ -243,7 +244,7 @@ func TestHostileIDs(t *testing.T) {
 	t.Run("visibility keeps every ID intact", func(t *testing.T) {
 		want := map[string]string{}
 		for _, id := range append(slices.Clone(ids), nonASCII...) {
-			want[tgclient.WorkflowID("", id)] = id
+			want[wire.WorkflowID("", id)] = id
 		}
 		var got map[string]string
 		require.Eventually(t, func() bool {
@@ -267,7 +268,7 @@ func TestHostileIDs(t *testing.T) {
 		}
 		tally := faults.Count(f.watch.snapshot(t))
 		for id := range tally {
-			if want[tgclient.WorkflowID("", id)] == "" && id != "x/toolcall-y" {
+			if want[wire.WorkflowID("", id)] == "" && id != "x/toolcall-y" {
 				t.Errorf("a tool ran for %q", id)
 			}
 		}

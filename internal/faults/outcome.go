@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 
-	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // Terminal is the kind of a call's outcome as the agent sees it.
@@ -32,7 +32,7 @@ func Classify(res toolcore.Result, err error) Terminal {
 	switch {
 	case err == nil && !res.IsZero():
 		return TerminalResult
-	case errors.Is(err, tgclient.ErrCallCanceled):
+	case errors.Is(err, wire.ErrCallCanceled):
 		return TerminalCanceled
 	default:
 		return TerminalError

@@ -8,7 +8,6 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/wire"
 )
 
@@ -34,7 +33,7 @@ const (
 //     ApplicationError, which the SDK itself logs at Debug).
 //
 // toolCallId is decoded from a WorkflowID of the shape "toolcall-<escaped id>" or
-// "<scope>/toolcall-<escaped id>" (client.WorkflowID).
+// "<scope>/toolcall-<escaped id>" (wire.WorkflowID).
 //
 // Attributes added with WithAttrs wait in attrs until a line is written: the SDK derives a logger
 // with a task's tags for every workflow and activity task, most of which never write a line, and
@@ -121,7 +120,7 @@ func recordCallID(r slog.Record) (id string, ok bool) {
 	return id, ok
 }
 
-// callIDOf reverses client.WorkflowID.
+// callIDOf reverses wire.WorkflowID.
 func callIDOf(workflowID string) (string, bool) {
 	escaped, ok := strings.CutPrefix(workflowID, workflowIDCallMark)
 	if !ok {
@@ -131,6 +130,6 @@ func callIDOf(workflowID string) (string, bool) {
 		}
 		escaped = workflowID[i+len(scopedCallIDPrefix):]
 	}
-	id, err := client.UnescapeID(escaped)
+	id, err := wire.UnescapeID(escaped)
 	return id, err == nil && id != ""
 }

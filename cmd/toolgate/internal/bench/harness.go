@@ -24,6 +24,7 @@ import (
 	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/logging"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 	"github.com/toolgate/toolgate/worker"
 )
 
@@ -267,7 +268,7 @@ func (h *harness) toolgateSubjectOf(name string, cl *tgclient.Client, tool func(
 			if err != nil {
 				return record{}, err
 			}
-			r := record{workflowID: tgclient.WorkflowID("", call.ID()), start: time.Now()}
+			r := record{workflowID: wire.WorkflowID("", call.ID()), start: time.Now()}
 			res, err := cl.Execute(ctx, call)
 			r.end = time.Now()
 			if err != nil {

@@ -13,7 +13,6 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/workflows"
 )
@@ -132,7 +131,7 @@ func benchAgentWorkflow(ctx workflow.Context, in benchAgentInput) (int, error) {
 			Scope:            workflow.GetInfo(ctx).WorkflowExecution.ID,
 			SearchAttributes: in.SearchAttributes,
 		})
-		outcomes, err := workflows.ExecuteRound(ctx, calls, workflows.RoundOptions{})
+		outcomes, err := workflows.ExecuteRound(ctx, calls, toolcore.RoundOptions{})
 		if err != nil {
 			return 0, err
 		}
@@ -274,7 +273,7 @@ func (h *harness) roundRun(shape, agentQueue string) func(context.Context) error
 				}
 				calls[i] = c
 			}
-			outcomes, err := cl.ExecuteRound(ctx, calls, tgclient.RoundOptions{Sequential: sequential})
+			outcomes, err := cl.ExecuteRound(ctx, calls, toolcore.RoundOptions{Sequential: sequential})
 			if err != nil {
 				return err
 			}

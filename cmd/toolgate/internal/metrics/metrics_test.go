@@ -71,7 +71,7 @@ func TestScrapeAfterCalls(t *testing.T) {
 	}
 
 	want := map[string]float64{
-		series(workflows.MetricToolCalls, "add", workflows.OutcomeOK):                    3,
+		series(workflows.MetricToolCalls, "add", wire.OutcomeOK):                    3,
 		series(workflows.MetricToolCalls, "add", "TOOL_ARGUMENTS_INVALID"):               2,
 		series(workflows.MetricToolCalls, workflows.MetricToolUnknown, "TOOL_NOT_FOUND"): 1,
 		series(workflows.MetricValidationRejections, "add", "TOOL_ARGUMENTS_INVALID"):    2,
@@ -160,7 +160,7 @@ func TestApprovalMetrics(t *testing.T) {
 	got := waitFor("the approval decided", map[string]float64{
 		series(workflows.MetricApprovalsRequested, "deploy", ""):         1,
 		series(workflows.MetricApprovalsDecided, "deploy", ""):           1,
-		series(workflows.MetricToolCalls, "deploy", workflows.OutcomeOK): 1,
+		series(workflows.MetricToolCalls, "deploy", wire.OutcomeOK): 1,
 	})
 	// The approved call counts once, by its final outcome: not also as awaiting_approval.
 	assert.Zero(t, got[series(workflows.MetricToolCalls, "deploy", wire.OutcomeAwaitingApproval)])

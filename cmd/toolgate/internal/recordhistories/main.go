@@ -250,7 +250,7 @@ func canceledRound(ctx context.Context, r *recorder) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := r.waitProgress(ctx, client.WorkflowID(scope, "s")); err != nil {
+	if err := r.waitProgress(ctx, wire.WorkflowID(scope, "s")); err != nil {
 		return "", err
 	}
 	if err := r.sdk.CancelWorkflow(ctx, scope, ""); err != nil {
@@ -355,7 +355,7 @@ func execute(call toolcore.ToolCall) func(context.Context, *recorder) (string, e
 // invalidCall starts the workflow with a payload that is not a tool call (the toolgate client
 // refuses to, so the SDK client does).
 func invalidCall(ctx context.Context, r *recorder) (string, error) {
-	id := client.WorkflowID("", "call-invalid")
+	id := wire.WorkflowID("", "call-invalid")
 	_, err := r.sdk.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{ID: id, TaskQueue: wire.DefaultTaskQueue},
 		wire.ToolCallWorkflowName, json.RawMessage(`{"type":"toolCall","id":"call-invalid","name":"add"}`))
 	if err != nil {
@@ -388,7 +388,7 @@ func (r *recorder) waitProgress(ctx context.Context, id string) error {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if _, ok, err := r.tools.ProgressByWorkflowID(ctx, id); err != nil && !errors.Is(err, client.ErrNotFound) {
+		if _, ok, err := r.tools.ProgressByWorkflowID(ctx, id); err != nil && !errors.Is(err, wire.ErrNotFound) {
 			return err
 		} else if ok {
 			return nil
