@@ -116,7 +116,7 @@ FUZZTIME     ?= 1m
 FUZZ_TARGETS := toolcore:FuzzParseToolCall toolcore:FuzzArguments toolcore:FuzzSerialize \
 	toolcore:FuzzSerializeRawMessage toolcore:FuzzSerializeString toolcore:FuzzSerializeCapContent \
 	toolcore:FuzzDecodeString internal/safetext:FuzzEscape \
-	internal/faults:FuzzErrorMapping
+	internal/faults:FuzzErrorMapping wire:FuzzEscapeID
 soak:
 	$(GO) test -count=1 -timeout 150m -v -run '^Test' ./internal/faults/ -soak -faults.report $(abspath $(SOAK_REPORT))
 fuzz:
