@@ -34,6 +34,7 @@ type Activities struct {
 func (a *Activities) Register(r worker.ActivityRegistry) {
 	r.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: wire.ExecuteToolName})
 	r.RegisterActivityWithOptions(a.ReconcileTool, activity.RegisterOptions{Name: wire.ReconcileToolName})
+	r.RegisterActivityWithOptions(a.CompensateTool, activity.RegisterOptions{Name: wire.CompensateToolName})
 }
 
 // ExecuteTool runs one attempt of a validated call and returns its bounded result content.

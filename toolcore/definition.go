@@ -166,6 +166,14 @@ type Definition[A any] struct {
 	// Options.RerunWhenNotReconciled. An error is retried with backoff, a bounded number of
 	// times. Only Unsafe tools may declare it. Optional: default nil (outcome unknown, as without).
 	Reconcile func(ctx context.Context, idempotencyKey string) (output any, found bool, err error)
+	// Compensate undoes the effect of one completed call (a refund for a charge, a cancellation
+	// for a booking) when an agent run or an operator undoes the run's effects (workflows.Undo,
+	// `toolgate undo`). It runs as a durable, retried step with its own idempotency key
+	// (Compensation.Key, also the ctx's IdempotencyKey): it must apply at most once per key. A
+	// NonRecoverableToolError says it failed for good (the undo stops there); any other error is
+	// retried. Only Unsafe tools may declare it. Optional: default nil (the call's effect is
+	// left in place when a run is undone).
+	Compensate func(ctx context.Context, c Compensation) error
 }
 
 // Tool is an immutable, defined tool. The zero value is invalid (a nil entry in a batch).
@@ -194,6 +202,8 @@ type tool struct {
 	approvalRule func(raw []byte) (bool, error)
 	// reconcile is the author's Reconcile; nil without one.
 	reconcile func(ctx context.Context, idempotencyKey string) (any, bool, error)
+	// compensate is the author's Compensate; nil without one.
+	compensate func(ctx context.Context, c Compensation) error
 }
 
 // Define copies d once into an immutable Tool, or returns a *ContractError with
@@ -210,7 +220,7 @@ func Define[A any](d Definition[A]) (Tool, error) {
 	// Read every field of d exactly once: d is a copy already, and the funcs are captured by value.
 	name, description, validate, execute, opts := d.Name, d.Description, d.Validate, d.Execute, d.Options
 	inputRaw, outputRaw, checkSchema := bytes.Clone(d.InputSchema), bytes.Clone(d.OutputSchema), d.CheckSchema
-	rule, reconcile := d.ApprovalRule, d.Reconcile
+	rule, reconcile, compensate := d.ApprovalRule, d.Reconcile, d.Compensate
 	if err := checkName(name); err != nil {
 		return Tool{}, err
 	}
@@ -230,6 +240,8 @@ func Define[A any](d Definition[A]) (Tool, error) {
 	switch {
 	case reconcile != nil && opts.SideEffect != Unsafe:
 		return Tool{}, contractErrorf(CodeInvalidToolDefinition, "tool %q: Reconcile is for Unsafe tools; %s tools are retried instead", name, opts.SideEffect)
+	case compensate != nil && opts.SideEffect != Unsafe:
+		return Tool{}, contractErrorf(CodeInvalidToolDefinition, "tool %q: Compensate is for Unsafe tools, not %s ones", name, opts.SideEffect)
 	case reconcile == nil && opts.RerunWhenNotReconciled:
 		return Tool{}, contractErrorf(CodeInvalidToolDefinition, "tool %q: RerunWhenNotReconciled needs a Reconcile", name)
 	}
@@ -264,6 +276,7 @@ func Define[A any](d Definition[A]) (Tool, error) {
 		name:         name,
 		approvalRule: approvalRule,
 		reconcile:    reconcile,
+		compensate:   compensate,
 		description:  description,
 		options:      opts,
 		argType:      argType.String(),

@@ -20,6 +20,8 @@
 //   - approval.go: the approval updates and query, [ApprovalDecision], [ApprovalRecord] and
 //     [ApprovalState].
 //   - reconcile.go: the ReconcileTool activity of an Unsafe call whose attempt was lost.
+//   - undo.go: undoing a run's effects: the CompensateTool activity, [UndoWorkflowName], their
+//     inputs and [UndoResult].
 //   - round.go: calls started from workflow code: the AwaitToolCall activity and its errors.
 //   - flow.go: a call's [Priority] (level, fairness key and weight) and a tool's own task queue.
 //   - catalog.go: the tool catalog workflow [ToolCatalogWorkflowName] and its ID prefix.

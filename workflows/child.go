@@ -35,6 +35,10 @@ type CallOptions struct {
 	// parent's fairness key if it has one, else FairnessKeyOf(the parent's workflow ID), so each
 	// agent run gets its fair share of the tool fleet.
 	Priority wire.Priority
+	// Effects records the calls that completed (and the Unsafe ones whose outcome is unknown), in
+	// completion order, so the run can undo them (Effects.Undo). Optional: default nil, nothing
+	// is recorded.
+	Effects *Effects
 }
 
 // Defaults of CallOptions and the AwaitToolCall activity.
@@ -116,7 +120,11 @@ func ExecuteToolCall(ctx workflow.Context, call toolcore.ToolCall) (toolcore.Res
 		// The server reports a ChildWorkflowExecutionAlreadyStartedError, the test environment a
 		// WorkflowExecutionAlreadyStarted; this checks for both.
 		if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
-			return awaitExisting(ctx, opts, id, string(canonical))
+			result, err := awaitExisting(ctx, opts, id, string(canonical))
+			if err == nil {
+				recordChild(ctx, opts, call, id, result)
+			}
+			return result, err
 		}
 		if ctx.Err() != nil {
 			return toolcore.Result{}, err
@@ -130,6 +138,7 @@ func ExecuteToolCall(ctx workflow.Context, call toolcore.ToolCall) (toolcore.Res
 		}
 		return toolcore.Result{}, callerr.Map(id, err)
 	}
+	recordChild(ctx, opts, call, id, result)
 	return result, nil
 }
 

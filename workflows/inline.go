@@ -108,7 +108,15 @@ func (in *Inline) ExecuteToolCall(ctx workflow.Context, call toolcore.ToolCall) 
 	if ctx.Err() != nil {
 		return w.canceled(ctx, snapshot)
 	}
-	res, err := w.execute(ctx, snapshot, InlineKey(workflow.GetInfo(ctx).WorkflowExecution.ID, snapshot.ID()))
+	key := InlineKey(workflow.GetInfo(ctx).WorkflowExecution.ID, snapshot.ID())
+	childKey := new(string) // set when the call runs as a child (approval-gated)
+	res, err := w.execute(workflow.WithValue(ctx, childKeySlot{}, childKey), snapshot, key)
+	if *childKey != "" {
+		key = *childKey
+	}
+	if tool, ok := in.Registry.Get(snapshot.Name()); err == nil && ok && tool.HasCompensation() {
+		callOptions(ctx).Effects.record(snapshot, key, res)
+	}
 	return res, inlineError(err)
 }
 

@@ -40,6 +40,10 @@ const (
 	// MetricApprovalsRefusedReviewer counts decisions the update validator refused because the
 	// tool's Options.Reviewers does not name the reviewer (or a group of theirs).
 	MetricApprovalsRefusedReviewer = "toolgate_approvals_refused_reviewer_total"
+	// MetricCompensations counts the steps of undos (Undo, UndoWorkflow), one per effect
+	// attempted. Labels: tool, outcome (a wire.UndoStatus: compensated, skipped, notFound,
+	// unresolved, failed).
+	MetricCompensations = "toolgate_compensations_total"
 
 	// MetricLabelTool, MetricLabelOutcome and MetricLabelCode are the label names.
 	MetricLabelTool    = "tool"

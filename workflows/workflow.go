@@ -54,6 +54,7 @@ const (
 func (w *Workflows) Register(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(w.ToolCallWorkflow, workflow.RegisterOptions{Name: wire.ToolCallWorkflowName})
 	r.RegisterWorkflowWithOptions(w.ToolCatalogWorkflow, workflow.RegisterOptions{Name: wire.ToolCatalogWorkflowName})
+	r.RegisterWorkflowWithOptions(w.UndoWorkflow, workflow.RegisterOptions{Name: wire.UndoWorkflowName})
 }
 
 // ToolCallWorkflow turns one untrusted tool call into one outcome: a linked result (its return
