@@ -120,5 +120,11 @@ func DynamicConfig() dynamicconfig.StaticClient {
 		// Fair dispatch across fairness keys (docs/flow-control.md): without it the server
 		// ignores a call's fairness key and per-key rate limits.
 		dynamicconfig.MatchingEnableFairness.Key(): true,
+		// Cancellation pushed to the worker (docs/operations.md): the namespace reports the
+		// worker-commands capability (the SDK then polls its control queue) and history sends an
+		// activity's cancel request there, so workers need heartbeats only for liveness.
+		dynamicconfig.WorkerHeartbeatsEnabled.Key():           true, // the stock default; worker commands need it
+		dynamicconfig.WorkerCommandsEnabled.Key():             true,
+		dynamicconfig.EnableCancelActivityWorkerCommand.Key(): true,
 	}
 }

@@ -126,6 +126,14 @@ func dynamicConfig(overrides map[string]any) dynamicconfig.StaticClient {
 
 		dynamicconfig.HistoryLongPollExpirationInterval.Key(): 2 * time.Second,
 
+		// Cancellation pushed to the worker (docs/operations.md): the namespace reports the
+		// worker-commands capability, so the SDK polls its control queue, and history sends an
+		// activity's cancel request there at once. toolgate's workers then beat only for liveness
+		// (every 30 s for an idle held call) instead of every 5 s to hear a cancellation.
+		dynamicconfig.WorkerHeartbeatsEnabled.Key():           true, // the stock default; worker commands need it
+		dynamicconfig.WorkerCommandsEnabled.Key():             true,
+		dynamicconfig.EnableCancelActivityWorkerCommand.Key(): true,
+
 		// Tests and the UI list workflows often; the stock visibility limit is 10/s.
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 1000,
 
