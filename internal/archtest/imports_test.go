@@ -69,6 +69,12 @@ var rules = []rule{
 		to:   []string{"go.temporal.io/server/...", module + "/cmd/toolgate/internal/devserver"},
 	},
 	{
+		// Every name the two share is in wire (issue 21: one public name per value).
+		name: "workflows and activities never depend on client",
+		from: []string{module + "/workflows", module + "/activities"},
+		to:   []string{module + "/client/..."},
+	},
+	{
 		name: "client never depends on activities",
 		from: []string{module + "/client/..."},
 		to:   []string{module + "/activities/..."},
