@@ -24,8 +24,13 @@ import (
 )
 
 // fixtureArg makes the test binary a stdio MCP server (TestMain): "env" answers its environment,
-// "delete_all" (no annotations: Unsafe) writes <dir>/deleted.
+// "delete_all" (no annotations: Unsafe) writes <dir>/deleted, "say" answers fixtureText and
+// "two" two text contents.
 const fixtureArg = "mcp-fixture-server"
+
+// fixtureText is what the fixture's "say" tool answers: the conformance suite's text, with
+// characters JSON would escape.
+const fixtureText = "This is a simple text response for testing.\n\"Quoted\", back\\slash, tab\t, ünïcode ✓"
 
 func runFixtureServer(dir string) int {
 	s := sdk.NewServer(&sdk.Implementation{Name: "fixture", Version: "1"}, nil)
@@ -39,6 +44,14 @@ func runFixtureServer(dir string) int {
 		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 			err := os.WriteFile(filepath.Join(dir, "deleted"), []byte("yes"), 0o600)
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "deleted"}}}, nil, err
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "say", Description: "Say the fixture text.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fixtureText}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "two", Description: "Two text contents.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "one"}, &sdk.TextContent{Text: "two"}}}, nil, nil
 		})
 	if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 		return 1
@@ -81,6 +94,28 @@ func TestMountedCommandGetsACleanEnvironment(t *testing.T) {
 	assert.Contains(t, env, "FIXTURE_NAMED=named-value")
 	assert.NotContains(t, env, "FIXTURE_UNSET")
 	assert.Contains(t, env, "PATH=")
+}
+
+// A mounted tool's text result is the remote text, byte for byte: not JSON-quoted, for the
+// worker's callers and for the MCP clients of toolgate's own server alike; several contents are
+// their JSON list (issue 23).
+func TestMountedTextPassesThrough(t *testing.T) {
+	tg, _ := fixtureWorker(t, t.TempDir(), mcp.TargetOptions{}, mcp.MountOptions{})
+	res := execute(t, tg, "say-1", "fx_say", `{}`)
+	require.False(t, res.IsError(), res.Content())
+	assert.Equal(t, fixtureText, res.Content())
+	res = execute(t, tg, "two-1", "fx_two", `{}`)
+	require.False(t, res.IsError(), res.Content())
+	assert.JSONEq(t, `[{"type":"text","text":"one"},{"type":"text","text":"two"}]`, res.Content())
+
+	// Served back out by toolgate's MCP server: still the remote text.
+	infos, err := tg.ListTools(t.Context())
+	require.NoError(t, err)
+	cs := connectInMemory(t, mcp.NewServer(tg, infos, mcp.Options{}))
+	out, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "fx_say", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	assert.False(t, out.IsError)
+	assert.Equal(t, fixtureText, text(t, out))
 }
 
 func TestCommandEnv(t *testing.T) {
@@ -173,7 +208,8 @@ func TestWorkerCommandMountIsolatesEnvAndRequiresApproval(t *testing.T) {
 			columns[name], _, _ = strings.Cut(strings.TrimSpace(rest), "  ")
 		}
 	}
-	assert.Equal(t, map[string]string{"fx_delete_all": "unsafe (assumed) +approval", "fx_env": "readOnly"}, columns, "%s", out)
+	assert.Equal(t, map[string]string{"fx_delete_all": "unsafe (assumed) +approval", "fx_env": "readOnly",
+		"fx_say": "readOnly", "fx_two": "readOnly"}, columns, "%s", out)
 
 	res := execute(t, tg, "worker-env", "fx_env", `{}`)
 	require.False(t, res.IsError(), res.Content())

@@ -196,5 +196,5 @@ func TestWorkerCommandMountsMCPServer(t *testing.T) {
 	}, time.Minute, 100*time.Millisecond, "the worker lists ts_count: %s", &stderr)
 	res := execute(t, tg, "worker-ts-count", "ts_count", `{"n":2}`)
 	assert.False(t, res.IsError(), res.Content())
-	assert.Equal(t, `"Counted to 2"`, res.Content())
+	assert.Equal(t, "Counted to 2", res.Content(), "the remote text as it is")
 }

@@ -178,8 +178,9 @@ type Remote struct {
 //   - a result with isError is an error result whose message is the result's text; a JSON-RPC
 //     error of the remote server is one too; a transport failure is toolcore.Transient (retried
 //     for ReadOnly and Idempotent tools only) and the next call reconnects;
-//   - a successful result's content is its structuredContent when present, else the text of its
-//     single text content, else its content list.
+//   - a successful result's content is its structuredContent when present (JSON), else the text
+//     of its single text content as it is (toolcore.Text: not JSON-quoted), else its content list
+//     (JSON).
 func Mount(ctx context.Context, prefix string, transport NewTransport, opts MountOptions) (*Remote, error) {
 	if !prefixPattern.MatchString(prefix) {
 		return nil, fmt.Errorf("MCP mount prefix %q must match %s", prefix, prefixPattern)
@@ -341,7 +342,9 @@ func (r *Remote) call(ctx context.Context, name string, args json.RawMessage) (a
 	}
 	if len(res.Content) == 1 {
 		if text, ok := res.Content[0].(*sdk.TextContent); ok {
-			return text.Text, nil
+			// The text as the server wrote it, not a JSON string of it: the model reads what the
+			// remote tool said, byte for byte (capped like any content).
+			return toolcore.Text(text.Text), nil
 		}
 	}
 	content, err := json.Marshal(res.Content)

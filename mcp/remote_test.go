@@ -198,7 +198,7 @@ func TestMountGoServer(t *testing.T) {
 
 	res := execute(t, tg, "note-1", "go_notes_read", `{"id":7}`)
 	assert.False(t, res.IsError())
-	assert.Equal(t, `"note 7"`, res.Content())
+	assert.Equal(t, "note 7", res.Content(), "the remote text as it is")
 
 	res = execute(t, tg, "put-1", "go_put", `{"v":"x"}`)
 	assert.Equal(t, `{"stored":true}`, res.Content(), "structuredContent is the content")
@@ -283,7 +283,7 @@ func TestMountTypeScriptExampleServerStdio(t *testing.T) {
 
 	res := execute(t, tg, "ts-count-3", "ts_count", `{"n":3}`)
 	assert.False(t, res.IsError(), res.Content())
-	assert.Equal(t, `"Counted to 3"`, res.Content())
+	assert.Equal(t, "Counted to 3", res.Content())
 	res = execute(t, tg, "ts-count-0", "ts_count", `{"n":0}`)
 	assert.True(t, res.IsError())
 	assert.Contains(t, res.Content(), "TOOL_ARGUMENTS_INVALID", "the remote zod schema, checked in workflow code")
@@ -341,7 +341,7 @@ func TestMountTypeScriptExampleServerHTTP(t *testing.T) {
 
 	res := execute(t, tg, "tsweb-greet", "tsweb_greet", `{"name":"Ada"}`)
 	assert.False(t, res.IsError(), res.Content())
-	assert.Equal(t, `"Hello, Ada!"`, res.Content())
+	assert.Equal(t, "Hello, Ada!", res.Content())
 	res = execute(t, tg, "tsweb-greet-bad", "tsweb_greet", `{}`)
 	assert.True(t, res.IsError())
 	assert.Contains(t, res.Content(), "TOOL_ARGUMENTS_INVALID")

@@ -145,4 +145,8 @@
 // is strict: exactly the six fields, once each, of the right JSON types, role "toolResult", id
 // "tool-result-" + toolCallId, non-blank toolCallId and toolName, content within the cap, and a
 // known code in error content.
+//
+// A success's content is the output as [Serialize] renders it (JSON), except an output of type
+// [Text], which is the content as it is (capped, valid UTF-8): prose such as a mounted MCP
+// server's text reaches the model without JSON quotes.
 package toolcore

@@ -538,6 +538,12 @@ func TestComplete(t *testing.T) {
 	}{
 		{name: "output", output: map[string]any{"sum": 42, "exact": true}, wantContent: `{"exact":true,"sum":42}`},
 		{name: "nil output", output: nil, wantContent: `null`},
+		{name: "string output is JSON", output: "say \"hi\"", wantContent: `"say \"hi\""`},
+		{name: "Text output is the content as it is", output: Text("say \"hi\"\n"), wantContent: "say \"hi\"\n"},
+		{name: "Text output made valid UTF-8", output: Text("a\xffb"), wantContent: "a\uFFFDb"},
+		{name: "Text output capped", output: Text(strings.Repeat("x", MaxContentCodePoints+1)),
+			wantContent: strings.Repeat("x", MaxContentCodePoints-len(TruncationMarker)) + TruncationMarker},
+		{name: "Text inside a value is a string", output: map[string]any{"t": Text("x")}, wantContent: `{"t":"x"}`},
 		{name: "ordinary error", err: errors.New("disk full"), wantIsError: true, wantContent: `{"error":{"code":"TOOL_EXECUTION_FAILED","message":"disk full"}}`},
 		{name: "blank error", err: errors.New(""), wantIsError: true, wantContent: `{"error":{"code":"TOOL_EXECUTION_FAILED","message":"tool failed without a message"}}`},
 		{name: "fatal error", err: fmt.Errorf("wrap: %w", genuine), wantFatal: genuine},
