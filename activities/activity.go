@@ -74,6 +74,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	// reach no one; its cancellation comes from the workflow task it runs in.
 	last := lastCheckpoint(ctx)
 	report, checkpoint, stopBeats := func(toolcore.Progress) {}, func(json.RawMessage) {}, func() {}
+	lastReport := func() *wire.ProgressDetails { return nil }
 	if !info.IsLocalActivity {
 		hb := startHeartbeats(ctx, info, a.Heartbeats)
 		// The previous attempt's checkpoint goes on with this attempt's heartbeats until the
@@ -82,7 +83,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 			hb.saveCheckpoint(last)
 		}
 		remove := a.Attempts.add(info.WorkflowExecution.ID, hb)
-		report, checkpoint = hb.report, hb.saveCheckpoint
+		report, checkpoint, lastReport = hb.report, hb.saveCheckpoint, hb.latest
 		stopBeats = func() { remove(); hb.stop() }
 	}
 	output, toolErr := invoke(toolcore.WithExecution(ctx, toolcore.Execution{
@@ -128,7 +129,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	if err := stopped(ctx, true); err != nil {
 		return ExecuteToolOutput{}, err
 	}
-	return ExecuteToolOutput{Content: result.Content(), IsError: result.IsError()}, nil
+	return ExecuteToolOutput{Content: result.Content(), IsError: result.IsError(), Progress: lastReport()}, nil
 }
 
 // transientFailure is the retryable ApplicationError of a transient tool error; a toolcore.RetryAfter

@@ -264,3 +264,31 @@ func TestExecuteToolHeartbeatsCarryProgress(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out.Content), &got))
 	assert.Equal(t, want, got)
 }
+
+// TestExecuteToolResultCarriesLastProgress: the result carries the last report, also one made
+// just before returning that no heartbeat carried (issue 23); none without reports.
+func TestExecuteToolResultCarriesLastProgress(t *testing.T) {
+	reg := newRegistry(t,
+		tool("reports", toolcore.Options{}, func(ctx context.Context) (any, error) {
+			for k := range int64(4) {
+				toolcore.ReportProgress(ctx, toolcore.Progress{Completed: k, Total: 3, Message: "step"})
+			}
+			toolcore.ReportProgress(ctx, toolcore.Progress{Completed: 3, Total: 3, Message: "done"})
+			return "ok", nil
+		}),
+		tool("silent", toolcore.Options{}, func(context.Context) (any, error) { return "ok", nil }))
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	(&activities.Activities{Registry: reg}).Register(env)
+	val, err := env.ExecuteActivity(wire.ExecuteToolName, input("reports"))
+	require.NoError(t, err)
+	var out activities.ExecuteToolOutput
+	require.NoError(t, val.Get(&out))
+	assert.Equal(t, &wire.ProgressDetails{Completed: 3, Total: 3, Message: "done"}, out.Progress)
+
+	val, err = env.ExecuteActivity(wire.ExecuteToolName, input("silent"))
+	require.NoError(t, err)
+	out = activities.ExecuteToolOutput{}
+	require.NoError(t, val.Get(&out))
+	assert.Nil(t, out.Progress)
+}

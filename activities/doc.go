@@ -5,8 +5,9 @@
 //
 // Activity type [wire.ExecuteToolName] ("ExecuteTool"); input [ExecuteToolInput] (call ID, tool name,
 // the validator's accepted value as JSON, idempotency key); output [ExecuteToolOutput] (content
-// capped at toolcore.MaxContentCodePoints code points, isError). Heartbeat details: the latest
-// toolcore.Progress the tool reported (JSON), or none.
+// capped at toolcore.MaxContentCodePoints code points, isError, and the attempt's last progress
+// report, so the final report reaches history). Heartbeat details: the latest toolcore.Progress
+// the tool reported (JSON), or none.
 //
 // # Steps
 //

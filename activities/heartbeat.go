@@ -320,6 +320,14 @@ func (h *heartbeats) report(p toolcore.Progress) {
 	})
 }
 
+// latest returns the tool's latest progress report, nil before the first: the ExecuteTool result
+// carries it, so the final report outlives the attempt's heartbeat details.
+func (h *heartbeats) latest() *wire.ProgressDetails {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.progress
+}
+
 // hurryUp makes the loop beat every HurryHeartbeatInterval for HurryWindow, without blocking.
 func (h *heartbeats) hurryUp() {
 	h.poke(func(c *cadence) { c.hurryUntil = time.Now().Add(HurryWindow) })

@@ -1,9 +1,12 @@
 package client
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 
 	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 
 	"github.com/toolgate/toolgate/toolcore"
@@ -45,4 +48,37 @@ func (c *Client) decodeCheckpoint(details *commonpb.Payloads) (json.RawMessage, 
 		return nil, nil
 	}
 	return cp, nil
+}
+
+// FinalProgress returns the last progress report of a closed run of workflowID (runID "": the
+// latest run): the one the completed ExecuteTool attempt returned in its result
+// (wire.FinalProgress), read from history, where ProgressByWorkflowID reads the heartbeat details
+// of a running attempt, which are throttled and gone once it ends. ok is false when the run has
+// no completed attempt (still running, failed, canceled, no tool ran) or its tool reported none.
+func (c *Client) FinalProgress(ctx context.Context, workflowID, runID string) (p toolcore.Progress, ok bool, err error) {
+	it := c.sdk.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	attempts := map[int64]bool{} // event IDs of the ExecuteTool activities scheduled
+	var last *wire.ProgressDetails
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return toolcore.Progress{}, false, fmt.Errorf("read progress of %s: %w", workflowID, err)
+		}
+		if s := e.GetActivityTaskScheduledEventAttributes(); s != nil && s.GetActivityType().GetName() == executeToolName {
+			attempts[e.GetEventId()] = true
+		}
+		done := e.GetActivityTaskCompletedEventAttributes()
+		if done == nil || !attempts[done.GetScheduledEventId()] || len(done.GetResult().GetPayloads()) == 0 {
+			continue
+		}
+		var out wire.FinalProgress
+		if err := c.opts.DataConverter.FromPayload(done.GetResult().GetPayloads()[0], &out); err != nil {
+			return toolcore.Progress{}, false, fmt.Errorf("decode progress of %s: %w", workflowID, err)
+		}
+		last = out.Progress
+	}
+	if last == nil {
+		return toolcore.Progress{}, false, nil
+	}
+	return toolcore.Progress(*last), true, nil
 }

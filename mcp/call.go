@@ -61,13 +61,16 @@ func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	if err != nil {
 		return nil, protocolError(err)
 	}
+	var progress *progressForwarder
 	if token := req.Params.GetProgressToken(); token != nil {
-		progressCtx, stop := context.WithCancel(ctx)
-		defer stop()
-		go h.forwardProgress(progressCtx, req, token, workflowID)
+		progress = h.startProgress(ctx, req, token, workflowID, runID)
 	}
 	// Waiting on the run the start returned saves a DescribeWorkflowExecution per call.
 	res, err := h.tg.ResultOfRun(ctx, workflowID, runID)
+	if progress != nil {
+		// Before the result: the last report, which no poll may have seen.
+		progress.finish(ctx, err == nil)
+	}
 	if err != nil && ctx.Err() != nil {
 		return nil, h.requestEnded(ctx, workflowID)
 	}
@@ -92,36 +95,6 @@ func (h *callHandler) requestEnded(ctx context.Context, workflowID string) error
 	// Wait until the workflow has closed, so the tool has stopped.
 	_, _ = h.tg.ResultByWorkflowID(waitCtx, workflowID)
 	return context.Canceled
-}
-
-// forwardProgress sends the tool's progress as notifications/progress whenever it changes, until
-// ctx ends or a notification cannot be sent.
-func (h *callHandler) forwardProgress(ctx context.Context, req *sdk.CallToolRequest, token any, workflowID string) {
-	ticker := time.NewTicker(h.progressInterval)
-	defer ticker.Stop()
-	var last toolcore.Progress
-	sent := false
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-		p, ok, err := h.tg.ProgressByWorkflowID(ctx, workflowID)
-		if err != nil || !ok || (sent && p == last) {
-			continue
-		}
-		last, sent = p, true
-		err = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
-			ProgressToken: token,
-			Progress:      float64(p.Completed),
-			Total:         float64(p.Total),
-			Message:       p.Message,
-		})
-		if err != nil {
-			return // nobody to tell: the connection or the stream is gone
-		}
-	}
 }
 
 // toolResult maps a tool-result message to a CallToolResult.

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -37,6 +38,8 @@ type testTools struct {
 	started chan string
 	// canceled receives once per wait call that saw its context canceled.
 	canceled chan struct{}
+	// stepAck lets a steps call go on after each of its first reports.
+	stepAck chan struct{}
 }
 
 type textArgs struct {
@@ -55,6 +58,7 @@ func newTestTools(t testing.TB) (*testTools, *toolcore.Registry) {
 		gates:    map[string]chan struct{}{},
 		started:  make(chan string, 16),
 		canceled: make(chan struct{}, 16),
+		stepAck:  make(chan struct{}),
 	}
 	reg, err := toolcore.NewRegistry(
 		toolcore.MustDefine(toolcore.Definition[textArgs]{
@@ -110,6 +114,34 @@ func newTestTools(t testing.TB) (*testTools, *toolcore.Registry) {
 			// A short heartbeat timeout sends the progress sooner (heartbeats are throttled to a
 			// fraction of it).
 			Options: toolcore.Options{SideEffect: toolcore.ReadOnly, HeartbeatTimeout: 2 * time.Second},
+		}),
+		toolcore.MustDefine(toolcore.Definition[noArgs]{
+			Name:        "steps",
+			Description: "Report 0/3, 1/3 and 2/3, each once a test acknowledges it, then 3/3 just before returning.",
+			Execute: func(ctx context.Context, _ noArgs) (any, error) {
+				for k := range int64(3) {
+					toolcore.ReportProgress(ctx, toolcore.Progress{Completed: k, Total: 3, Message: fmt.Sprintf("step %d", k)})
+					select {
+					case <-tt.stepAck:
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					}
+				}
+				toolcore.ReportProgress(ctx, toolcore.Progress{Completed: 3, Total: 3, Message: "done"})
+				return map[string]any{"steps": 3}, nil
+			},
+			Options: toolcore.Options{SideEffect: toolcore.ReadOnly},
+		}),
+		toolcore.MustDefine(toolcore.Definition[noArgs]{
+			Name:        "burst",
+			Description: "Report 1/100 to 100/100 as fast as it can, then return.",
+			Execute: func(ctx context.Context, _ noArgs) (any, error) {
+				for k := range int64(100) {
+					toolcore.ReportProgress(ctx, toolcore.Progress{Completed: k + 1, Total: 100})
+				}
+				return map[string]any{"reports": 100}, nil
+			},
+			Options: toolcore.Options{SideEffect: toolcore.ReadOnly},
 		}),
 		toolcore.MustDefine(toolcore.Definition[noArgs]{
 			Name:        "observed",

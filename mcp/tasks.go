@@ -198,16 +198,18 @@ func (t *tasks) create(ctx context.Context, req *sdk.CallToolRequest) (sdk.Resul
 }
 
 // forwardTaskProgress sends a task's progress for the request's progress token (valid for the
-// task's lifetime) until the call closes or a notification cannot be sent. Over streamable HTTP
-// they travel on the client's standalone SSE stream.
+// task's lifetime) until the call closes, its last report included, or a notification cannot be
+// sent. Over streamable HTTP they travel on the client's standalone SSE stream.
 func (t *tasks) forwardTaskProgress(ctx context.Context, h *callHandler, req *sdk.CallToolRequest, token any, workflowID, runID string) {
-	ctx, stop := context.WithCancel(ctx)
+	progress := h.startProgress(ctx, req, token, workflowID, runID)
+	waitCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	go func() {
-		_, _ = t.tg.ResultOfRun(ctx, workflowID, runID)
+		<-progress.polled // nobody to tell any more: stop waiting
 		stop()
 	}()
-	h.forwardProgress(ctx, req, token, workflowID)
+	_, err := t.tg.ResultOfRun(waitCtx, workflowID, runID)
+	progress.finish(ctx, err == nil)
 }
 
 func (t *tasks) get(ctx context.Context, _ *sdk.ServerSession, p *taskIDParams) (*taskResult, error) {

@@ -13,3 +13,11 @@ type ProgressDetails struct {
 // MaxProgressMessageBytes bounds ProgressDetails.Message: the activity keeps at most this many
 // bytes of valid UTF-8.
 const MaxProgressMessageBytes = 1024
+
+// FinalProgress is the part of the ExecuteTool activity's result that carries the last report of
+// the attempt that returned it (the member "progress", absent when the tool reported none).
+// Heartbeat details are throttled and vanish when the attempt ends, so a report made just before
+// the tool returns reaches a caller only here, in the run's history.
+type FinalProgress struct {
+	Progress *ProgressDetails `json:"progress,omitempty"`
+}

@@ -1,0 +1,149 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// wireLog records, in the order the client reads them off its connection, the progress
+// notifications ("progress <completed>/<total>") and the responses ("response") it receives.
+type wireLog struct {
+	sdk.Transport
+	mu     sync.Mutex
+	events []string
+}
+
+func (l *wireLog) Connect(ctx context.Context) (sdk.Connection, error) {
+	conn, err := l.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &wireLogConn{Connection: conn, log: l}, nil
+}
+
+func (l *wireLog) snapshot() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.events...)
+}
+
+type wireLogConn struct {
+	sdk.Connection
+	log *wireLog
+}
+
+func (c *wireLogConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err != nil {
+		return msg, err
+	}
+	event := ""
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		if m.Method == "notifications/progress" {
+			var p sdk.ProgressNotificationParams
+			if json.Unmarshal(m.Params, &p) == nil {
+				event = fmt.Sprintf("progress %v/%v", p.Progress, p.Total)
+			}
+		}
+	case *jsonrpc.Response:
+		event = "response"
+	}
+	if event != "" {
+		c.log.mu.Lock()
+		c.log.events = append(c.log.events, event)
+		c.log.mu.Unlock()
+	}
+	return msg, nil
+}
+
+// connectLogged connects a client whose progress notifications go to the returned channel and
+// whose incoming messages are logged in wire order.
+func connectLogged(t *testing.T, f *fixture) (*sdk.ClientSession, <-chan *sdk.ProgressNotificationParams, *wireLog) {
+	progress := make(chan *sdk.ProgressNotificationParams, 256)
+	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			progress <- req.Params
+		},
+	})
+	serverT, clientT := sdk.NewInMemoryTransports()
+	ss, err := f.server().Connect(t.Context(), serverT, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ss.Close() })
+	log := &wireLog{Transport: clientT}
+	cs, err := c.Connect(t.Context(), log, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs, progress, log
+}
+
+// Every progress report reaches the MCP client once and in order, the one the tool makes just
+// before returning included, and all of them before the result (issue 23).
+func TestProgressEveryReportOnceAndLastBeforeResult(t *testing.T) {
+	f := newFixture(t)
+	cs, progress, log := connectLogged(t, f)
+	before := len(log.snapshot())
+
+	type outcome struct {
+		res *sdk.CallToolResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		params := &sdk.CallToolParams{Name: "steps", Arguments: map[string]any{}}
+		params.SetProgressToken("steps-1")
+		res, err := cs.CallTool(t.Context(), params)
+		done <- outcome{res, err}
+	}()
+	// The tool goes on after each of its first three reports only once the client has it.
+	for k := range 3 {
+		for p := range progress {
+			require.Equal(t, "steps-1", p.ProgressToken)
+			require.LessOrEqual(t, p.Progress, float64(k), "no report skipped ahead")
+			if p.Progress == float64(k) {
+				assert.Equal(t, fmt.Sprintf("step %d", k), p.Message)
+				break
+			}
+		}
+		select {
+		case f.tools.stepAck <- struct{}{}:
+		case <-t.Context().Done():
+			t.Fatal("the tool never waited for step", k)
+		}
+	}
+	out := <-done
+	require.NoError(t, out.err)
+	assert.JSONEq(t, `{"steps":3}`, text(t, out.res))
+	assert.Equal(t, []string{"progress 0/3", "progress 1/3", "progress 2/3", "progress 3/3", "response"},
+		log.snapshot()[before:], "each report once, in order, the last one before the result")
+
+	// A burst of 100 reports within a few milliseconds: the heartbeat throttle coalesces them,
+	// but what arrives is in order, each value once, and the last report arrives before the result.
+	before = len(log.snapshot())
+	params := &sdk.CallToolParams{Name: "burst", Arguments: map[string]any{}}
+	params.SetProgressToken("burst-1")
+	res, err := cs.CallTool(t.Context(), params)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"reports":100}`, text(t, res))
+	events := log.snapshot()[before:]
+	require.Equal(t, "response", events[len(events)-1], "%v", events)
+	require.GreaterOrEqual(t, len(events), 2, "%v", events)
+	assert.Equal(t, "progress 100/100", events[len(events)-2], "the last report, just before the result: %v", events)
+	last := 0
+	for _, e := range events[:len(events)-1] {
+		var completed, total int
+		_, err := fmt.Sscanf(e, "progress %d/%d", &completed, &total)
+		require.NoError(t, err, "%v", events)
+		assert.Equal(t, 100, total)
+		assert.Greater(t, completed, last, "monotone, each value once: %v", events)
+		last = completed
+	}
+}
