@@ -11,6 +11,7 @@
 //	toolgate approve ID                show a waiting call and its hash, then approve it
 //	toolgate reject ID --reason TEXT   show a waiting call and its hash, then reject it
 //	toolgate history ID                export a call's history as JSON
+//	toolgate undo RUN                  undo a closed agent run's effects, last completed first
 //	toolgate replay FILE...            replay histories against this build's workflow code
 //	toolgate tools [--json]            list the toolbox (--format mcp|openai|anthropic, --remote)
 //	toolgate drift                     running calls whose tool definition differs in this build

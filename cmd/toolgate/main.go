@@ -28,6 +28,7 @@ func commands() []func(*app) *cobra.Command {
 		newApproveCommand,
 		newRejectCommand,
 		newHistoryCommand,
+		newUndoCommand,
 		newReplayCommand,
 		newToolsCommand,
 		newDriftCommand,

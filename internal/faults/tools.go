@@ -208,7 +208,11 @@ func Registry(cfg Config) (*toolcore.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return toolcore.NewRegistry(append(defs, patho, reconciled, checkpointed)...)
+	booked, err := t.booked()
+	if err != nil {
+		return nil, err
+	}
+	return toolcore.NewRegistry(append(defs, patho, reconciled, checkpointed, booked)...)
 }
 
 // processItems resumes from the last checkpoint and processes the remaining items.

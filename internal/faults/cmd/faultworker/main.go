@@ -26,6 +26,7 @@ import (
 	"syscall"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/workflow"
 	"go.uber.org/zap"
 
 	tgclient "github.com/toolgate/toolgate/client"
@@ -120,6 +121,8 @@ func runWorker(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("create worker: %w", err)
 	}
+	// The agent workflow of the undo scenario runs on the worker it calls.
+	w.RegisterWorkflowWithOptions(faults.BookingAgent, workflow.RegisterOptions{Name: faults.BookingAgentName})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
