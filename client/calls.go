@@ -17,8 +17,9 @@ type CallSummary struct {
 	State      State
 	// Started is when the call's workflow started; Closed when it closed (zero while running).
 	Started, Closed time.Time
-	// Outcome is the ToolOutcome search attribute (wire.OutcomeOK, a result error code, ...);
-	// empty while running or when the namespace lacks the attribute.
+	// Outcome is the ToolOutcome search attribute (wire.OutcomeOK, a result error code, ...), or
+	// wire.OutcomeOK for a completed call that has ToolName but no ToolOutcome (an ok call closes
+	// without the upsert); empty while running or when the namespace lacks the attributes.
 	Outcome string
 }
 
@@ -48,6 +49,10 @@ func (c *Client) ListCalls(ctx context.Context, pageSize int, token []byte) ([]C
 			State:      stateOf(e.GetStatus()),
 			Started:    e.GetStartTime().AsTime(),
 			Outcome:    c.keyword(e.GetSearchAttributes().GetIndexedFields()[wire.SearchAttributeToolOutcome]),
+		}
+		if _, searchable := e.GetSearchAttributes().GetIndexedFields()[wire.SearchAttributeToolName]; searchable &&
+			s.Outcome == "" && s.State == Completed {
+			s.Outcome = wire.OutcomeOK // closed ok at bare cost, ToolOutcome unset (wire.QueryOKCalls)
 		}
 		if e.GetCloseTime() != nil {
 			s.Closed = e.GetCloseTime().AsTime()

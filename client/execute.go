@@ -152,8 +152,11 @@ func (c *Client) start(ctx context.Context, call toolcore.ToolCall, canonical []
 	// re-escape '<', '>' and '&' as \u003c (6 bytes each), and the workflow, which snapshots its
 	// input with ParseToolCall, would then refuse a call of far less than MaxCallBytes.
 	input := converter.NewRawValue(&commonpb.Payload{
-		Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)},
-		Data:     canonical,
+		Metadata: map[string][]byte{
+			converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON),
+			wire.MetadataOutcomeRule:   []byte(wire.OutcomeRuleOKUnset),
+		},
+		Data: canonical,
 	})
 	run, err := c.sdk.ExecuteWorkflow(ctx, opts, wire.ToolCallWorkflowName, input)
 	if err != nil && withAttrs && isUndefinedSearchAttribute(err) {

@@ -9,7 +9,8 @@ const (
 	// SearchAttributeToolCallID holds the call's ID, set and upserted like ToolName.
 	SearchAttributeToolCallID = "ToolCallId"
 	// SearchAttributeToolOutcome holds how the call ended (the Outcome values below, or a result
-	// error code), upserted by the workflow just before it closes.
+	// error code), upserted by the workflow just before it closes; unset for an ok call started
+	// with OutcomeRuleOKUnset (see QueryOKCalls).
 	SearchAttributeToolOutcome = "ToolOutcome"
 	// SearchAttributeToolPrincipal holds the scope of the principal that owns the call (package
 	// mcp: the authenticated caller's), set by the client at start when it has one; MCP's
@@ -28,6 +29,29 @@ const (
 	OutcomeFatal = "fatal"
 	// OutcomeInvalidToolCall: the input was not a tool call; the workflow failed.
 	OutcomeInvalidToolCall = ErrTypeInvalidToolCall
+)
+
+// The standalone call at the price of a bare workflow (issue 27): a call whose start carries
+// ToolName and ToolCallId and whose input payload has the metadata MetadataOutcomeRule =
+// OutcomeRuleOKUnset closes an ok outcome without upserting ToolOutcome (an upsert is a billable
+// action; attributes given at start are not), so a short ok call costs the start and the
+// activity, like a hand-written one. Every other outcome is upserted as before. The rule travels
+// in the start (not a workflow.GetVersion, whose marker upserts TemporalChangeVersion, itself an
+// action), so histories recorded before it, whose input lacks it, replay with their upsert.
+// Payload metadata survives a payload codec (the codec restores it before the workflow reads it).
+const (
+	// MetadataOutcomeRule is the input payload's metadata key of the rule; toolgate's clients
+	// (client.Execute, workflows.ExecuteToolCall) set it on every call they start.
+	MetadataOutcomeRule = "toolgate-outcome-rule"
+	// OutcomeRuleOKUnset is its value: ToolOutcome stays unset for an ok outcome.
+	OutcomeRuleOKUnset = "ok-unset"
+
+	// QueryOKCalls selects the ok calls in a visibility query (AND it with a ToolName or task
+	// queue condition): completed ToolCallWorkflows without ToolOutcome (ok calls started with
+	// the rule), or with "ok" (calls started without it). An error result is Completed too but
+	// always carries its code.
+	QueryOKCalls = "(ExecutionStatus = 'Completed' AND (" + SearchAttributeToolOutcome + " = '" + OutcomeOK + "' OR " +
+		SearchAttributeToolOutcome + " IS NULL))"
 )
 
 // SearchAttributeNames returns the attribute names in a fixed order: ToolName, ToolCallId,

@@ -112,8 +112,11 @@ func ExecuteToolCall(ctx workflow.Context, call toolcore.ToolCall) (toolcore.Res
 	// The canonical bytes go into the payload as they are (see client: the JSON converter would
 	// re-escape <, > and &).
 	input := converter.NewRawValue(&commonpb.Payload{
-		Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)},
-		Data:     canonical,
+		Metadata: map[string][]byte{
+			converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON),
+			wire.MetadataOutcomeRule:   []byte(wire.OutcomeRuleOKUnset),
+		},
+		Data: canonical,
 	})
 	child := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, cwo), wire.ToolCallWorkflowName, input)
 	if err := child.GetChildWorkflowExecution().Get(ctx, nil); err != nil {

@@ -44,9 +44,32 @@ func (w *Workflows) upsertOutcome(ctx workflow.Context, call toolcore.ToolCall, 
 			}
 		}
 	}
+	if outcome == wire.OutcomeOK && len(updates) == 1 && okUnset(ctx) {
+		// Started searchable with the rule: an ok call closes at the price of a bare workflow
+		// (wire.QueryOKCalls finds it).
+		return
+	}
 	if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
 		// Only a malformed update fails here (checked before any command); the outcome itself
 		// is in the result and history, so the call is not failed for its index entry.
 		workflow.GetLogger(ctx).Warn("Upsert ToolOutcome", "error", err)
 	}
+}
+
+// okUnsetKey marks a workflow context whose call was started with wire.OutcomeRuleOKUnset.
+type okUnsetKey struct{}
+
+// withOutcomeRule returns ctx marked when input carries wire.OutcomeRuleOKUnset: the input is
+// fixed at start, so the mark is the same on every replay.
+func withOutcomeRule(ctx workflow.Context, input Input) workflow.Context {
+	if p := input.Payload(); p != nil && string(p.GetMetadata()[wire.MetadataOutcomeRule]) == wire.OutcomeRuleOKUnset {
+		return workflow.WithValue(ctx, okUnsetKey{}, true)
+	}
+	return ctx
+}
+
+// okUnset reports whether ctx was marked by withOutcomeRule.
+func okUnset(ctx workflow.Context) bool {
+	v, _ := ctx.Value(okUnsetKey{}).(bool)
+	return v
 }

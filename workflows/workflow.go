@@ -61,6 +61,7 @@ func (w *Workflows) Register(r worker.WorkflowRegistry) {
 // value), a cancellation (ends Canceled, no result), or a failure (INVALID_TOOL_CALL input or a
 // NonRecoverableToolError). See the package documentation for the steps.
 func (w *Workflows) ToolCallWorkflow(ctx workflow.Context, input Input) (toolcore.Result, error) {
+	ctx = withOutcomeRule(ctx, input)
 	call, err := decodeCall(input)
 	if err == nil {
 		err = checkWorkflowID(workflow.GetInfo(ctx).WorkflowExecution.ID)

@@ -46,13 +46,22 @@ func TestExecuteRecordsResultAndSearchAttributes(t *testing.T) {
 	assert.Equal(t, wireJSON(t, result), wireJSON(t, *st.Result))
 	assert.NoError(t, st.Err)
 
-	// Visibility is eventually consistent: poll until the call is listed by its attributes.
-	query := fmt.Sprintf(`WorkflowId = %q AND ToolName = "add" AND ToolCallId = "call-add-1" AND ToolOutcome = "ok"`,
-		e.client.WorkflowID("call-add-1"))
+	// Visibility is eventually consistent: poll until the call is listed by its attributes. Its
+	// ToolOutcome stays unset (an ok call at bare cost), so wire.QueryOKCalls finds it.
+	query := fmt.Sprintf(`WorkflowId = %q AND ToolName = "add" AND ToolCallId = "call-add-1" AND %s`,
+		e.client.WorkflowID("call-add-1"), wire.QueryOKCalls)
+	var listed *workflowservice.ListWorkflowExecutionsResponse
 	require.Eventually(t, func() bool {
 		resp, err := e.sdk.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query})
+		listed = resp
 		return err == nil && len(resp.GetExecutions()) == 1
 	}, testTimeout, 50*time.Millisecond, "query %s", query)
+	assert.NotContains(t, listed.GetExecutions()[0].GetSearchAttributes().GetIndexedFields(), wire.SearchAttributeToolOutcome,
+		"an ok call started by the client closes without a ToolOutcome upsert")
+	calls, _, err := e.client.ListCalls(ctx, 10, nil)
+	require.NoError(t, err)
+	require.Len(t, calls, 1, "the env's task queue holds this call only")
+	assert.Equal(t, wire.OutcomeOK, calls[0].Outcome, "ListCalls reports it ok")
 }
 
 func TestResubmitRunsOnce(t *testing.T) {

@@ -55,7 +55,7 @@ func TestDevOnPostgres(t *testing.T) {
 	res, err = cl.Execute(ctx, second)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"sum":100}`, res.Content())
-	query := fmt.Sprintf("%s = 'add' AND %s = '%s'", wire.SearchAttributeToolName, wire.SearchAttributeToolOutcome, wire.OutcomeOK)
+	query := fmt.Sprintf("%s = 'add' AND %s", wire.SearchAttributeToolName, wire.QueryOKCalls)
 	require.NoError(t, waitListed(ctx, sdk, query, 2), query)
 }
 
