@@ -48,6 +48,8 @@ func TestApprovalThroughTheWebUI(t *testing.T) {
 		"ui-w1":  `{"path":"ui.txt","content":"approved in the UI"}`,
 		"cli-w2": `{"path":"cli.txt","content":"approved by the CLI"}`,
 		"cli-w3": `{"path":"rejected.txt","content":"never written"}`,
+		"cli-w4": `{"path":"edit.txt","content":"as the model asked"}`,
+		"ui-w5":  `{"path":"ui-edit.txt","content":"as the model asked"}`,
 	}
 	for id, args := range calls {
 		runToolgate(t, bin, env, "call", toolbox.NameWriteFile, args, "--id", id, "--detach")
@@ -88,6 +90,37 @@ func TestApprovalThroughTheWebUI(t *testing.T) {
 
 		code, _, stderr := runToolgateCode(t, bin, env, "approve", "toolcall-cli-w2", "--yes", "--reviewer", "bob")
 		assert.Equal(t, 2, code, "a second decision is refused: %s", stderr)
+	})
+
+	t.Run("toolgate approve --args", func(t *testing.T) {
+		wid := "toolcall-cli-w4"
+		code, _, stderr := runToolgateCode(t, bin, env, "approve", wid, "--yes", "--reviewer", "dora",
+			"--args", `{"path":"edit.txt","content":7}`)
+		assert.Equal(t, 2, code, "an invalid edit is refused: %s", stderr)
+		assert.Contains(t, stderr, "content", "with the validator's reason")
+
+		edited := `{"path":"edit.txt","content":"as the reviewer wrote"}`
+		runToolgate(t, bin, env, "approve", wid, "--yes", "--reviewer", "dora", "--args", edited)
+		var res toolcore.Result
+		require.NoError(t, json.Unmarshal([]byte(runToolgate(t, bin, env, "result", wid)), &res))
+		assert.False(t, res.IsError(), res.Content())
+		assert.True(t, strings.HasPrefix(res.Content(), `reviewer "dora" approved the call with changed arguments: `),
+			"the model reads that a reviewer changed the arguments: %s", res.Content())
+		assertFile(t, root, "edit.txt", "as the reviewer wrote")
+
+		payloads := decodedPayloads(t, runToolgate(t, bin, env, "history", wid))
+		assert.Contains(t, payloads, `"as the model asked"`, "history keeps the original arguments")
+		assert.Contains(t, payloads, `"approvedCallHash":"`, "and the hash of the approved ones")
+	})
+
+	t.Run("web UI update with edited arguments", func(t *testing.T) {
+		ui := newUIClient(t, dev)
+		hash := callHash(t, root, "ui-w5", calls["ui-w5"])
+		accepted := ui.update(t, "toolcall-ui-w5", wire.UpdateApprove, wire.ApprovalDecision{CallHash: hash, Reviewer: "ui-reviewer",
+			Arguments: json.RawMessage(`{"path":"ui-edit.txt","content":"as the UI reviewer wrote"}`)})
+		assert.Empty(t, accepted.Outcome.Failure.Message)
+		assert.Contains(t, runToolgate(t, bin, env, "result", "toolcall-ui-w5"), "changed arguments")
+		assertFile(t, root, "ui-edit.txt", "as the UI reviewer wrote")
 	})
 
 	t.Run("toolgate reject", func(t *testing.T) {
