@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -26,8 +27,16 @@ type Activities struct {
 	// heartbeat.go, so a late heartbeat on a loaded server does not end the attempt. Workers pass
 	// their client. Optional: default none (SDK heartbeats, bounded by 1 s each).
 	Heartbeats Recorder
+	// CancellationPushed says the namespace pushes an activity's cancellation to this worker
+	// through worker commands (docs/operations.md), so a cancellation reaches the tool without a
+	// heartbeat and an idle attempt beats only for liveness, at its tool's IdleHeartbeat (30 s by
+	// default). Workers set it from the namespace's capabilities. Optional: default false (an
+	// idle attempt beats every half of its HeartbeatTimeout, at most every 5 s, to hear a
+	// cancellation in the heartbeat response).
+	CancellationPushed bool
 
-	inFlight inFlight
+	inFlight   inFlight
+	pushWarned atomic.Bool // a missed push was logged (see pushMissed)
 }
 
 // Register registers ExecuteTool under wire.ExecuteToolName.
@@ -76,7 +85,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	report, checkpoint, stopBeats := func(toolcore.Progress) {}, func(json.RawMessage) {}, func() {}
 	lastReport := func() *wire.ProgressDetails { return nil }
 	if !info.IsLocalActivity {
-		hb := startHeartbeats(ctx, info, a.Heartbeats)
+		hb := a.startHeartbeats(ctx, info, tool.Options().IdleHeartbeat)
 		// The previous attempt's checkpoint goes on with this attempt's heartbeats until the
 		// tool records a newer one: a second loss must not erase it.
 		if last != nil {

@@ -55,7 +55,7 @@ func (a *Activities) CompensateTool(ctx context.Context, in wire.CompensateToolI
 		Attempt:        int(info.Attempt),
 		IdempotencyKey: in.Key,
 	})
-	hb := startHeartbeats(ctx, info, a.Heartbeats)
+	hb := a.startHeartbeats(ctx, info, tool.Options().IdleHeartbeat)
 	defer hb.stop()
 	output := e.Output
 	if e.OutcomeUnknown {

@@ -18,15 +18,23 @@ import (
 	"github.com/toolgate/toolgate/wire"
 )
 
-// Heartbeat cadence. Cancellation reaches an activity only through a heartbeat response, and
-// progress reaches the caller only in heartbeat details, so the loop decides when to beat.
+// Heartbeat cadence. A heartbeat tells the server the worker lives (within the activity's
+// HeartbeatTimeout, or the attempt times out) and carries progress to the caller; where the
+// namespace does not push cancellation to its workers (Activities.CancellationPushed), a
+// cancellation also reaches an activity only through a heartbeat response. So the loop decides
+// when to beat:
 //
-//   - Idle: every half of the HeartbeatTimeout after the last beat the server took.
+//   - Idle: every idle period after the last beat the server took (idleInterval): the tool's
+//     IdleHeartbeat where cancellation is pushed (30 s by default), else half the
+//     HeartbeatTimeout, at most FallbackHeartbeatInterval.
 //   - Progress: at once on a report, at most once per ProgressHeartbeatGap (later reports
 //     coalesce; the latest is sent).
 //   - Hurried: every HurryHeartbeatInterval for HurryWindow after Attempts.Hurry, which the
 //     workflow worker of the same process calls when the call is canceled, so the heartbeat
-//     that carries the cancellation back comes within a fraction of a second.
+//     that carries the cancellation back comes within a fraction of a second. Where cancellation
+//     is pushed the hurry first waits PushedCancelGrace for the push (which ends the attempt's
+//     context and the loop with it): a hurry that starts means the push did not come, and the
+//     worker says so once in its log.
 //
 // How a beat is sent. The SDK's own heartbeat (activity.RecordHeartbeat) bounds its RPC by
 // max(its batching interval, 1 s) and cancels the attempt when that RPC fails for a transient
@@ -42,9 +50,17 @@ import (
 // SDKHeartbeatThrottle.
 const (
 	heartbeatFraction = 2
-	// defaultHeartbeatInterval applies when the activity has no HeartbeatTimeout (only when
-	// scheduled by something other than ToolCallWorkflow): beat anyway, or never hear a cancel.
+	// defaultHeartbeatInterval is the idle period of an activity without a HeartbeatTimeout
+	// (only when scheduled by something other than toolgate's workflows) where cancellation is
+	// not pushed: beat anyway, or never hear a cancel.
 	defaultHeartbeatInterval = 10 * time.Second
+	// FallbackHeartbeatInterval caps the idle period where cancellation is not pushed: an idle
+	// attempt beats every half of its HeartbeatTimeout, at most this long apart, so a
+	// cancellation is heard within it (half the old 10 s default HeartbeatTimeout, as before).
+	FallbackHeartbeatInterval = 5 * time.Second
+	// PushedCancelGrace is how long a hurry waits for the pushed cancellation where
+	// cancellation is pushed, before it hurries the heartbeats as where it is not.
+	PushedCancelGrace = 2 * time.Second
 	// ProgressHeartbeatGap is the least time between two heartbeats sent for progress reports.
 	ProgressHeartbeatGap = 500 * time.Millisecond
 	// HurryHeartbeatInterval is the cadence of a hurried attempt.
@@ -80,23 +96,37 @@ type heartbeats struct {
 	cancel  context.CancelFunc
 	send    sendFunc
 	relay   func(details ...any) // an SDK heartbeat: hands a non-transient answer to the SDK
-	stopped chan struct{}        // closed once ended and no beat is in flight
+	plan    beatPlan
+	stopped chan struct{} // closed once ended and no beat is in flight
 
 	mu         sync.Mutex
 	c          cadence
 	timer      *time.Timer           // the next wake-up
 	beating    bool                  // a beat is in flight
 	ended      bool                  // stop was called or the attempt ended: no further beat
+	missed     bool                  // plan.missed was called
 	progress   *wire.ProgressDetails // latest report, nil until the first
 	checkpoint json.RawMessage       // latest checkpoint (see checkpoint.go), nil until the first
 }
 
-// startHeartbeats starts the loop of the attempt of ctx; stop must be called before the activity
-// returns. A nil rec sends every beat through the SDK.
-func startHeartbeats(ctx context.Context, info activity.Info, rec Recorder) *heartbeats {
+// beatPlan is how an attempt's loop beats.
+type beatPlan struct {
+	interval time.Duration // the idle period
+	window   time.Duration // the server's heartbeat window (HeartbeatTimeout); 0: 2 x interval
+	// pushed: the namespace pushes cancellation, so a hurry waits PushedCancelGrace first.
+	pushed bool
+	// missed, if not nil, is called (once, on the timer's goroutine) when a hurry starts beating
+	// although cancellation is pushed: the push did not come within PushedCancelGrace.
+	missed func()
+}
+
+// startHeartbeats starts the loop of the attempt of ctx, whose tool's IdleHeartbeat is idle (0:
+// none); stop must be called before the activity returns. Without a.Heartbeats every beat goes
+// through the SDK.
+func (a *Activities) startHeartbeats(ctx context.Context, info activity.Info, idle time.Duration) *heartbeats {
 	sdk := func(details ...any) { activity.RecordHeartbeat(ctx, details...) }
 	send := func(_ context.Context, details ...any) error { sdk(details...); return nil }
-	if rec != nil {
+	if rec := a.Heartbeats; rec != nil {
 		send = func(bctx context.Context, details ...any) error {
 			return rec.RecordActivityHeartbeatWithOptions(bctx, client.RecordActivityHeartbeatOptions{
 				TaskToken:    info.TaskToken,
@@ -108,7 +138,27 @@ func startHeartbeats(ctx context.Context, info activity.Info, rec Recorder) *hea
 			})
 		}
 	}
-	return startLoop(ctx, heartbeatInterval(info.HeartbeatTimeout), send, sdk)
+	plan := beatPlan{
+		interval: idleInterval(info.HeartbeatTimeout, idle, a.CancellationPushed),
+		window:   info.HeartbeatTimeout,
+		pushed:   a.CancellationPushed,
+	}
+	if plan.pushed {
+		plan.missed = func() { a.pushMissed(ctx, info) }
+	}
+	return startPlannedLoop(ctx, plan, send, sdk)
+}
+
+// pushMissed logs, once per Activities, that a canceled call's attempt was hurried because its
+// pushed cancellation had not come within PushedCancelGrace.
+func (a *Activities) pushMissed(ctx context.Context, info activity.Info) {
+	if a.pushWarned.Swap(true) {
+		return
+	}
+	activity.GetLogger(ctx).Warn("A canceled call's attempt heard no pushed cancellation within "+PushedCancelGrace.String()+
+		"; its heartbeats are hurried instead. The server may not send cancel commands (system.enableCancelActivityWorkerCommand, docs/operations.md), "+
+		"the worker's client may have worker heartbeats off (client.Options.WorkerHeartbeatInterval < 0), or the server is overloaded. Said once per worker.",
+		"workflowId", info.WorkflowExecution.ID)
 }
 
 func workflowTypeName(info activity.Info) string {
@@ -118,27 +168,53 @@ func workflowTypeName(info activity.Info) string {
 	return info.WorkflowType.Name
 }
 
-// heartbeatInterval is the loop's idle period for an activity's HeartbeatTimeout.
-func heartbeatInterval(timeout time.Duration) time.Duration {
-	if timeout <= 0 {
+// idleInterval is the idle period of an attempt whose HeartbeatTimeout is window (0: none), of a
+// tool whose IdleHeartbeat is idle (0: none). Where cancellation is pushed a beat only has to
+// reach the server within the window: the tool's IdleHeartbeat if shorter than the window (a
+// definition changed since the call was scheduled may not be), else half the window, at most
+// toolcore.DefaultIdleHeartbeat. Where it is not, a cancellation is heard on a beat: half the
+// window, at most FallbackHeartbeatInterval, whatever the tool's IdleHeartbeat.
+func idleInterval(window, idle time.Duration, pushed bool) time.Duration {
+	switch {
+	case !pushed && window <= 0:
 		return defaultHeartbeatInterval
+	case !pushed:
+		return min(window/heartbeatFraction, FallbackHeartbeatInterval)
+	case window <= 0 && idle > 0:
+		return idle
+	case window <= 0:
+		return toolcore.DefaultIdleHeartbeat
+	case idle > 0 && idle < window:
+		return idle
+	default:
+		return min(window/heartbeatFraction, toolcore.DefaultIdleHeartbeat)
 	}
-	return timeout / heartbeatFraction
 }
 
-// startLoop starts a loop that sends a beat every interval, on progress and when hurried.
+// startLoop starts a loop that sends a beat every interval, on progress and when hurried, within
+// a window of heartbeatFraction intervals, as where cancellation is not pushed.
 func startLoop(ctx context.Context, interval time.Duration, send sendFunc, relay func(details ...any)) *heartbeats {
+	return startPlannedLoop(ctx, beatPlan{interval: interval}, send, relay)
+}
+
+// startPlannedLoop starts a loop that beats as plan says.
+func startPlannedLoop(ctx context.Context, plan beatPlan, send sendFunc, relay func(details ...any)) *heartbeats {
 	ctx, cancel := context.WithCancel(ctx)
+	window := plan.window
+	if window <= 0 {
+		window = heartbeatFraction * plan.interval
+	}
 	h := &heartbeats{
 		ctx:     ctx,
 		cancel:  cancel,
 		send:    send,
 		relay:   relay,
+		plan:    plan,
 		stopped: make(chan struct{}),
-		c:       cadence{interval: interval, started: time.Now()},
+		c:       cadence{interval: plan.interval, window: window, started: time.Now()},
 	}
 	h.mu.Lock()
-	h.timer = time.AfterFunc(interval, h.wake)
+	h.timer = time.AfterFunc(plan.interval, h.wake)
 	h.mu.Unlock()
 	context.AfterFunc(ctx, h.end)
 	return h
@@ -147,11 +223,13 @@ func startLoop(ctx context.Context, interval time.Duration, send sendFunc, relay
 // cadence is the loop's schedule state.
 type cadence struct {
 	interval   time.Duration
-	started    time.Time // the attempt's start: the server's heartbeat window opens there
-	last       time.Time // when the last beat was sent, or when it failed; zero before the first
-	taken      time.Time // when the last beat the server took was sent; zero before the first
-	pending    bool      // a progress report not yet sent
-	retry      bool      // the last beat failed for a transient reason
+	window     time.Duration // the server's heartbeat window: a beat must arrive within it
+	started    time.Time     // the attempt's start: the server's heartbeat window opens there
+	last       time.Time     // when the last beat was sent, or when it failed; zero before the first
+	taken      time.Time     // when the last beat the server took was sent; zero before the first
+	pending    bool          // a progress report not yet sent
+	retry      bool          // the last beat failed for a transient reason
+	hurryFrom  time.Time     // a hurry's first beat comes no sooner (PushedCancelGrace; zero: at once)
 	hurryUntil time.Time
 }
 
@@ -173,15 +251,20 @@ func (c *cadence) next(now time.Time) time.Time {
 		due = earliest(due, c.last.Add(ProgressHeartbeatGap)) // zero last: at once
 	}
 	if now.Before(c.hurryUntil) {
-		due = earliest(due, c.last.Add(HurryHeartbeatInterval))
+		due = earliest(due, latest(c.last.Add(HurryHeartbeatInterval), c.hurryFrom))
 	}
 	return due
 }
 
-// deadline bounds a beat sent at now: the server's window (heartbeatFraction intervals after
-// it last opened), and never less than MinBeatBudget.
+// hurried reports whether a beat sent at now is a hurried one.
+func (c *cadence) hurried(now time.Time) bool {
+	return now.Before(c.hurryUntil) && !now.Before(c.hurryFrom)
+}
+
+// deadline bounds a beat sent at now: the server's window after it last opened, and never less
+// than MinBeatBudget.
 func (c *cadence) deadline(now time.Time) time.Time {
-	end := c.base().Add(heartbeatFraction * c.interval)
+	end := c.base().Add(c.window)
 	if floor := now.Add(MinBeatBudget); end.Before(floor) {
 		return floor
 	}
@@ -204,6 +287,13 @@ func earliest(a, b time.Time) time.Time {
 	return a
 }
 
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
 // wake runs on the timer's goroutine: it sends a beat if one is due, then sets the timer for the
 // next. Beats never overlap: a wake-up during a beat does nothing (the beat reschedules).
 func (h *heartbeats) wake() {
@@ -220,8 +310,13 @@ func (h *heartbeats) wake() {
 	}
 	h.beating = true
 	deadline, details := h.c.deadline(now), h.detailsLocked()
+	missed := h.plan.missed != nil && !h.missed && h.c.hurried(now)
+	h.missed = h.missed || missed
 	h.mu.Unlock()
 
+	if missed {
+		h.plan.missed()
+	}
 	err := h.beat(now, deadline, details)
 	transient := err != nil && transientBeatError(err)
 	if err != nil && !transient && h.ctx.Err() == nil {
@@ -328,9 +423,18 @@ func (h *heartbeats) latest() *wire.ProgressDetails {
 	return h.progress
 }
 
-// hurryUp makes the loop beat every HurryHeartbeatInterval for HurryWindow, without blocking.
+// hurryUp makes the loop beat every HurryHeartbeatInterval for HurryWindow, without blocking;
+// where cancellation is pushed, from PushedCancelGrace on (the push normally ends the attempt
+// first, and the loop with it).
 func (h *heartbeats) hurryUp() {
-	h.poke(func(c *cadence) { c.hurryUntil = time.Now().Add(HurryWindow) })
+	var grace time.Duration
+	if h.plan.pushed {
+		grace = PushedCancelGrace
+	}
+	h.poke(func(c *cadence) {
+		now := time.Now()
+		c.hurryFrom, c.hurryUntil = now.Add(grace), now.Add(grace+HurryWindow)
+	})
 }
 
 // stop ends the loop and waits for a beat in flight (cut short), so no heartbeat is recorded after

@@ -2,16 +2,22 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
@@ -117,18 +123,31 @@ func TestHeartbeatLoopEndsWithContext(t *testing.T) {
 	assert.Zero(t, log.count())
 }
 
-func TestHeartbeatInterval(t *testing.T) {
+func TestIdleInterval(t *testing.T) {
+	const s, m = time.Second, time.Minute
 	tests := []struct {
-		name string
-		give time.Duration
-		want time.Duration
+		name         string
+		window, idle time.Duration
+		pushed       bool
+		want         time.Duration
 	}{
-		{name: "half the timeout", give: 10 * time.Second, want: 5 * time.Second},
-		{name: "no timeout", give: 0, want: defaultHeartbeatInterval},
+		{name: "not pushed: half the timeout", window: 10 * s, idle: 5 * s, want: 5 * s},
+		{name: "not pushed: a short timeout", window: 4 * s, idle: 2 * s, want: 2 * s},
+		{name: "not pushed: at most 5 s", window: m, idle: 30 * s, want: FallbackHeartbeatInterval},
+		{name: "not pushed: the tool's IdleHeartbeat does not count", window: 20 * m, idle: 10 * m, want: FallbackHeartbeatInterval},
+		{name: "not pushed: no timeout", want: defaultHeartbeatInterval},
+		{name: "pushed: the default tool beats every 30 s", window: m, idle: 30 * s, pushed: true, want: 30 * s},
+		{name: "pushed: the tool's IdleHeartbeat", window: 20 * m, idle: 10 * m, pushed: true, want: 10 * m},
+		{name: "pushed: a short timeout", window: 10 * s, idle: 5 * s, pushed: true, want: 5 * s},
+		{name: "pushed: no IdleHeartbeat, half the timeout", window: 10 * s, pushed: true, want: 5 * s},
+		{name: "pushed: no IdleHeartbeat, at most 30 s", window: 10 * m, pushed: true, want: 30 * s},
+		{name: "pushed: an IdleHeartbeat past the scheduled timeout", window: 10 * s, idle: 30 * s, pushed: true, want: 5 * s},
+		{name: "pushed: no timeout", pushed: true, want: 30 * s},
+		{name: "pushed: no timeout, the tool's IdleHeartbeat", idle: 10 * m, pushed: true, want: 10 * m},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, heartbeatInterval(tt.give))
+			assert.Equal(t, tt.want, idleInterval(tt.window, tt.idle, tt.pushed))
 		})
 	}
 }
@@ -156,7 +175,7 @@ func TestBoundMessage(t *testing.T) {
 func TestCadence(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) time.Time { return start.Add(d) }
-	c := cadence{interval: 3 * time.Second, started: start}
+	c := cadence{interval: 3 * time.Second, window: 6 * time.Second, started: start}
 	assert.Equal(t, at(3*time.Second), c.next(start), "idle: the interval after the start")
 	assert.Equal(t, at(6*time.Second), c.deadline(start), "a beat may take until the window closes")
 
@@ -183,6 +202,19 @@ func TestCadence(t *testing.T) {
 	assert.Equal(t, at(9*time.Second+MinBeatBudget), c.deadline(at(9*time.Second)), "never less than the least budget")
 	c.sent(at(5*time.Second), false)
 	assert.Equal(t, at(8*time.Second), c.next(at(5*time.Second)), "taken: back to the idle cadence")
+
+	// Pushed cancellation: idle beats for liveness only, within a window twice as long; a hurry
+	// waits for the push first.
+	c = cadence{interval: 30 * time.Second, window: time.Minute, started: start}
+	assert.Equal(t, at(30*time.Second), c.next(start))
+	assert.Equal(t, at(time.Minute), c.deadline(at(30*time.Second)), "a beat may take until the window closes")
+	c.hurryFrom, c.hurryUntil = at(PushedCancelGrace), at(PushedCancelGrace+HurryWindow)
+	assert.Equal(t, at(PushedCancelGrace), c.next(start), "hurried only after the grace")
+	assert.False(t, c.hurried(at(PushedCancelGrace-time.Millisecond)))
+	assert.True(t, c.hurried(at(PushedCancelGrace)))
+	c.sent(at(PushedCancelGrace), false)
+	assert.Equal(t, at(PushedCancelGrace+HurryHeartbeatInterval), c.next(at(PushedCancelGrace)), "then every hurry interval")
+	assert.False(t, c.hurried(at(PushedCancelGrace+HurryWindow)), "until the window ends")
 }
 
 func TestHeartbeatLoopRetriesTransientFailures(t *testing.T) {
@@ -257,6 +289,108 @@ func TestAttemptsHurryBeatsTheRunningAttempt(t *testing.T) {
 	assert.Zero(t, none.Running())
 }
 
+// TestPushedHurryWaitsForThePush: where cancellation is pushed, a hurry sends nothing during the
+// grace (the push ends the attempt first: here the context ends), and no missed push is told.
+func TestPushedHurryWaitsForThePush(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, pushed := context.WithCancel(context.Background())
+		log := newBeatLog()
+		missed := 0
+		h := startPlannedLoop(ctx, beatPlan{interval: time.Hour, window: 2 * time.Hour, pushed: true, missed: func() { missed++ }}, log.send, log.relay)
+		h.hurryUp()
+		time.Sleep(PushedCancelGrace / 2)
+		pushed() // the pushed cancellation ends the attempt's context
+		synctest.Wait()
+		time.Sleep(PushedCancelGrace + HurryWindow)
+		h.stop()
+		assert.Zero(t, log.count(), "no heartbeat: the push came within the grace")
+		assert.Zero(t, missed)
+	})
+}
+
+// TestPushedHurryWhenThePushMisses: a push that does not come within the grace leaves the
+// attempt to the hurried heartbeats (whose response carries the cancellation), and the loop
+// tells of the missed push once.
+func TestPushedHurryWhenThePushMisses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		log := newBeatLog()
+		missed := 0
+		h := startPlannedLoop(context.Background(), beatPlan{interval: time.Hour, window: 2 * time.Hour, pushed: true, missed: func() { missed++ }}, log.send, log.relay)
+		h.hurryUp()
+		time.Sleep(PushedCancelGrace - time.Millisecond)
+		synctest.Wait()
+		assert.Zero(t, log.count(), "nothing during the grace")
+		time.Sleep(time.Millisecond + 3*HurryHeartbeatInterval + HurryHeartbeatInterval/2)
+		synctest.Wait()
+		assert.Equal(t, 4, log.count(), "hurried after the grace: at once, then every hurry interval")
+		h.stop()
+		assert.Equal(t, 1, missed, "the missed push is told once")
+	})
+}
+
+// countingRecorder counts the heartbeats sent through the worker's client.
+type countingRecorder struct {
+	mu    sync.Mutex
+	beats int
+}
+
+func (r *countingRecorder) RecordActivityHeartbeatWithOptions(context.Context, client.RecordActivityHeartbeatOptions) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.beats++
+	return nil
+}
+
+func (r *countingRecorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.beats
+}
+
+// TestIdleHeartbeatsPerMinute counts the heartbeats an idle held attempt sends in ten minutes
+// (on a fake clock): what a tool's options say, 2 a minute by default where cancellation is
+// pushed (issue 27 item 4), 12 a minute where it is not, as before.
+func TestIdleHeartbeatsPerMinute(t *testing.T) {
+	const held = 10*time.Minute - time.Second // the beat due at 10 min is not counted
+	defaults := mustOptions(t, toolcore.Options{})
+	tests := []struct {
+		name   string
+		opts   toolcore.Options
+		pushed bool
+		want   int
+	}{
+		{name: "pushed, default options", opts: defaults, pushed: true, want: 19}, // every 30 s
+		{name: "not pushed, default options", opts: defaults, want: 119},          // every 5 s
+		{name: "pushed, HeartbeatTimeout 10 s", opts: mustOptions(t, toolcore.Options{HeartbeatTimeout: 10 * time.Second}), pushed: true, want: 119},
+		{name: "pushed, IdleHeartbeat 10 min", opts: mustOptions(t, toolcore.Options{HeartbeatTimeout: 20 * time.Minute, IdleHeartbeat: 10 * time.Minute}), pushed: true, want: 0},
+		{name: "pushed, IdleHeartbeat 1 min", opts: mustOptions(t, toolcore.Options{HeartbeatTimeout: 2 * time.Minute, IdleHeartbeat: time.Minute}), pushed: true, want: 9},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rec := &countingRecorder{}
+				a := &Activities{Heartbeats: rec, CancellationPushed: tt.pushed}
+				h := a.startHeartbeats(context.Background(), activity.Info{HeartbeatTimeout: tt.opts.HeartbeatTimeout}, tt.opts.IdleHeartbeat)
+				time.Sleep(held)
+				synctest.Wait()
+				assert.Equal(t, tt.want, rec.count())
+				h.stop()
+			})
+		})
+	}
+}
+
+// mustOptions returns opts with toolcore's defaults applied, as a defined tool has them.
+func mustOptions(t *testing.T, opts toolcore.Options) toolcore.Options {
+	t.Helper()
+	tool, err := toolcore.Define(toolcore.Definition[struct{}]{
+		Name: "held", Description: "A held tool.", Options: opts,
+		Execute: func(context.Context, struct{}) (any, error) { return nil, nil },
+	})
+	require.NoError(t, err)
+	return tool.Options()
+}
+
 func TestHeartbeatLoopSpacesProgressBeats(t *testing.T) {
 	log := newBeatLog()
 	h := startLoop(context.Background(), time.Hour, log.send, log.relay)
@@ -272,5 +406,44 @@ func TestHeartbeatLoopSpacesProgressBeats(t *testing.T) {
 	if !assert.ObjectsAreEqual(want, got) { // report 2 may have gone out alone if the test stalled
 		require.Equal(t, []any{wire.ProgressDetails{Completed: 2, Total: 3}}, got, "only a report, in order")
 		assert.Equal(t, want, <-log.next)
+	}
+}
+
+// TestExecuteToolBeatsAtTheToolsIdleHeartbeat: ExecuteTool's loop idles at the tool's
+// IdleHeartbeat where cancellation is pushed, and at the fallback where it is not (the activity
+// test environment schedules without a HeartbeatTimeout).
+func TestExecuteToolBeatsAtTheToolsIdleHeartbeat(t *testing.T) {
+	for _, pushed := range []bool{true, false} {
+		t.Run(fmt.Sprintf("pushed=%v", pushed), func(t *testing.T) {
+			attempts := NewAttempts()
+			seen := make(chan time.Duration, 1)
+			held := toolcore.MustDefine(toolcore.Definition[struct{}]{
+				Name: "held", Description: "A held tool.",
+				Options: toolcore.Options{HeartbeatTimeout: 20 * time.Minute, IdleHeartbeat: 7 * time.Minute},
+				Execute: func(context.Context, struct{}) (any, error) {
+					attempts.mu.Lock()
+					defer attempts.mu.Unlock()
+					for _, h := range attempts.running {
+						h.mu.Lock()
+						seen <- h.c.interval
+						h.mu.Unlock()
+					}
+					return "ok", nil
+				},
+			})
+			reg, err := toolcore.NewRegistry(held)
+			require.NoError(t, err)
+			var suite testsuite.WorkflowTestSuite
+			env := suite.NewTestActivityEnvironment()
+			(&Activities{Registry: reg, Attempts: attempts, CancellationPushed: pushed}).Register(env)
+			_, err = env.ExecuteActivity(wire.ExecuteToolName, ExecuteToolInput{ToolCallID: "call-1", ToolName: "held",
+				Accepted: json.RawMessage(`{}`), IdempotencyKey: "toolcall-call-1"})
+			require.NoError(t, err)
+			want := defaultHeartbeatInterval
+			if pushed {
+				want = 7 * time.Minute
+			}
+			assert.Equal(t, want, <-seen)
+		})
 	}
 }

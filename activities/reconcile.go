@@ -42,7 +42,7 @@ func (a *Activities) ReconcileTool(ctx context.Context, in ReconcileToolInput) (
 			wire.ErrTypeToolNotRegistered, nil)
 	}
 	info := activity.GetInfo(ctx)
-	hb := startHeartbeats(ctx, info, a.Heartbeats)
+	hb := a.startHeartbeats(ctx, info, tool.Options().IdleHeartbeat)
 	output, found, recErr := tool.Reconcile(toolcore.WithExecution(ctx, toolcore.Execution{
 		ToolCallID:     in.ToolCallID,
 		ToolName:       in.ToolName,

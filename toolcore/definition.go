@@ -42,10 +42,15 @@ func (s SideEffect) String() string {
 
 // Defaults of Options.
 const (
-	DefaultTimeout          = time.Minute
-	DefaultHeartbeatTimeout = 10 * time.Second
-	DefaultMaxAttempts      = 3
-	DefaultApprovalTimeout  = 24 * time.Hour
+	DefaultTimeout = time.Minute
+	// DefaultHeartbeatTimeout is twice DefaultIdleHeartbeat: an idle beat may be 30 s late
+	// before the server times the attempt out, and a lost worker is noticed within a minute.
+	DefaultHeartbeatTimeout = time.Minute
+	// DefaultIdleHeartbeat caps the default IdleHeartbeat: at most 2 heartbeats a minute for an
+	// idle held call where cancellation is pushed.
+	DefaultIdleHeartbeat   = 30 * time.Second
+	DefaultMaxAttempts     = 3
+	DefaultApprovalTimeout = 24 * time.Hour
 )
 
 // Options are the execution options the durable path uses. They work at their zero value.
@@ -54,9 +59,19 @@ type Options struct {
 	SideEffect SideEffect
 	// Timeout bounds one attempt (start to close). Optional: default 1 minute.
 	Timeout time.Duration
-	// HeartbeatTimeout bounds the silence of a running attempt; cancellation and worker loss are
-	// noticed within it. Optional: default 10 seconds.
+	// HeartbeatTimeout bounds the silence of a running attempt: a lost worker is noticed within
+	// it (the attempt then times out and is retried, or ends outcome unknown for an Unsafe tool).
+	// Optional: default 1 minute (twice the default IdleHeartbeat).
 	HeartbeatTimeout time.Duration
+	// IdleHeartbeat is how often a running attempt that reports nothing heartbeats where the
+	// namespace pushes cancellation to its workers (docs/operations.md): there a heartbeat only
+	// tells the server the worker lives, and a cancellation reaches the tool without one. It must
+	// be shorter than HeartbeatTimeout, leaving a slow server time to take the beat. Where
+	// cancellation is not pushed it rides on heartbeat responses, and an idle attempt beats every
+	// half of its HeartbeatTimeout, at most every 5 s, whatever this says. Progress is sent as it
+	// comes either way (at most every 500 ms). Not part of the DefinitionHash. Optional: default
+	// half the HeartbeatTimeout, at most DefaultIdleHeartbeat (30 s).
+	IdleHeartbeat time.Duration
 	// MaxAttempts bounds attempts of ReadOnly and Idempotent tools. Optional: default 3. Unsafe
 	// tools always have exactly one attempt: a MaxAttempts above 1 on an Unsafe tool is an
 	// INVALID_TOOL_DEFINITION.
@@ -427,6 +442,8 @@ func checkOptions(o Options) (Options, error) {
 		return o, fmt.Errorf("option Timeout %s must not be negative", o.Timeout)
 	case o.HeartbeatTimeout < 0:
 		return o, fmt.Errorf("option HeartbeatTimeout %s must not be negative", o.HeartbeatTimeout)
+	case o.IdleHeartbeat < 0:
+		return o, fmt.Errorf("option IdleHeartbeat %s must not be negative", o.IdleHeartbeat)
 	case o.ApprovalTimeout < 0:
 		return o, fmt.Errorf("option ApprovalTimeout %s must not be negative", o.ApprovalTimeout)
 	case o.MaxAttempts < 0:
@@ -453,6 +470,12 @@ func checkOptions(o Options) (Options, error) {
 	}
 	if o.HeartbeatTimeout == 0 {
 		o.HeartbeatTimeout = DefaultHeartbeatTimeout
+	}
+	switch {
+	case o.IdleHeartbeat == 0:
+		o.IdleHeartbeat = min(o.HeartbeatTimeout/2, DefaultIdleHeartbeat)
+	case o.IdleHeartbeat >= o.HeartbeatTimeout:
+		return o, fmt.Errorf("option IdleHeartbeat %s must be shorter than HeartbeatTimeout %s: a beat must reach the server within it", o.IdleHeartbeat, o.HeartbeatTimeout)
 	}
 	if o.ApprovalTimeout == 0 {
 		o.ApprovalTimeout = DefaultApprovalTimeout

@@ -54,6 +54,12 @@ func TestDefineRejectsInvalidDefinitions(t *testing.T) {
 		{name: "unknown SideEffect", mutate: func(d *toolcore.Definition[emptyArgs]) { d.Options.SideEffect = 7 }, wantMsg: "unknown SideEffect 7"},
 		{name: "negative Timeout", mutate: func(d *toolcore.Definition[emptyArgs]) { d.Options.Timeout = -time.Second }, wantMsg: "Timeout -1s must not be negative"},
 		{name: "negative HeartbeatTimeout", mutate: func(d *toolcore.Definition[emptyArgs]) { d.Options.HeartbeatTimeout = -1 }, wantMsg: "HeartbeatTimeout -1ns must not be negative"},
+		{name: "negative IdleHeartbeat", mutate: func(d *toolcore.Definition[emptyArgs]) { d.Options.IdleHeartbeat = -1 }, wantMsg: "IdleHeartbeat -1ns must not be negative"},
+		{name: "IdleHeartbeat as long as the default HeartbeatTimeout", mutate: func(d *toolcore.Definition[emptyArgs]) { d.Options.IdleHeartbeat = time.Minute },
+			wantMsg: "IdleHeartbeat 1m0s must be shorter than HeartbeatTimeout 1m0s"},
+		{name: "IdleHeartbeat longer than HeartbeatTimeout", mutate: func(d *toolcore.Definition[emptyArgs]) {
+			d.Options.HeartbeatTimeout, d.Options.IdleHeartbeat = 10*time.Second, 11*time.Second
+		}, wantMsg: "IdleHeartbeat 11s must be shorter than HeartbeatTimeout 10s"},
 		{name: "negative MaxAttempts", mutate: func(d *toolcore.Definition[emptyArgs]) {
 			d.Options = toolcore.Options{SideEffect: toolcore.ReadOnly, MaxAttempts: -1}
 		}, wantMsg: "MaxAttempts -1 must not be negative"},
@@ -253,22 +259,32 @@ func TestToolOptionsDefaults(t *testing.T) {
 		{
 			name: "zero",
 			give: toolcore.Options{},
-			want: toolcore.Options{SideEffect: toolcore.Unsafe, Timeout: time.Minute, HeartbeatTimeout: 10 * time.Second, MaxAttempts: 1, ApprovalTimeout: toolcore.DefaultApprovalTimeout},
+			want: toolcore.Options{SideEffect: toolcore.Unsafe, Timeout: time.Minute, HeartbeatTimeout: time.Minute, IdleHeartbeat: 30 * time.Second, MaxAttempts: 1, ApprovalTimeout: toolcore.DefaultApprovalTimeout},
 		},
 		{
 			name: "read-only zero",
 			give: toolcore.Options{SideEffect: toolcore.ReadOnly},
-			want: toolcore.Options{SideEffect: toolcore.ReadOnly, Timeout: time.Minute, HeartbeatTimeout: 10 * time.Second, MaxAttempts: 3, ApprovalTimeout: toolcore.DefaultApprovalTimeout},
+			want: toolcore.Options{SideEffect: toolcore.ReadOnly, Timeout: time.Minute, HeartbeatTimeout: time.Minute, IdleHeartbeat: 30 * time.Second, MaxAttempts: 3, ApprovalTimeout: toolcore.DefaultApprovalTimeout},
 		},
 		{
 			name: "unsafe with one attempt",
 			give: toolcore.Options{MaxAttempts: 1},
-			want: toolcore.Options{SideEffect: toolcore.Unsafe, Timeout: time.Minute, HeartbeatTimeout: 10 * time.Second, MaxAttempts: 1, ApprovalTimeout: toolcore.DefaultApprovalTimeout},
+			want: toolcore.Options{SideEffect: toolcore.Unsafe, Timeout: time.Minute, HeartbeatTimeout: time.Minute, IdleHeartbeat: 30 * time.Second, MaxAttempts: 1, ApprovalTimeout: toolcore.DefaultApprovalTimeout},
+		},
+		{
+			name: "a short HeartbeatTimeout: idle beats every half of it",
+			give: toolcore.Options{HeartbeatTimeout: 10 * time.Second},
+			want: toolcore.Options{SideEffect: toolcore.Unsafe, Timeout: time.Minute, HeartbeatTimeout: 10 * time.Second, IdleHeartbeat: 5 * time.Second, MaxAttempts: 1, ApprovalTimeout: toolcore.DefaultApprovalTimeout},
+		},
+		{
+			name: "a long HeartbeatTimeout: idle beats at most every 30 s",
+			give: toolcore.Options{HeartbeatTimeout: 10 * time.Minute},
+			want: toolcore.Options{SideEffect: toolcore.Unsafe, Timeout: time.Minute, HeartbeatTimeout: 10 * time.Minute, IdleHeartbeat: 30 * time.Second, MaxAttempts: 1, ApprovalTimeout: toolcore.DefaultApprovalTimeout},
 		},
 		{
 			name: "all set",
-			give: toolcore.Options{SideEffect: toolcore.Idempotent, Timeout: time.Hour, HeartbeatTimeout: time.Second, MaxAttempts: 7, TaskQueue: "gpu"},
-			want: toolcore.Options{SideEffect: toolcore.Idempotent, Timeout: time.Hour, HeartbeatTimeout: time.Second, MaxAttempts: 7, TaskQueue: "gpu", ApprovalTimeout: toolcore.DefaultApprovalTimeout},
+			give: toolcore.Options{SideEffect: toolcore.Idempotent, Timeout: time.Hour, HeartbeatTimeout: time.Second, IdleHeartbeat: 900 * time.Millisecond, MaxAttempts: 7, TaskQueue: "gpu"},
+			want: toolcore.Options{SideEffect: toolcore.Idempotent, Timeout: time.Hour, HeartbeatTimeout: time.Second, IdleHeartbeat: 900 * time.Millisecond, MaxAttempts: 7, TaskQueue: "gpu", ApprovalTimeout: toolcore.DefaultApprovalTimeout},
 		},
 	}
 	for _, tt := range tests {

@@ -33,7 +33,8 @@
 // properties) or an explicit InputSchema; with neither, A = any, [Arguments], map[string]any,
 // json.RawMessage or another type whose generated schema is just {"type":"object"}, nothing
 // would check the arguments and Define rejects the definition. Defaults: Timeout 1 minute,
-// HeartbeatTimeout 10 seconds, MaxAttempts 3 (1 for Unsafe).
+// HeartbeatTimeout 1 minute, IdleHeartbeat half the HeartbeatTimeout (at most 30 s), MaxAttempts
+// 3 (1 for Unsafe).
 //
 // The argument type A crosses from workflow to activity as JSON, so Define checks it by type:
 // funcs, channels, complex numbers and unsafe pointers cannot be encoded; non-empty interfaces

@@ -62,6 +62,7 @@ type Worker struct {
 	limits      map[string]queueLimits
 	workers     []sdkworker.Worker
 	attrs       bool
+	pushed      bool // the namespace pushes activity cancellation (see CancellationPushed)
 	logger      *zap.Logger
 	fatal       chan error
 
@@ -104,6 +105,10 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 	headersOK := escapesHeaders(ctx, c)
 	cancel()
 
+	ctx, cancel = context.WithTimeout(context.Background(), detectTimeout)
+	pushed, pushedErr := cancellationPushed(ctx, c, namespace)
+	cancel()
+
 	w := &Worker{
 		client:      c,
 		fingerprint: ToolSetFingerprint(snapshot),
@@ -111,11 +116,12 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 		queues:      taskQueues(snapshot, opts.TaskQueue),
 		limits:      limitsByQueue(snapshot, opts.TaskQueue),
 		attrs:       attrs,
+		pushed:      pushed,
 		logger:      opts.Logger.With(zap.String("namespace", namespace)),
 		fatal:       make(chan error, 1),
 	}
 	attempts := activities.NewAttempts()
-	acts := &activities.Activities{Registry: snapshot, Attempts: attempts, Heartbeats: c}
+	acts := &activities.Activities{Registry: snapshot, Attempts: attempts, Heartbeats: c, CancellationPushed: pushed}
 	for i, queue := range w.queues {
 		so := w.sdkOptions(opts, i > 0)
 		if l, ok := w.limits[queue]; ok {
@@ -141,8 +147,11 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 	if !attrs {
 		w.logger.Warn("namespace lacks the toolgate search attributes; workflows will not upsert them (run `toolgate worker --setup`)")
 	}
+	if !pushed {
+		w.logger.Warn(notPushedMessage(pushedErr))
+	}
 	w.logger.Info("worker built", zap.Strings("taskQueues", w.queues), zap.Strings("tools", snapshot.Names()),
-		zap.String("toolSet", w.fingerprint), zap.Bool("searchAttributes", attrs))
+		zap.String("toolSet", w.fingerprint), zap.Bool("searchAttributes", attrs), zap.Bool("cancellationPushed", pushed))
 	return w, nil
 }
 
@@ -266,6 +275,12 @@ func (w *Worker) Stop() {
 
 // SearchAttributes reports whether the workflows upsert ToolName, ToolCallId and ToolOutcome.
 func (w *Worker) SearchAttributes() bool { return w.attrs }
+
+// CancellationPushed reports whether the namespace said, when New asked, that it pushes an
+// activity's cancellation to its workers (worker commands; docs/operations.md). Then a held call
+// that reports nothing heartbeats at its tool's IdleHeartbeat (30 s by default), for liveness
+// only; otherwise every half of its HeartbeatTimeout, at most every 5 s, to hear a cancellation.
+func (w *Worker) CancellationPushed() bool { return w.pushed }
 
 // TaskQueues returns the queues served: the main queue first, then the tools' own queues.
 func (w *Worker) TaskQueues() []string { return slices.Clone(w.queues) }

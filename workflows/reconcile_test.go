@@ -35,7 +35,7 @@ func reconciling(rerun bool, rec func(ctx context.Context, key string) (any, boo
 func TestToolCallWorkflowReconcile(t *testing.T) {
 	lost := temporal.NewHeartbeatTimeoutError()
 	notRegistered := temporal.NewNonRetryableApplicationError(`tool "pay" is not registered`, wire.ErrTypeToolNotRegistered, nil)
-	unknown := workflows.OutcomeUnknownMessage + " (no heartbeat within 10s: worker lost or stalled)"
+	unknown := workflows.OutcomeUnknownMessage + " (no heartbeat within 1m0s: worker lost or stalled)"
 	found := func(context.Context, string) (any, bool, error) { return map[string]any{"receipt": "r-1"}, true, nil }
 	notFound := func(context.Context, string) (any, bool, error) { return nil, false, nil }
 	failing := func(context.Context, string) (any, bool, error) { return nil, false, errors.New("ledger unavailable") }

@@ -36,14 +36,14 @@ func TestActivityOptions(t *testing.T) {
 		{
 			name: "unsafe: one attempt, the workflow's queue",
 			give: toolcore.Options{},
-			want: workflow.ActivityOptions{StartToCloseTimeout: time.Minute, HeartbeatTimeout: 10 * time.Second,
+			want: workflow.ActivityOptions{StartToCloseTimeout: time.Minute, HeartbeatTimeout: toolcore.DefaultHeartbeatTimeout,
 				WaitForCancellation: true, RetryPolicy: backoff(1), Summary: "t"},
 		},
 		{
 			name:  "idempotent: MaxAttempts default, configured queue",
 			queue: "tools",
 			give:  toolcore.Options{SideEffect: toolcore.Idempotent},
-			want: workflow.ActivityOptions{TaskQueue: "tools", StartToCloseTimeout: time.Minute, HeartbeatTimeout: 10 * time.Second,
+			want: workflow.ActivityOptions{TaskQueue: "tools", StartToCloseTimeout: time.Minute, HeartbeatTimeout: toolcore.DefaultHeartbeatTimeout,
 				WaitForCancellation: true, RetryPolicy: backoff(3), Summary: "t"},
 		},
 		{

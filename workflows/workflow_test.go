@@ -418,7 +418,7 @@ func TestToolCallWorkflowActivityFailures(t *testing.T) {
 		{name: "unsafe start-to-close timeout", tool: "unsafe", failures: []error{startToClose},
 			wantContent: errContent(unknown + " (timed out after 1m0s); unsafe calls are not retried"), wantAttempts: 1},
 		{name: "unsafe worker lost", tool: "unsafe", failures: []error{heartbeat},
-			wantContent: errContent(unknown + " (no heartbeat within 10s: worker lost or stalled); unsafe calls are not retried"), wantAttempts: 1},
+			wantContent: errContent(unknown + " (no heartbeat within 1m0s: worker lost or stalled); unsafe calls are not retried"), wantAttempts: 1},
 		{name: "unsafe interrupted", tool: "unsafe", failures: []error{interrupted},
 			wantContent: errContent(unknown + " (interrupted: the worker stopped the attempt (worker is stopping)); unsafe calls are not retried"), wantAttempts: 1},
 		{name: "unsafe tool missing on the activity worker", tool: "unsafe", failures: []error{notRegistered},
@@ -428,7 +428,7 @@ func TestToolCallWorkflowActivityFailures(t *testing.T) {
 		{name: "read-only timeouts exhausted", tool: "readonly", failures: []error{heartbeat, interrupted, startToClose},
 			wantContent: errContent("gave up after 3 attempts; last attempt: timed out after 1m0s"), wantAttempts: 3},
 		{name: "read-only worker lost on every attempt", tool: "readonly", failures: []error{heartbeat, heartbeat, heartbeat},
-			wantContent: errContent("gave up after 3 attempts; last attempt: no heartbeat within 10s: worker lost or stalled"), wantAttempts: 3},
+			wantContent: errContent("gave up after 3 attempts; last attempt: no heartbeat within 1m0s: worker lost or stalled"), wantAttempts: 3},
 		{name: "read-only tool missing is not retried", tool: "readonly", failures: []error{notRegistered},
 			wantContent: errContent(`tool "x" is not registered`), wantAttempts: 1},
 	}
@@ -501,7 +501,7 @@ func TestToolCallWorkflowSchedulesActivity(t *testing.T) {
 			wantInput:   activities.ExecuteToolInput{ToolCallID: "call-add-1", ToolName: "add", Accepted: json.RawMessage(`{"left":20,"right":22}`), IdempotencyKey: "toolcall-call-add-1", MaxAttempts: 1},
 			wantQueue:   wire.DefaultTaskQueue,
 			wantTimeout: time.Minute,
-			wantBeat:    10 * time.Second,
+			wantBeat:    toolcore.DefaultHeartbeatTimeout,
 		},
 		{
 			name:        "configured default queue",
@@ -510,7 +510,7 @@ func TestToolCallWorkflowSchedulesActivity(t *testing.T) {
 			wantInput:   activities.ExecuteToolInput{ToolCallID: "call-add-1", ToolName: "add", Accepted: json.RawMessage(`{"left":1,"right":2}`), IdempotencyKey: "toolcall-call-add-1", MaxAttempts: 1},
 			wantQueue:   "tools",
 			wantTimeout: time.Minute,
-			wantBeat:    10 * time.Second,
+			wantBeat:    toolcore.DefaultHeartbeatTimeout,
 		},
 		{
 			name:        "read-only tool with its own queue and timeouts",
