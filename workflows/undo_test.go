@@ -51,7 +51,9 @@ func (l *undoLog) list() []string {
 func undoTools(t *testing.T, log *undoLog) *toolcore.Registry {
 	book := toolcore.MustDefine(toolcore.Definition[empty]{
 		Name: "book", Description: "books a slot", Validate: acceptAll,
-		Execute: func(ctx context.Context, _ empty) (any, error) { return map[string]string{"slot": toolcore.ToolCallID(ctx)}, nil },
+		Execute: func(ctx context.Context, _ empty) (any, error) {
+			return map[string]string{"slot": toolcore.ToolCallID(ctx)}, nil
+		},
 		Compensate: func(_ context.Context, c toolcore.Compensation) error {
 			n := log.add(c)
 			switch {

@@ -31,7 +31,9 @@ func TestUndoCommand(t *testing.T) {
 	var undone []string
 	book := toolcore.MustDefine(toolcore.Definition[empty]{
 		Name: "book", Description: "Books a slot.", Validate: accept,
-		Execute: func(ctx context.Context, _ empty) (any, error) { return map[string]string{"slot": toolcore.ToolCallID(ctx)}, nil },
+		Execute: func(ctx context.Context, _ empty) (any, error) {
+			return map[string]string{"slot": toolcore.ToolCallID(ctx)}, nil
+		},
 		Compensate: func(_ context.Context, c toolcore.Compensation) error {
 			mu.Lock()
 			defer mu.Unlock()

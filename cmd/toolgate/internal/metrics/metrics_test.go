@@ -71,7 +71,7 @@ func TestScrapeAfterCalls(t *testing.T) {
 	}
 
 	want := map[string]float64{
-		series(workflows.MetricToolCalls, "add", wire.OutcomeOK):                    3,
+		series(workflows.MetricToolCalls, "add", wire.OutcomeOK):                         3,
 		series(workflows.MetricToolCalls, "add", "TOOL_ARGUMENTS_INVALID"):               2,
 		series(workflows.MetricToolCalls, workflows.MetricToolUnknown, "TOOL_NOT_FOUND"): 1,
 		series(workflows.MetricValidationRejections, "add", "TOOL_ARGUMENTS_INVALID"):    2,
@@ -158,8 +158,8 @@ func TestApprovalMetrics(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, res.IsError(), res.Content())
 	got := waitFor("the approval decided", map[string]float64{
-		series(workflows.MetricApprovalsRequested, "deploy", ""):         1,
-		series(workflows.MetricApprovalsDecided, "deploy", ""):           1,
+		series(workflows.MetricApprovalsRequested, "deploy", ""):    1,
+		series(workflows.MetricApprovalsDecided, "deploy", ""):      1,
 		series(workflows.MetricToolCalls, "deploy", wire.OutcomeOK): 1,
 	})
 	// The approved call counts once, by its final outcome: not also as awaiting_approval.
