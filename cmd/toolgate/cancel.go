@@ -19,8 +19,9 @@ func newCancelCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cancel [WORKFLOW_ID]",
 		Short: "Ask a running call to stop",
-		Long: `Request cancellation of a running call. The tool's context is canceled (it hears of it
-within its heartbeat timeout), the workflow waits for the tool to stop and ends canceled: result
+		Long: `Request cancellation of a running call. The tool's context is canceled (at once where the
+namespace pushes cancellation to workers, else at the tool's next heartbeat, within 5 s by
+default; docs/operations.md), the workflow waits for the tool to stop and ends canceled: result
 then exits 4. cancel returns once the request is recorded; it does not wait for the tool.
 Canceling a call that has already ended changes nothing and is not an error.
 
