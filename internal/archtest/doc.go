@@ -11,7 +11,8 @@
 //   - Only cmd/toolgate/internal/devserver imports go.temporal.io/server directly; commands and tests that
 //     need a server use cmd/toolgate/internal/devserver (or internal/devtest). The one other
 //     exceptions are cmd/toolgate/internal/cluster (and its cmds): the test harness that runs several server
-//     processes on PostgreSQL, and cmd/toolgate/internal/pgstore, which sets up PostgreSQL stores for both.
+//     processes on PostgreSQL, cmd/toolgate/internal/pgstore, which sets up PostgreSQL stores for both,
+//     and cmd/toolgate/internal/reviewauth, the frontend authorizer that checks approval decisions.
 //   - cmd/toolgate imports cmd/toolgate/internal/devserver in embedded_server.go only: built with the
 //     toolgate_noserver tag (as make test's staticcheck builds it) it reaches nothing of the
 //     server, tests included.

@@ -86,7 +86,8 @@ var rules = []rule{
 		direct: true,
 		// cmd/toolgate/internal/cluster configures multi-process clusters on PostgreSQL for tests;
 		// cmd/toolgate/internal/pgstore sets up PostgreSQL stores for both (schema tooling).
-		except: []string{module + "/cmd/toolgate/internal/devserver", module + "/cmd/toolgate/internal/cluster/...", module + "/cmd/toolgate/internal/pgstore"},
+		// cmd/toolgate/internal/reviewauth is an authorizer for the server's frontend.
+		except: []string{module + "/cmd/toolgate/internal/devserver", module + "/cmd/toolgate/internal/cluster/...", module + "/cmd/toolgate/internal/pgstore", module + "/cmd/toolgate/internal/reviewauth"},
 	},
 }
 

@@ -455,7 +455,7 @@ func TestRetryWhenPortTaken(t *testing.T) {
 	level := zap.NewAtomicLevelAt(zapcore.WarnLevel)
 	logger := newServerLogger(opts.Logger, level)
 
-	srv, ports, err := startWithRetry(store, dynamicConfig(nil), logger, pick, opts.Logger)
+	srv, ports, err := startWithRetry(store, dynamicConfig(nil), nil, logger, pick, opts.Logger)
 	require.NoError(t, err)
 	defer func() {
 		level.SetLevel(silent)

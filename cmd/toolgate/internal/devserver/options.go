@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"go.temporal.io/server/common/authorization"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
@@ -71,6 +72,15 @@ type Options struct {
 	// value it cannot take is an error. See [ParseDynamicConfigValue] for the flag form.
 	// Optional: default nil.
 	DynamicConfig map[string]any
+
+	// ClaimMapper and Authorizer turn on the frontend's authorization, as on a cluster: the
+	// claim mapper turns a caller's "authorization" header (or client certificate) into claims
+	// (nil without either), and the authorizer decides every request with them. The server's own
+	// workers and this package's readiness checks call the frontend without credentials, so the
+	// authorizer must allow requests without claims outside what it guards: wrap an allow-all
+	// authorizer, as reviewauth.New(nil) does. Optional: both nil (the default) or both set.
+	ClaimMapper authorization.ClaimMapper
+	Authorizer  authorization.Authorizer
 }
 
 // withDefaults returns a copy of o with defaults applied, or an error for invalid values.
@@ -91,6 +101,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("check options: negative retention %v", o.Retention)
 	case o.FrontendPort < 0 || o.FrontendPort > 65535:
 		return o, fmt.Errorf("check options: frontend port %d out of range", o.FrontendPort)
+	case (o.ClaimMapper == nil) != (o.Authorizer == nil):
+		return o, fmt.Errorf("check options: ClaimMapper and Authorizer go together")
 	case o.UIPort < 0 || o.UIPort > 65535:
 		return o, fmt.Errorf("check options: UI port %d out of range", o.UIPort)
 	}

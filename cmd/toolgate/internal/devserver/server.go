@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"go.temporal.io/server/common/authorization"
+	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/dynamicconfig"
 	"go.temporal.io/server/common/log"
 	"go.temporal.io/server/temporal"
@@ -81,7 +83,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	logger := newServerLogger(opts.Logger, s.logLevel)
 	pick := func() (servicePorts, error) { return pickPorts(opts.FrontendPort) }
 	var ports servicePorts
-	s.temporal, ports, err = startWithRetry(store, dynamicConfig(opts.DynamicConfig), logger, pick, opts.Logger)
+	s.temporal, ports, err = startWithRetry(store, dynamicConfig(opts.DynamicConfig), authOptions(opts), logger, pick, opts.Logger)
 	if err != nil {
 		closeUIListener()
 		return nil, fmt.Errorf("start dev server: %w", err)
@@ -102,13 +104,13 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 
 // startWithRetry starts a server on the ports pick returns, picking again when one of them was
 // taken before the server could bind it.
-func startWithRetry(store stores, dc dynamicconfig.StaticClient, logger log.Logger, pick func() (servicePorts, error), warn *zap.Logger) (temporal.Server, servicePorts, error) {
+func startWithRetry(store stores, dc dynamicconfig.StaticClient, auth []temporal.ServerOption, logger log.Logger, pick func() (servicePorts, error), warn *zap.Logger) (temporal.Server, servicePorts, error) {
 	for attempt := 1; ; attempt++ {
 		ports, err := pick()
 		if err != nil {
 			return nil, ports, err
 		}
-		srv, err := startTemporal(store, dc, ports, logger)
+		srv, err := startTemporal(store, dc, auth, ports, logger)
 		if err == nil {
 			return srv, ports, nil
 		}
@@ -116,6 +118,17 @@ func startWithRetry(store stores, dc dynamicconfig.StaticClient, logger log.Logg
 			return nil, ports, err
 		}
 		warn.Warn("retry dev server start: a port was taken", zap.Int("attempt", attempt), zap.Error(err))
+	}
+}
+
+// authOptions returns the server options of Options.ClaimMapper and Authorizer (none without).
+func authOptions(opts Options) []temporal.ServerOption {
+	if opts.Authorizer == nil {
+		return nil
+	}
+	return []temporal.ServerOption{
+		temporal.WithAuthorizer(opts.Authorizer),
+		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return opts.ClaimMapper }),
 	}
 }
 
@@ -135,17 +148,17 @@ func pickPorts(frontendPort int) (servicePorts, error) {
 
 // startTemporal builds and starts the server. A port taken under it comes back as an error that
 // isAddrInUse recognizes (the server reports it through Logger.Fatal, see serverLogger).
-func startTemporal(store stores, dc dynamicconfig.StaticClient, ports servicePorts, logger log.Logger) (temporal.Server, error) {
+func startTemporal(store stores, dc dynamicconfig.StaticClient, auth []temporal.ServerOption, ports servicePorts, logger log.Logger) (temporal.Server, error) {
 	var srv temporal.Server
 	err := catchFatal(func() error {
 		var err error
-		srv, err = temporal.NewServer(
+		srv, err = temporal.NewServer(append([]temporal.ServerOption{
 			temporal.WithConfig(serverConfig(store, ports)),
 			temporal.ForServices(temporal.DefaultServices),
 			temporal.WithStaticHosts(staticHosts(ports)),
 			temporal.WithDynamicConfigClient(dc),
 			temporal.WithLogger(logger),
-		)
+		}, auth...)...)
 		if err != nil {
 			return fmt.Errorf("create server: %w", err)
 		}
