@@ -70,6 +70,11 @@ func runApprovals(ctx context.Context, a *app, o approvalsOptions) error {
 	if o.json {
 		return writeJSON(a.out, out)
 	}
+	return writePending(a.out, out)
+}
+
+// writePending writes one line per waiting call, model text (the tool name, the call ID) escaped.
+func writePending(w io.Writer, out []pendingJSON) error {
 	for _, p := range out {
 		// Each field escaped on its own: the tabs between them stay.
 		wid, n1 := safetext.Escape(p.WorkflowID)
@@ -79,7 +84,7 @@ func runApprovals(ctx context.Context, a *app, o approvalsOptions) error {
 		if n := n1 + n2 + n3; n > 0 {
 			note = "\t" + safetext.Note(n)
 		}
-		if _, err := fmt.Fprintf(a.out, "%s\t%s\t%s\t%s%s\n", wid, tool, id, p.StartTime.Format(time.RFC3339), note); err != nil {
+		if _, err := fmt.Fprintf(w, "%s\t%s\t%s\t%s%s\n", wid, tool, id, p.StartTime.Format(time.RFC3339), note); err != nil {
 			return err
 		}
 	}

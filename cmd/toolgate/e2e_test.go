@@ -343,6 +343,28 @@ func TestEndToEnd(t *testing.T) {
 		assert.Contains(t, got.stdout, `"state":"canceled"`)
 	})
 
+	t.Run("history shows model text escaped, the file keeps it exact", func(t *testing.T) {
+		for i, tt := range attacks {
+			id := fmt.Sprintf("e2e-attack-%d", i)
+			args, err := json.Marshal(map[string]string{"text": tt.raw})
+			require.NoError(t, err)
+			got := toolgate(t, env, "", "call", "echo", string(args), "--id", id)
+			require.Equal(t, ExitOK, got.code, got.stderr)
+			assertNoRaw(t, got.stdout)
+
+			got = toolgate(t, env, "", "history", "toolcall-"+id)
+			require.Equal(t, ExitOK, got.code, got.stderr)
+			assertNoRaw(t, got.stdout)
+			assert.True(t, json.Valid([]byte(got.stdout)), "still JSON")
+
+			file := filepath.Join(t.TempDir(), "h.json")
+			got = toolgate(t, env, "", "history", "toolcall-"+id, "-o", file)
+			require.Equal(t, ExitOK, got.code, got.stderr)
+			got = toolgate(t, env, "", "replay", file)
+			assert.Equal(t, ExitOK, got.code, "the exported history replays: %s", got.stdout)
+		}
+	})
+
 	t.Run("history replays", func(t *testing.T) {
 		dir := t.TempDir()
 		addFile, sleepFile := filepath.Join(dir, "add.json"), filepath.Join(dir, "sleep.json")

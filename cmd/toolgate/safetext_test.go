@@ -59,6 +59,23 @@ func TestApprovalStateEscaped(t *testing.T) {
 	}
 }
 
+// TestApprovalsListEscaped: toolgate approvals shows each waiting call's tool and call ID
+// escaped, one line per call (tabs between the fields kept), and says so.
+func TestApprovalsListEscaped(t *testing.T) {
+	for _, tt := range attacks {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			require.NoError(t, writePending(&out, []pendingJSON{{
+				WorkflowID: "toolcall-c1", ToolCallID: "c1" + tt.raw, ToolName: "write_file" + tt.raw,
+				StartTime: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+			}}))
+			assertNoRaw(t, out.String())
+			assert.Contains(t, out.String(), "write_file"+tt.shown+"\tc1"+tt.shown+"\t2026-01-02T03:04:05Z\t(escaped ")
+			assert.Equal(t, 1, strings.Count(out.String(), "\n"), "one line")
+		})
+	}
+}
+
 // TestStatusEscaped: toolgate status, text and --json, shows a result's and a failure's model
 // text escaped; --json stays the same JSON value.
 func TestStatusEscaped(t *testing.T) {
