@@ -23,8 +23,9 @@ const (
 	MetricLabelKind = "kind"
 
 	// ActionWorkflowStart: StartWorkflowExecution, SignalWithStartWorkflowExecution and
-	// ExecuteMultiOperation (update-with-start) RPCs this client sent, and ContinueAsNew commands
-	// of this worker's workflow tasks. Starts by other clients are not seen.
+	// ExecuteMultiOperation (update-with-start) RPCs this client sent that started a workflow (not
+	// those that found it running), and ContinueAsNew commands of this worker's workflow tasks.
+	// Starts by other clients are not seen.
 	ActionWorkflowStart = "workflow_start"
 	// ActionChildWorkflowStart: StartChildWorkflowExecution commands of this worker's workflow
 	// tasks (ExecuteToolCall from an agent workflow hosted here).
@@ -138,9 +139,14 @@ func (c *ActionCounter) Intercept(ctx context.Context, method string, req, reply
 func (c *ActionCounter) count(req, reply any) {
 	switch r := req.(type) {
 	case *workflowservice.StartWorkflowExecutionRequest:
-		c.add(ActionWorkflowStart, 1)
+		// A start that found the workflow running (conflict policy use-existing) starts nothing.
+		if resp, ok := reply.(*workflowservice.StartWorkflowExecutionResponse); !ok || resp.GetStarted() {
+			c.add(ActionWorkflowStart, 1)
+		}
 	case *workflowservice.SignalWithStartWorkflowExecutionRequest:
-		c.add(ActionWorkflowStart, 1)
+		if resp, ok := reply.(*workflowservice.SignalWithStartWorkflowExecutionResponse); !ok || resp.GetStarted() {
+			c.add(ActionWorkflowStart, 1)
+		}
 		c.add(ActionSignal, 1)
 	case *workflowservice.ExecuteMultiOperationRequest:
 		for _, op := range r.GetOperations() {

@@ -44,9 +44,10 @@ func TestActionCounterCountsBillableRPCs(t *testing.T) {
 	update, err := anypb.New(&updatepb.Request{})
 	require.NoError(t, err)
 
-	rpc(&workflowservice.StartWorkflowExecutionRequest{}, &workflowservice.StartWorkflowExecutionResponse{}, nil)
-	rpc(&workflowservice.StartWorkflowExecutionRequest{}, nil, assert.AnError)                                  // failed: not billed
-	rpc(&workflowservice.PollActivityTaskQueueRequest{}, &workflowservice.PollActivityTaskQueueResponse{}, nil) // empty poll
+	rpc(&workflowservice.StartWorkflowExecutionRequest{}, &workflowservice.StartWorkflowExecutionResponse{Started: true}, nil)
+	rpc(&workflowservice.StartWorkflowExecutionRequest{}, &workflowservice.StartWorkflowExecutionResponse{}, nil) // found running
+	rpc(&workflowservice.StartWorkflowExecutionRequest{}, nil, assert.AnError)                                    // failed: not billed
+	rpc(&workflowservice.PollActivityTaskQueueRequest{}, &workflowservice.PollActivityTaskQueueResponse{}, nil)   // empty poll
 	rpc(&workflowservice.PollActivityTaskQueueRequest{}, &workflowservice.PollActivityTaskQueueResponse{TaskToken: []byte("t")}, nil)
 	rpc(&workflowservice.RecordActivityTaskHeartbeatRequest{}, &workflowservice.RecordActivityTaskHeartbeatResponse{}, nil)
 	rpc(&workflowservice.RecordActivityTaskHeartbeatRequest{}, &workflowservice.RecordActivityTaskHeartbeatResponse{}, nil)

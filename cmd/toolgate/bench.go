@@ -25,6 +25,7 @@ type benchOptions struct {
 	address       string
 	namespace     string
 	subjects      []string
+	phases        []string
 	short         bool
 	json          bool
 	cpuProfile    string
@@ -56,6 +57,13 @@ print the ratios (absolute times on a shared machine are noise; ratios taken sid
                <= 1.5x one call), and calls from an agent workflow: as child workflows
                (workflows.ExecuteRound) against the same tool as plain activities
   schema       in process: validating one call against a 10-field schema (goal < 20 us)
+  cost         billable actions (Temporal Cloud) per call, from the histories and the heartbeat
+               RPCs sent: toolgate, bare, bare-eager, and from an agent workflow a child call,
+               a plain activity, an inline call (workflows.Inline), rounds of 8; and an idle held
+               call's actions per minute (held --cost-hold; goals: standalone <= 2, inline 1,
+               held <= 2 a minute)
+
+--phases runs some of them (default all).
 
 The subjects: toolgate (client.Execute with its defaults), bare (ExecuteWorkflow of a workflow
 running one activity, then Get) and bare-eager (the same with EnableEagerStart, which toolgate
@@ -83,6 +91,7 @@ runs every phase with tiny counts (seconds), as make test does.`,
 	fs.StringVar(&o.address, "address", "", "Temporal frontend host:port to measure (default: start an embedded in-memory server)")
 	fs.StringVarP(&o.namespace, "namespace", "n", "default", "namespace (with --address)")
 	fs.StringSliceVar(&o.subjects, "subjects", bench.DefaultSubjects(), "subjects to compare: "+strings.Join(bench.KnownSubjects(), ", ")+" (bare is always added)")
+	fs.StringSliceVar(&o.phases, "phases", bench.Phases(), "phases to run: "+strings.Join(bench.Phases(), ", "))
 	fs.BoolVar(&o.short, "short", false, "every phase with tiny counts (for tests); explicit count flags still win")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON instead of tables")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the latency phase to this file (go tool pprof)")
@@ -102,6 +111,8 @@ runs every phase with tiny counts (seconds), as make test does.`,
 	fs.IntVar(&o.cfg.Cancels, "cancels", bench.DefaultCancels, "cancel: running tick calls canceled (progress and cancellation delays)")
 	fs.IntVar(&o.cfg.MCPCalls, "mcp-calls", bench.DefaultMCPCalls, "mcp: tools/call over streamable HTTP against client.Execute, measured calls each")
 	fs.IntVar(&o.cfg.Rounds, "rounds", bench.DefaultRounds, "rounds: runs of each round shape (client and agent-workflow rounds)")
+	fs.IntVar(&o.cfg.CostRuns, "cost-runs", bench.DefaultCostRuns, "cost: runs of each shape whose billable actions are counted")
+	fs.DurationVar(&o.cfg.CostHold, "cost-hold", bench.DefaultCostHold, "cost: how long an idle call is held to count its heartbeats (over a minute measures a minute directly)")
 	fs.DurationVar(&o.cfg.InFlightHeartbeat, "in-flight-heartbeat", toolcore.DefaultHeartbeatTimeout, "in flight: HeartbeatTimeout of the sleep tool (a held call heartbeats every half of this)")
 	fs.DurationVar(&o.cfg.InProcessTime, "in-process-time", bench.DefaultInProcessTime, "in process: how long each function is timed")
 	return cmd
@@ -127,6 +138,7 @@ func (o benchOptions) shortened(cmd *cobra.Command) bench.Config {
 		"cancels":           {&cfg.Cancels, &short.Cancels},
 		"mcp-calls":         {&cfg.MCPCalls, &short.MCPCalls},
 		"rounds":            {&cfg.Rounds, &short.Rounds},
+		"cost-runs":         {&cfg.CostRuns, &short.CostRuns},
 	} {
 		if !fs.Changed(flag) {
 			*pair[0] = *pair[1]
@@ -134,6 +146,9 @@ func (o benchOptions) shortened(cmd *cobra.Command) bench.Config {
 	}
 	if !fs.Changed("in-process-time") {
 		cfg.InProcessTime = short.InProcessTime
+	}
+	if !fs.Changed("cost-hold") {
+		cfg.CostHold = short.CostHold
 	}
 	cfg.BreakdownSample = short.BreakdownSample
 	return cfg
@@ -149,6 +164,11 @@ func runBench(ctx context.Context, a *app, cmd *cobra.Command, o benchOptions) e
 			return badInput(fmt.Errorf("unknown subject %q (known: %s)", s, strings.Join(bench.KnownSubjects(), ", ")))
 		}
 	}
+	for _, p := range o.phases {
+		if !slices.Contains(bench.Phases(), p) {
+			return badInput(fmt.Errorf("unknown phase %q (known: %s)", p, strings.Join(bench.Phases(), ", ")))
+		}
+	}
 	if o.address != "" && len(o.dynamicConfig) > 0 {
 		return badInput(errors.New("--dynamic-config-value sets the embedded server's config: not with --address"))
 	}
@@ -161,6 +181,7 @@ func runBench(ctx context.Context, a *app, cmd *cobra.Command, o benchOptions) e
 	}
 	cfg := o.shortened(cmd)
 	cfg.Subjects = o.subjects
+	cfg.Phases = o.phases
 	cfg.Namespace = o.namespace
 	// The workers' and the SDK's lines would interleave with the progress: warnings and up only.
 	cfg.Logger = a.logger.WithOptions(zap.IncreaseLevel(zapcore.WarnLevel))

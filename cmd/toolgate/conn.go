@@ -138,6 +138,10 @@ func (o connOptions) clientOptions(logger *zap.Logger) (client.Options, error) {
 			DialOptions: []grpc.DialOption{worker.DialOption()},
 		},
 	}
+	if o.metrics != nil {
+		// toolgate_billable_actions_total: what this process's client costs on Temporal Cloud.
+		opts.ConnectionOptions.DialOptions = append(opts.ConnectionOptions.DialOptions, worker.NewActionCounter(o.metrics).DialOption())
+	}
 	if o.apiKey != "" {
 		opts.Credentials = client.NewAPIKeyStaticCredentials(o.apiKey)
 	}

@@ -61,6 +61,26 @@ func KnownSubjects() []string {
 	return []string{SubjectToolgate, SubjectBare, SubjectBareEager, SubjectToolgateLocal, SubjectToolgateNoEager, SubjectToolgateNoSA, SubjectBareLocal, SubjectBareNoEagerAct, SubjectToolgateFairness, SubjectToolgateRateLimited}
 }
 
+// Phase names, for Config.Phases (`toolgate bench --phases`).
+const (
+	PhaseInProcess  = "in-process"
+	PhaseSchema     = "schema"
+	PhaseLatency    = "latency" // with the breakdown, the RPC split and the CPU profile
+	PhaseThroughput = "throughput"
+	PhaseHistory    = "history"
+	PhaseCancel     = "cancel"
+	PhaseMCP        = "mcp"
+	PhaseRounds     = "rounds"
+	PhaseCost       = "cost"
+	PhaseInFlight   = "in-flight"
+)
+
+// Phases lists every phase in the order Run runs them.
+func Phases() []string {
+	return []string{PhaseInProcess, PhaseSchema, PhaseLatency, PhaseThroughput, PhaseHistory, PhaseCancel,
+		PhaseMCP, PhaseRounds, PhaseCost, PhaseInFlight}
+}
+
 // Config says what to measure. It works at its zero value except for Address.
 type Config struct {
 	// Address is the Temporal frontend host:port. Required.
@@ -76,6 +96,9 @@ type Config struct {
 	// Subjects to measure; the baseline "bare" is added when missing. Optional: default
 	// DefaultSubjects.
 	Subjects []string
+	// Phases to run (Phases names). Optional: default all. The comparisons need latency and
+	// throughput both.
+	Phases []string
 
 	// Calls is the number of measured sequential calls per subject. Optional: default 200.
 	Calls int
@@ -104,6 +127,11 @@ type Config struct {
 	// Rounds is how many times the rounds phase measures each round shape. Optional: default
 	// DefaultRounds.
 	Rounds int
+	// CostRuns is how many times the cost phase runs each shape. Optional: default
+	// DefaultCostRuns.
+	CostRuns int
+	// CostHold is how long the cost phase holds an idle call. Optional: default DefaultCostHold.
+	CostHold time.Duration
 	// InFlightHeartbeat is the HeartbeatTimeout of the sleep tool: every held call heartbeats
 	// every half of this when idle, and is lost when no heartbeat reaches the server within it.
 	// Optional: default toolcore.DefaultHeartbeatTimeout (10 s), what a tool gets.
@@ -148,6 +176,8 @@ func Short() Config {
 		Cancels:          2,
 		MCPCalls:         3,
 		Rounds:           1,
+		CostRuns:         1,
+		CostHold:         time.Second,
 		InProcessTime:    10 * time.Millisecond,
 		BreakdownSample:  6,
 	}
@@ -156,8 +186,8 @@ func Short() Config {
 // Progress reports how far a phase is.
 type Progress struct {
 	// Phase is, in order, "in-process", "schema", "setup", "warmup", "latency", "breakdown",
-	// "throughput", "history", "cancel", "mcp", "rounds", "in-flight" (filling), "probe", "drain", then
-	// "done".
+	// "throughput", "history", "cancel", "mcp", "rounds", "cost", "in-flight" (filling), "probe",
+	// "drain", then "done" (the phases of Config.Phases).
 	Phase string
 	// Done of Total steps (calls, mostly). Total 0: the phase has no count.
 	Done, Total int
@@ -190,6 +220,18 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.Cancels, DefaultCancels)
 	def(&c.MCPCalls, DefaultMCPCalls)
 	def(&c.Rounds, DefaultRounds)
+	def(&c.CostRuns, DefaultCostRuns)
+	if c.CostHold <= 0 {
+		c.CostHold = DefaultCostHold
+	}
+	if len(c.Phases) == 0 {
+		c.Phases = Phases()
+	}
+	for _, p := range c.Phases {
+		if !slices.Contains(Phases(), p) {
+			return c, fmt.Errorf("check config: unknown phase %q (known: %v)", p, Phases())
+		}
+	}
 	def(&c.BreakdownSample, DefaultBreakdownSample)
 	if c.InProcessTime <= 0 {
 		c.InProcessTime = DefaultInProcessTime

@@ -56,7 +56,15 @@
 //     on loopback) against client.Execute of the same no-op call, alternating call by call
 //     (MCPCalls each, after Warmup): p50 and p95 ratios MCP / Execute ([GoalMCPP50]).
 //
-// They run in the order 3, 1, 2, 5, cancel, 6, 4: in process while the server is idle, in flight last
+//  7. Cost: billable actions (Temporal Cloud's list) per call, counted from the recorded
+//     histories (countActions; children included) plus the RecordActivityTaskHeartbeat RPCs the
+//     process's client sent (worker.ActionCounter on the harness's client), for a standalone
+//     toolgate call, bare, bare-eager, and from an agent workflow a child call, a plain activity,
+//     an inline call (workflows.Inline) and rounds of 8; then one idle held call, its heartbeats
+//     per minute from their cadence over CostHold ([GoalCostStandalone], [GoalCostInline],
+//     [GoalCostHeldMinute]).
+//
+// They run in the order 3, 1, 2, 5, cancel, 6, rounds, 7, 4 (Config.Phases selects some): in process while the server is idle, in flight last
 // because it loads the server most. Any failed call ends the run; Run returns the phases
 // completed before it.
 //

@@ -68,26 +68,31 @@ type harness struct {
 	prefix   string // unique to this run: "bench-<hex>"
 	seq      atomic.Int64
 	hold     *hold
+	costHold *hold // the cost phase's held call
 	ticks    *tickLog
 	tickIDs  sync.Map // cancel phase: call index -> call ID
 	subjects []subject
 	attrs    bool // the toolgate worker upserts search attributes
 	workers  []func()
 	rpcs     rpcTrace // the client's RPCs during the latency phase
-	toolgate subject  // plain toolgate on the always-running toolgate worker
+	// actions counts the billable actions of every RPC of the client (workers' included).
+	actions     *worker.ActionCounter
+	agentQueues map[string]bool // queues with a bench agent worker
+	toolgate    subject         // plain toolgate on the always-running toolgate worker
 }
 
 // newHarness dials the server and starts the workers the subjects need.
 func newHarness(ctx context.Context, cfg Config) (h *harness, err error) {
 	var b [4]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	h = &harness{cfg: cfg, prefix: "bench-" + hex.EncodeToString(b[:]), hold: newHold(), ticks: newTickLog()}
+	h = &harness{cfg: cfg, prefix: "bench-" + hex.EncodeToString(b[:]), hold: newHold(), costHold: newHold(), ticks: newTickLog(),
+		actions: worker.NewActionCounter(nil), agentQueues: map[string]bool{}}
 	opts := client.Options{
 		HostPort:  cfg.Address,
 		Namespace: cfg.Namespace,
 		Logger:    logging.Temporal(cfg.Logger),
 	}
-	opts.ConnectionOptions.DialOptions = append(opts.ConnectionOptions.DialOptions, grpc.WithChainUnaryInterceptor(h.rpcs.intercept))
+	opts.ConnectionOptions.DialOptions = append(opts.ConnectionOptions.DialOptions, grpc.WithChainUnaryInterceptor(h.rpcs.intercept), h.actions.DialOption())
 	if cfg.NoGzip {
 		opts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
 	}
@@ -101,6 +106,13 @@ func newHarness(ctx context.Context, cfg Config) (h *harness, err error) {
 		}
 	}()
 	reg, err := registry(h.hold, h.ticks, cfg.InFlightHeartbeat)
+	if err != nil {
+		return nil, fmt.Errorf("define bench tools: %w", err)
+	}
+	held, err := sleepToolNamed(toolHeld, h.costHold, cfg.InFlightHeartbeat)
+	if err == nil {
+		err = reg.Register(held)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("define bench tools: %w", err)
 	}

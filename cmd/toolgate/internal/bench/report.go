@@ -26,6 +26,7 @@ type Report struct {
 	Cancel         Cancel       `json:"cancel"`
 	MCP            MCP          `json:"mcp"`
 	Rounds         Rounds       `json:"rounds"`
+	Cost           Cost         `json:"cost"`
 	Schema         Schema       `json:"schema"`
 	InFlight       InFlight     `json:"inFlight"`
 	History        []HistoryRow `json:"history"`
@@ -60,6 +61,10 @@ type Settings struct {
 	Cancels          int      `json:"cancels"`
 	MCPCalls         int      `json:"mcpCalls"`
 	Rounds           int      `json:"rounds"`
+	// Phases are the phases run (all when empty, in reports of older versions).
+	Phases     []string `json:"phases,omitempty"`
+	CostRuns   int      `json:"costRuns"`
+	CostHoldMs float64  `json:"costHoldMs"`
 	// InFlightHeartbeatMs is the sleep tool's HeartbeatTimeout.
 	InFlightHeartbeatMs float64 `json:"inFlightHeartbeatMs"`
 	InProcessMs         float64 `json:"inProcessMs"`
@@ -217,6 +222,9 @@ func (r Report) ThroughputOf(subject string) (ThroughputRow, bool) {
 func (r Report) Check() error {
 	var errs []error
 	missing := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	ran := func(phase string) bool {
+		return len(r.Settings.Phases) == 0 || slices.Contains(r.Settings.Phases, phase)
+	}
 	m := r.Machine
 	if m.Date == "" || m.GoVersion == "" || m.OS == "" || m.Arch == "" || m.CPUs <= 0 || m.GOMAXPROCS <= 0 || m.CPUModel == "" {
 		missing("machine: incomplete %+v", m)
@@ -229,20 +237,20 @@ func (r Report) Check() error {
 		missing("settings: subjects %v lack the baseline %q", subjects, Baseline)
 	}
 	for _, s := range subjects {
-		if row, ok := r.LatencyOf(s); !ok || row.N != r.Settings.Calls || row.P50Ms <= 0 || row.P95Ms < row.P50Ms ||
-			row.P99Ms < row.P95Ms || row.RatioP50 <= 0 || row.RatioP95 <= 0 || row.RatioP99 <= 0 {
+		if row, ok := r.LatencyOf(s); ran(PhaseLatency) && (!ok || row.N != r.Settings.Calls || row.P50Ms <= 0 || row.P95Ms < row.P50Ms ||
+			row.P99Ms < row.P95Ms || row.RatioP50 <= 0 || row.RatioP95 <= 0 || row.RatioP99 <= 0) {
 			missing("latency: subject %q: incomplete %+v", s, row)
 		}
-		if row, ok := r.ThroughputOf(s); !ok || row.Calls != r.Settings.ThroughputCalls || row.PerSecond <= 0 || row.Ratio <= 0 {
+		if row, ok := r.ThroughputOf(s); ran(PhaseThroughput) && (!ok || row.Calls != r.Settings.ThroughputCalls || row.PerSecond <= 0 || row.Ratio <= 0) {
 			missing("throughput: subject %q: incomplete %+v", s, row)
 		}
 		i := slices.IndexFunc(r.Breakdown, func(b BreakdownRow) bool { return b.Subject == s })
-		if i < 0 || r.Breakdown[i].Calls <= 0 || len(r.Breakdown[i].Segments) == 0 {
+		if ran(PhaseLatency) && (i < 0 || r.Breakdown[i].Calls <= 0 || len(r.Breakdown[i].Segments) == 0) {
 			missing("breakdown: subject %q: missing", s)
 		}
 		for _, c := range []string{CaseSuccess, CaseError} {
 			j := slices.IndexFunc(r.History, func(h HistoryRow) bool { return h.Subject == s && h.Case == c })
-			if j < 0 || r.History[j].Events <= 0 || r.History[j].Bytes <= 0 || r.History[j].RatioEvents <= 0 {
+			if ran(PhaseHistory) && (j < 0 || r.History[j].Events <= 0 || r.History[j].Bytes <= 0 || r.History[j].RatioEvents <= 0) {
 				missing("history: subject %q case %q: missing", s, c)
 			}
 		}
@@ -250,26 +258,31 @@ func (r Report) Check() error {
 	if row, ok := r.LatencyOf(Baseline); ok && (row.RatioP50 != 1 || row.RatioP95 != 1 || row.RatioP99 != 1) {
 		missing("latency: the baseline's ratios are not 1: %+v", row)
 	}
-	if r.CPU.Error == "" && (len(r.CPU.Components) == 0 || r.CPU.WallSeconds <= 0) {
+	if ran(PhaseLatency) && r.CPU.Error == "" && (len(r.CPU.Components) == 0 || r.CPU.WallSeconds <= 0) {
 		missing("cpu: no profile and no reason")
 	}
 	ip := r.InProcess
-	if ip.Direct.Iterations <= 0 || ip.Execute.Iterations <= 0 || ip.Direct.NsPerCall <= 0 || ip.Execute.NsPerCall <= 0 || ip.Ratio <= 0 {
+	if ran(PhaseInProcess) && (ip.Direct.Iterations <= 0 || ip.Execute.Iterations <= 0 || ip.Direct.NsPerCall <= 0 || ip.Execute.NsPerCall <= 0 || ip.Ratio <= 0) {
 		missing("in-process: incomplete %+v", ip)
 	}
-	if c := r.Cancel; c.Calls != r.Settings.Cancels || c.Closed.N != c.Calls || c.Closed.P50Ms <= 0 || c.Progress.N < c.Calls {
+	if c := r.Cancel; ran(PhaseCancel) && (c.Calls != r.Settings.Cancels || c.Closed.N != c.Calls || c.Closed.P50Ms <= 0 || c.Progress.N < c.Calls) {
 		missing("cancel: incomplete %+v", c)
 	}
-	if err := r.MCP.check(r.Settings.MCPCalls); err != nil {
-		errs = append(errs, err)
+	if ran(PhaseMCP) {
+		if err := r.MCP.check(r.Settings.MCPCalls); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	f := r.InFlight
-	if f.Calls != r.Settings.InFlight || f.Held <= 0 || f.Held > f.Calls || f.Lost < 0 || f.Lost > f.Calls || f.Probe.N != r.Settings.Probes || f.RSSBeforeMiB <= 0 || f.RSSHeldMiB <= 0 ||
-		f.PeakRSSMiB <= 0 || f.PeakSource == "" || f.GoHeapHeldMiB <= 0 || f.IdleP50Ms <= 0 || f.ProbeRatioP50 <= 0 || f.FillSeconds <= 0 || f.DrainSeconds <= 0 {
+	if ran(PhaseInFlight) && (f.Calls != r.Settings.InFlight || f.Held <= 0 || f.Held > f.Calls || f.Lost < 0 || f.Lost > f.Calls || f.Probe.N != r.Settings.Probes || f.RSSBeforeMiB <= 0 || f.RSSHeldMiB <= 0 ||
+		f.PeakRSSMiB <= 0 || f.PeakSource == "" || f.GoHeapHeldMiB <= 0 || (ran(PhaseLatency) && f.IdleP50Ms <= 0) || (ran(PhaseLatency) && f.ProbeRatioP50 <= 0) || f.FillSeconds <= 0 || f.DrainSeconds <= 0) {
 		missing("in-flight: incomplete %+v", f)
 	}
-	for _, err := range []error{r.checkRounds(), r.checkSchema()} {
-		if err != nil {
+	for phase, check := range map[string]func() error{PhaseRounds: r.checkRounds, PhaseSchema: r.checkSchema, PhaseCost: r.checkCost} {
+		if !ran(phase) {
+			continue
+		}
+		if err := check(); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -22,7 +22,7 @@ func completeReport() Report {
 		Machine: Machine{Date: "2026-01-01T00:00:00Z", GoVersion: "go1.26.8", OS: "linux", Arch: "amd64", CPUs: 2, GOMAXPROCS: 2, CPUModel: "AMD EPYC"},
 		Server:  "embedded",
 		Settings: Settings{Subjects: []string{SubjectToolgate, SubjectBare}, Calls: 5, Warmup: 1, Block: 1, Concurrency: 2,
-			ThroughputCalls: 4, ThroughputBlocks: 2, InFlight: 3, Probes: 2, Cancels: 2, MCPCalls: 5, Rounds: 2, InFlightHeartbeatMs: 10000, InProcessMs: 10},
+			ThroughputCalls: 4, ThroughputBlocks: 2, InFlight: 3, Probes: 2, Cancels: 2, MCPCalls: 5, Rounds: 2, CostRuns: 2, InFlightHeartbeatMs: 10000, InProcessMs: 10},
 		Latency: []LatencyRow{
 			{Subject: SubjectToolgate, Latencies: lat, RatioP50: 1.05, RatioP95: 1.1, RatioP99: 1.2},
 			{Subject: SubjectBare, Latencies: lat, RatioP50: 1, RatioP95: 1, RatioP99: 1},
@@ -49,6 +49,7 @@ func completeReport() Report {
 		MCP:            MCP{Calls: 5, Execute: lat, MCP: lat, RatioP50: 1, RatioP95: 1},
 		History:        []HistoryRow{hist(SubjectToolgate, CaseSuccess), hist(SubjectToolgate, CaseError), hist(SubjectBare, CaseSuccess), hist(SubjectBare, CaseError)},
 		Rounds:         completeRounds(2),
+		Cost:           completeCost(2),
 		Schema:         completeSchema(),
 		ElapsedSeconds: 5,
 	}

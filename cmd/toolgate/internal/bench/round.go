@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -101,6 +102,7 @@ type agentMode string
 const (
 	agentChild    agentMode = "child"
 	agentActivity agentMode = "activity"
+	agentInline   agentMode = "inline"
 )
 
 // benchAgentInput is the bench agent's input: Calls no-op calls run as Mode says.
@@ -112,9 +114,10 @@ type benchAgentInput struct {
 }
 
 // benchAgentWorkflow runs one round of in.Calls no-op calls: as child workflows through
-// workflows.ExecuteRound (toolgate's way), or as plain activities that run the same tool
-// (toolcore.Execute) in parallel (the way of agent integrations that make each tool an
-// activity). It fails unless every call succeeds.
+// workflows.ExecuteRound (toolgate's way), inline through workflows.Inline.ExecuteRound (the
+// same steps in the agent's workflow code, ExecuteTool on the toolgate worker), or as plain
+// activities that run the same tool (toolcore.Execute) in parallel (the way of agent
+// integrations that make each tool an activity). It fails unless every call succeeds.
 func benchAgentWorkflow(ctx workflow.Context, in benchAgentInput) (int, error) {
 	calls := make([]toolcore.ToolCall, in.Calls)
 	for i := range calls {
@@ -132,6 +135,21 @@ func benchAgentWorkflow(ctx workflow.Context, in benchAgentInput) (int, error) {
 			SearchAttributes: in.SearchAttributes,
 		})
 		outcomes, err := workflows.ExecuteRound(ctx, calls, toolcore.RoundOptions{})
+		if err != nil {
+			return 0, err
+		}
+		for _, o := range outcomes {
+			if o.Kind != toolcore.OutcomeResult || o.Result.IsError() {
+				return 0, fmt.Errorf("call %s: %v", o.CallID, o.Kind)
+			}
+		}
+	case agentInline:
+		reg, err := inlineRegistry()
+		if err != nil {
+			return 0, err
+		}
+		inline := &workflows.Inline{Registry: reg, TaskQueue: in.ToolTaskQueue}
+		outcomes, err := inline.ExecuteRound(ctx, calls, toolcore.RoundOptions{})
 		if err != nil {
 			return 0, err
 		}
@@ -166,6 +184,28 @@ func benchAgentWorkflow(ctx workflow.Context, in benchAgentInput) (int, error) {
 	return len(calls), nil
 }
 
+// inlineRegistry is the registry the bench agent validates its inline calls in: the no-op tool,
+// defined as the toolgate worker defines it (the same on every replay).
+var inlineRegistry = sync.OnceValues(func() (*toolcore.Registry, error) {
+	tool, err := noopTool()
+	if err != nil {
+		return nil, err
+	}
+	return toolcore.NewRegistry(tool)
+})
+
+// ensureAgentWorker starts the bench agent's worker on queue unless it runs.
+func (h *harness) ensureAgentWorker(queue string) error {
+	if h.agentQueues[queue] {
+		return nil
+	}
+	if err := h.startAgentWorker(queue); err != nil {
+		return err
+	}
+	h.agentQueues[queue] = true
+	return nil
+}
+
 // startAgentWorker starts the worker of the bench agent on queue: the agent workflow and the
 // plain-activity form of the no-op tool.
 func (h *harness) startAgentWorker(queue string) error {
@@ -192,7 +232,7 @@ func (h *harness) startAgentWorker(queue string) error {
 // rounds measures every round shape cfg.Rounds times, after one unmeasured run of each.
 func (h *harness) rounds(ctx context.Context) (Rounds, error) {
 	agentQueue := h.prefix + "-agent"
-	if err := h.startAgentWorker(agentQueue); err != nil {
+	if err := h.ensureAgentWorker(agentQueue); err != nil {
 		return Rounds{}, err
 	}
 	shapes := roundShapes()

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"runtime"
+	"slices"
 	"time"
 )
 
@@ -30,16 +31,21 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	return rep, err
 }
 
-// run fills rep phase by phase, stopping at the first error.
+// run fills rep phase by phase (those of cfg.Phases), stopping at the first error.
 func run(ctx context.Context, cfg Config, rep *Report) (err error) {
+	want := func(phase string) bool { return slices.Contains(cfg.Phases, phase) }
 	// In process first, while nothing but an idle server shares the process.
-	cfg.Progress(Progress{Phase: "in-process"})
-	if rep.InProcess, err = inProcess(ctx, cfg.InProcessTime); err != nil {
-		return err
+	if want(PhaseInProcess) {
+		cfg.Progress(Progress{Phase: "in-process"})
+		if rep.InProcess, err = inProcess(ctx, cfg.InProcessTime); err != nil {
+			return err
+		}
 	}
-	cfg.Progress(Progress{Phase: "schema"})
-	if rep.Schema, err = schemaPhase(cfg.InProcessTime); err != nil {
-		return err
+	if want(PhaseSchema) {
+		cfg.Progress(Progress{Phase: "schema"})
+		if rep.Schema, err = schemaPhase(cfg.InProcessTime); err != nil {
+			return err
+		}
 	}
 
 	cfg.Progress(Progress{Phase: "setup"})
@@ -50,45 +56,70 @@ func run(ctx context.Context, cfg Config, rep *Report) (err error) {
 	defer h.close()
 	rep.SearchAttributes = h.attrs
 
-	if err := h.warmup(ctx); err != nil {
-		return err
+	if want(PhaseLatency) || want(PhaseThroughput) {
+		if err := h.warmup(ctx); err != nil {
+			return err
+		}
 	}
-	runtime.GC()
-	records, cpu, err := h.latency(ctx)
-	if err != nil {
-		return err
+	var records map[string][]record
+	if want(PhaseLatency) {
+		runtime.GC()
+		var cpu CPU
+		records, cpu, err = h.latency(ctx)
+		if err != nil {
+			return err
+		}
+		rep.CPU = cpu
+		rep.Latency = latencyRows(h.subjects, records)
+		rep.RPCSplit = rpcSplitRows(h.subjects, records, h.rpcs.taken())
+		if rep.Breakdown, err = h.breakdown(ctx, records); err != nil {
+			return err
+		}
 	}
-	rep.CPU = cpu
-	rep.Latency = latencyRows(h.subjects, records)
-	rep.RPCSplit = rpcSplitRows(h.subjects, records, h.rpcs.taken())
-	if rep.Breakdown, err = h.breakdown(ctx, records); err != nil {
-		return err
+	if want(PhaseThroughput) {
+		runtime.GC()
+		var blocks map[string][]blockRun
+		if rep.Throughput, blocks, err = h.throughput(ctx); err != nil {
+			return err
+		}
+		if want(PhaseLatency) {
+			rep.Comparisons = comparisons(records, blocks)
+		}
 	}
-	runtime.GC()
-	var blocks map[string][]blockRun
-	if rep.Throughput, blocks, err = h.throughput(ctx); err != nil {
-		return err
+	if want(PhaseHistory) {
+		if rep.History, err = h.histories(ctx); err != nil {
+			return err
+		}
 	}
-	rep.Comparisons = comparisons(records, blocks)
-	if rep.History, err = h.histories(ctx); err != nil {
-		return err
+	if want(PhaseCancel) {
+		if rep.Cancel, err = h.cancel(ctx); err != nil {
+			return err
+		}
 	}
-	if rep.Cancel, err = h.cancel(ctx); err != nil {
-		return err
+	if want(PhaseMCP) {
+		if rep.MCP, err = h.mcpPhase(ctx); err != nil {
+			return err
+		}
 	}
-	if rep.MCP, err = h.mcpPhase(ctx); err != nil {
-		return err
+	if want(PhaseRounds) {
+		if rep.Rounds, err = h.rounds(ctx); err != nil {
+			return err
+		}
 	}
-	if rep.Rounds, err = h.rounds(ctx); err != nil {
-		return err
+	if want(PhaseCost) {
+		if rep.Cost, err = h.cost(ctx); err != nil {
+			return err
+		}
 	}
 	// In flight last: it loads the server most, and leaves the most behind.
-	runtime.GC()
-	idle, ok := rep.LatencyOf(SubjectToolgate)
-	if !ok {
-		idle = rep.Latency[0]
+	if want(PhaseInFlight) {
+		runtime.GC()
+		idle, ok := rep.LatencyOf(SubjectToolgate)
+		if !ok && len(rep.Latency) > 0 {
+			idle = rep.Latency[0]
+		}
+		rep.InFlight, err = h.inFlight(ctx, idle.P50Ms)
 	}
-	rep.InFlight, err = h.inFlight(ctx, idle.P50Ms)
 	return err
 }
 
@@ -106,6 +137,9 @@ func settingsOf(cfg Config) Settings {
 		Cancels:             cfg.Cancels,
 		MCPCalls:            cfg.MCPCalls,
 		Rounds:              cfg.Rounds,
+		Phases:              cfg.Phases,
+		CostRuns:            cfg.CostRuns,
+		CostHoldMs:          ms(cfg.CostHold),
 		InFlightHeartbeatMs: ms(cfg.InFlightHeartbeat),
 		InProcessMs:         ms(cfg.InProcessTime),
 	}

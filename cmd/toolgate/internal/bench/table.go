@@ -56,6 +56,9 @@ func (r Report) WriteText(w io.Writer) error {
 	if len(r.Rounds.Shapes) > 0 {
 		r.writeRounds(&b)
 	}
+	if len(r.Cost.Shapes) > 0 {
+		r.writeCost(&b)
+	}
 	if r.Schema.Accepted.Iterations > 0 {
 		r.writeSchema(&b)
 	}

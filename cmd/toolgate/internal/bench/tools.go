@@ -18,6 +18,8 @@ const (
 	toolFail  = "fail"
 	toolSleep = "sleep"
 	toolTick  = "tick"
+	// toolHeld is the sleep tool of the cost phase, on a hold of its own.
+	toolHeld = "held"
 )
 
 // Names of the bare baseline's workflow and activity.
@@ -66,8 +68,13 @@ func failTool() (toolcore.Tool, error) {
 // sleepTool holds its call running until the hold is released, its context ends, or sleepCap.
 // heartbeat is its HeartbeatTimeout.
 func sleepTool(h *hold, heartbeat time.Duration) (toolcore.Tool, error) {
+	return sleepToolNamed(toolSleep, h, heartbeat)
+}
+
+// sleepToolNamed is sleepTool under another name.
+func sleepToolNamed(name string, h *hold, heartbeat time.Duration) (toolcore.Tool, error) {
 	return toolcore.Define(toolcore.Definition[empty]{
-		Name:        toolSleep,
+		Name:        name,
 		Description: "Sleep until the bench releases the call (bench).",
 		Validate:    acceptAnything,
 		Execute: func(ctx context.Context, _ empty) (any, error) {
