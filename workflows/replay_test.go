@@ -158,3 +158,10 @@ func TestReplayEditedApproval(t *testing.T) {
 	assert.Equal(t, toolcore.CallHash(tool, edited), rec.ApprovedCallHash)
 	assert.Equal(t, toolcore.ReviewerEditNote("recorder", rec.Arguments)+"\n"+`{"done":true}`, result.Content())
 }
+
+// TestReplayUndoHistory: an UndoWorkflow history (recordhistories -run undo: two bookings
+// compensated last first, each compensation retried once, an echo without a compensation
+// skipped) replays against the current code.
+func TestReplayUndoHistory(t *testing.T) {
+	require.NoError(t, replay(recordedRegistry(t), true, filepath.Join(historiesDir, "undo", "undo.json")))
+}

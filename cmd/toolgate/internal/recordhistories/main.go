@@ -196,6 +196,9 @@ func scenarios() []scenario {
 			rawCall("a3", toolbox.NameAdd, `{"left":1,"right":2}`),
 			rawCall("s4", fixtures.Sequential, `{}`),
 		}})},
+		// UndoWorkflow (an operator's toolgate undo): two bookings compensated last first, each
+		// compensation retried once, and an echo without a compensation skipped.
+		{"undo/undo.json", undoRun},
 		{"rounds/attached.json", attachedRound},
 		{"rounds/canceled.json", canceledRound},
 	}
@@ -350,6 +353,31 @@ func execute(call toolcore.ToolCall) func(context.Context, *recorder) (string, e
 		}
 		return id, r.waitClosed(ctx, id)
 	}
+}
+
+// undoRun books two slots and echoes once, then runs UndoWorkflow over the three effects as
+// `toolgate undo` would, in completion order.
+func undoRun(ctx context.Context, r *recorder) (string, error) {
+	var effects []wire.UndoEffect
+	for _, c := range []toolcore.ToolCall{
+		mustCall("call-book-1", fixtures.Book, `{}`),
+		mustCall("call-echo", toolbox.NameEcho, `{"text":"no effect"}`),
+		mustCall("call-book-2", fixtures.Book, `{}`),
+	} {
+		res, err := r.tools.Execute(ctx, c)
+		if err != nil {
+			return "", err
+		}
+		effects = append(effects, wire.UndoEffect{ToolCallID: c.ID(), ToolName: c.Name(),
+			IdempotencyKey: r.tools.WorkflowID(c.ID()), Output: res.Content()})
+	}
+	id := wire.UndoWorkflowIDPrefix + "run-recorded"
+	_, err := r.sdk.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{ID: id, TaskQueue: wire.DefaultTaskQueue},
+		wire.UndoWorkflowName, wire.UndoWorkflowInput{RunID: "run-recorded", Effects: effects})
+	if err != nil {
+		return "", err
+	}
+	return id, r.waitClosed(ctx, id)
 }
 
 // invalidCall starts the workflow with a payload that is not a tool call (the toolgate client
