@@ -31,7 +31,7 @@ func TestBenchShort(t *testing.T) {
 	require.NoError(t, rep.Check())
 	assert.Equal(t, bench.DefaultSubjects(), rep.Settings.Subjects)
 	assert.Equal(t, bench.Short().InFlight, rep.InFlight.Calls)
-	for _, phase := range []string{"server", "in-process", "warmup", "latency", "breakdown", "throughput", "mcp", "in-flight", "probe", "drain", "history"} {
+	for _, phase := range []string{"server", "in-process", "warmup", "latency", "breakdown", "throughput", "mcp", "in-flight", "probe", "drain", "history", "cost"} {
 		assert.Contains(t, errOut.String(), "bench: "+phase+" done in", "progress of phase %s", phase)
 	}
 
@@ -47,6 +47,7 @@ func TestBenchUsageErrors(t *testing.T) {
 		wantStderr string
 	}{
 		{name: "unknown subject", args: []string{"bench", "--subjects", "toolgate,fast", "--address", "127.0.0.1:1"}, wantStderr: "unknown subject"},
+		{name: "unknown phase", args: []string{"bench", "--phases", "cost,speed", "--address", "127.0.0.1:1"}, wantStderr: "unknown phase"},
 		{name: "bad progress", args: []string{"bench", "--progress", "sideways"}, wantStderr: "none of auto, bar, plain, off"},
 		{name: "arguments", args: []string{"bench", "extra"}, wantStderr: "unknown command"},
 	}
