@@ -36,8 +36,9 @@ const (
 // OutcomeRuleOKUnset closes an ok outcome without upserting ToolOutcome (an upsert is a billable
 // action; attributes given at start are not), so a short ok call costs the start and the
 // activity, like a hand-written one. Every other outcome is upserted as before. The rule travels
-// in the start (not a workflow.GetVersion, whose marker upserts TemporalChangeVersion, itself an
-// action), so histories recorded before it, whose input lacks it, replay with their upsert.
+// in the start (not a workflow.GetVersion, which would add a marker and a TemporalChangeVersion
+// upsert to every call's history), so histories recorded before it, whose input lacks it, replay
+// with their upsert.
 // Payload metadata survives a payload codec (the codec restores it before the workflow reads it).
 const (
 	// MetadataOutcomeRule is the input payload's metadata key of the rule; toolgate's clients
