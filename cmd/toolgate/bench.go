@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -34,6 +35,7 @@ type benchOptions struct {
 	dynamicConfig []string
 	cfg           bench.Config
 	workflowCache int
+	burn          bool
 }
 
 func newBenchCommand(a *app) *cobra.Command {
@@ -84,10 +86,17 @@ runs every phase with tiny counts (seconds), as make test does.`,
   toolgate bench --short`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.burn {
+				burn(cmd.Context())
+				return nil
+			}
 			return runBench(cmd.Context(), a, cmd, o)
 		},
 	}
 	fs := cmd.Flags()
+	fs.IntVar(&o.cfg.Load, "load", 0, "in flight: busy processes (each spinning one core) running beside the server while the calls are held")
+	fs.BoolVar(&o.burn, "burn", false, "spin one core until killed (one process of --load)")
+	_ = fs.MarkHidden("burn")
 	fs.StringVar(&o.address, "address", "", "Temporal frontend host:port to measure (default: start an embedded in-memory server)")
 	fs.StringVarP(&o.namespace, "namespace", "n", "default", "namespace (with --address)")
 	fs.StringSliceVar(&o.subjects, "subjects", bench.DefaultSubjects(), "subjects to compare: "+strings.Join(bench.KnownSubjects(), ", ")+" (bare is always added)")
@@ -154,10 +163,29 @@ func (o benchOptions) shortened(cmd *cobra.Command) bench.Config {
 	return cfg
 }
 
+// burn spins one core until ctx ends or the process is killed: one busy process of --load.
+func burn(ctx context.Context) {
+	for n := 0; ; n++ {
+		if n%(1<<20) == 0 && ctx.Err() != nil {
+			return
+		}
+	}
+}
+
 func runBench(ctx context.Context, a *app, cmd *cobra.Command, o benchOptions) error {
 	mode, err := resolveBenchProgress(progressMode(o.progress), a.err)
 	if err != nil {
 		return badInput(err)
+	}
+	if o.cfg.Load < 0 {
+		return badInput(fmt.Errorf("--load %d: want 0 or more busy processes", o.cfg.Load))
+	}
+	if o.cfg.Load > 0 {
+		self, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("--load: find this executable: %w", err)
+		}
+		o.cfg.LoadCommand = func() *exec.Cmd { return exec.Command(self, "bench", "--burn") }
 	}
 	for _, s := range o.subjects {
 		if !slices.Contains(bench.KnownSubjects(), s) {

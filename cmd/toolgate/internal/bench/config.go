@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"os/exec"
 	"slices"
 	"time"
 
@@ -136,6 +137,13 @@ type Config struct {
 	// every half of this when idle, and is lost when no heartbeat reaches the server within it.
 	// Optional: default toolcore.DefaultHeartbeatTimeout (10 s), what a tool gets.
 	InFlightHeartbeat time.Duration
+	// Load is how many busy processes (CPU hogs, each spinning one core) run beside the server
+	// while the in-flight calls fill and are held, to see what a loaded machine loses. Each is
+	// LoadCommand(); Load > 0 needs it. Optional: default 0 (no load).
+	Load int
+	// LoadCommand returns the command of one busy process (cmd/toolgate: itself with the hidden
+	// bench --burn). Optional: required only with Load > 0.
+	LoadCommand func() *exec.Cmd
 	// InProcessTime is how long each in-process function is timed. Optional: default 300 ms.
 	InProcessTime time.Duration
 	// BreakdownSample bounds the histories read for the breakdown, per subject. Optional:

@@ -2,8 +2,10 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -53,6 +55,11 @@ func (h *harness) inFlight(ctx context.Context, idleP50Ms float64) (InFlight, er
 	}
 	sampler := startSampler(sampleInterval)
 	defer sampler.stop()
+	stopLoad, err := startLoad(h.cfg.Load, h.cfg.LoadCommand)
+	if err != nil {
+		return InFlight{}, err
+	}
+	defer stopLoad()
 
 	// Fill: start n sleep calls and wait until each is running in the tool (or lost).
 	h.hold.expect(n)
@@ -140,7 +147,7 @@ func (h *harness) inFlight(ctx context.Context, idleP50Ms float64) (InFlight, er
 	var mu sync.Mutex
 	done, lost := 0, 0
 	h.cfg.Progress(Progress{Phase: "drain", Total: n})
-	err := parallel(ctx, n, func(ctx context.Context, i int) error {
+	err = parallel(ctx, n, func(ctx context.Context, i int) error {
 		res, err := cl.Result(ctx, ids[i])
 		if err != nil {
 			return fmt.Errorf("in-flight: result of %s: %w", ids[i], err)
@@ -170,6 +177,7 @@ func (h *harness) inFlight(ctx context.Context, idleP50Ms float64) (InFlight, er
 		Calls:                  n,
 		Held:                   held,
 		Lost:                   lost,
+		Load:                   h.cfg.Load,
 		FillSeconds:            round(fill.Seconds(), 3),
 		RSSBeforeMiB:           mib(before.rss),
 		RSSHeldMiB:             mib(heldMem.rss),
@@ -323,4 +331,29 @@ feed:
 	close(next)
 	wg.Wait()
 	return first
+}
+
+// startLoad starts n busy processes of command and returns the function that kills and reaps
+// them (idempotent in effect: a killed process is waited for once).
+func startLoad(n int, command func() *exec.Cmd) (stop func(), err error) {
+	var cmds []*exec.Cmd
+	stop = func() {
+		for _, c := range cmds {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		}
+		cmds = nil
+	}
+	if n > 0 && command == nil {
+		return stop, errors.New("in-flight: a load needs Config.LoadCommand")
+	}
+	for range n {
+		c := command()
+		if err := c.Start(); err != nil {
+			stop()
+			return stop, fmt.Errorf("in-flight: start a busy process: %w", err)
+		}
+		cmds = append(cmds, c)
+	}
+	return stop, nil
 }

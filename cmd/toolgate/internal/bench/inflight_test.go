@@ -3,9 +3,11 @@ package bench
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/serviceerror"
 )
 
@@ -33,4 +35,27 @@ func TestStartRetryingRetriesOnlyTheServersDeadline(t *testing.T) {
 		context.DeadlineExceeded, context.DeadlineExceeded, context.DeadlineExceeded)
 	assert.ErrorIs(t, startRetrying(context.Background(), start), context.DeadlineExceeded)
 	assert.Equal(t, startAttempts, *n, "bounded")
+}
+
+// TestStartLoad: startLoad starts the busy processes and its stop kills and reaps every one; a
+// load without a command is refused.
+func TestStartLoad(t *testing.T) {
+	var started []*exec.Cmd
+	stop, err := startLoad(2, func() *exec.Cmd {
+		c := exec.Command("sleep", "600")
+		started = append(started, c)
+		return c
+	})
+	require.NoError(t, err)
+	require.Len(t, started, 2)
+	for _, c := range started {
+		require.NotNil(t, c.Process, "started")
+	}
+	stop()
+	for _, c := range started {
+		require.NotNil(t, c.ProcessState, "reaped")
+		assert.False(t, c.ProcessState.Success(), "killed, not finished")
+	}
+	_, err = startLoad(1, nil)
+	assert.Error(t, err)
 }

@@ -128,6 +128,8 @@ type InFlight struct {
 	// instead of being released (their activity timed out: heartbeats late to the server).
 	Held int `json:"held"`
 	Lost int `json:"lost"`
+	// Load is the number of busy processes that ran beside the server meanwhile (Config.Load).
+	Load int `json:"load,omitempty"`
 	// FillSeconds is the time from the first start to every call running (or lost).
 	FillSeconds float64 `json:"fillSeconds"`
 	// RSS of the whole process (server, workers, client): before the phase, while the calls are

@@ -176,6 +176,9 @@ func (r Report) writeInFlight(b *strings.Builder) {
 	f := r.InFlight
 	fmt.Fprintf(b, "\nIn flight: %d sleep calls held running by one worker (heartbeat timeout %s)\n", f.Calls,
 		time.Duration(r.Settings.InFlightHeartbeatMs*float64(time.Millisecond)))
+	if f.Load > 0 {
+		fmt.Fprintf(b, "with %d busy processes beside the server (--load)\n", f.Load)
+	}
 	if f.Lost == 0 && f.Held == f.Calls {
 		fmt.Fprintf(b, "all running after %.1fs; drained %.1fs after release\n", f.FillSeconds, f.DrainSeconds)
 	} else {
