@@ -9,7 +9,9 @@
 // Histories of calls to toolbox tools go to <out>/*.json (replayable with `toolgate replay`,
 // whose registry is the toolbox); those that need the tools of internal/fixtures go to
 // <out>/fixtures/*.json. The histories of parents, fixtures.RoundWorkflow running rounds of calls
-// as child workflows, go to <out>/rounds/*.json. It prints one line per history: events and bytes.
+// as child workflows, go to <out>/rounds/*.json; those of fixtures.InlineRoundWorkflow, running
+// them inline (workflows.Inline) on the toolgate worker itself, go to <out>/inline/*.json. It
+// prints one line per history: events and bytes.
 package main
 
 import (
@@ -109,6 +111,9 @@ func record(ctx context.Context, out string, only *regexp.Regexp) error {
 	if err != nil {
 		return fmt.Errorf("build worker: %w", err)
 	}
+	// The inline agent validates in its own workflow code: it runs on the toolgate worker, with
+	// the worker's registry.
+	fixtures.RegisterInlineRoundWorkflow(w, reg)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
@@ -201,6 +206,39 @@ func scenarios() []scenario {
 		{"undo/undo.json", undoRun},
 		{"rounds/attached.json", attachedRound},
 		{"rounds/canceled.json", canceledRound},
+		// Agents: fixtures.InlineRoundWorkflow runs its rounds inline, one ExecuteTool activity
+		// per call and no child workflow: outcomes of every kind beside a zero call and a
+		// repeated ID, a ReadOnly call retried twice, a fatal error stopping the round.
+		{"inline/parallel.json", inlineRound("inline-parallel", false, [][]json.RawMessage{{
+			rawCall("a", toolbox.NameAdd, `{"left":1,"right":2}`),
+			rawCall("b", "no_such_tool", `{}`),
+			rawCall("c", toolbox.NameEcho, `{"text":"hi"}`),
+			rawCall("d", toolbox.NameAdd, `{"left":"x","right":2}`),
+			json.RawMessage(`{"type":"toolCall"}`),
+			rawCall("a", toolbox.NameAdd, `{"left":5,"right":5}`),
+		}})},
+		{"inline/retried.json", inlineRound("inline-retried", false, [][]json.RawMessage{{
+			rawCall("f", fixtures.Flaky, `{}`),
+		}})},
+		{"inline/fatal.json", inlineRound("inline-fatal", false, [][]json.RawMessage{{
+			rawCall("s1", fixtures.Sequential, `{}`),
+			rawCall("f2", fixtures.Fatal, `{}`),
+			rawCall("a3", toolbox.NameAdd, `{"left":1,"right":2}`),
+			rawCall("s4", fixtures.Sequential, `{}`),
+		}})},
+	}
+}
+
+// inlineRound runs fixtures.InlineRoundWorkflow with rounds to its end on the toolgate worker's
+// queue, where it is registered.
+func inlineRound(id string, sequential bool, rounds [][]json.RawMessage) func(context.Context, *recorder) (string, error) {
+	return func(ctx context.Context, r *recorder) (string, error) {
+		_, err := r.sdk.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{ID: id, TaskQueue: wire.DefaultTaskQueue},
+			fixtures.InlineRoundWorkflowName, fixtures.RoundInput{Rounds: rounds, Sequential: sequential, Scope: id})
+		if err != nil {
+			return "", err
+		}
+		return id, r.waitClosed(ctx, id)
 	}
 }
 
