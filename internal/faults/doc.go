@@ -10,7 +10,9 @@
 // dev --no-ui` on a temporary data directory) and cmd/faultworker in this package, a worker and
 // an agent whose tools write one JSON line per execution step to a ledger file the test owns.
 // The agent-workflow scenario also builds examples/agent, whose agent loop is a workflow that
-// runs each model turn's calls as child workflows (workflows.ExecuteRound).
+// runs each model turn's calls as child workflows (workflows.ExecuteRound). The inline scenario
+// runs its agent workflow ([InlineAgent], calls run with workflows.Inline) in the faultworker
+// itself, beside the tools whose registry validates its calls.
 // Nothing runs in the test process but the test's own Temporal client, so a fault is always a
 // fault of a separate process.
 //

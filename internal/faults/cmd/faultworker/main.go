@@ -5,7 +5,8 @@
 //	faultworker worker -address 127.0.0.1:7233 -task-queue q -ledger /tmp/x/ledger [-hold]
 //	faultworker agent  -address 127.0.0.1:7233 -task-queue q -calls calls.jsonl [-concurrency 16]
 //
-// worker prints "ready <pid>" on stdout once it polls, logs JSON lines on stderr, and stops
+// worker also hosts the agent workflows of the undo and inline scenarios (faults.BookingAgent,
+// faults.InlineAgent with the worker's registry). It prints "ready <pid>" on stdout once it polls, logs JSON lines on stderr, and stops
 // gracefully on SIGINT or SIGTERM. agent reads one tool call per line, runs them with
 // client.Execute (a resubmitted call attaches to its recorded execution), and prints one
 // [faults.AgentLine] per call on stdout as its outcome arrives; it exits 0 once every call has
@@ -123,6 +124,9 @@ func runWorker(ctx context.Context, args []string) error {
 	}
 	// The agent workflow of the undo scenario runs on the worker it calls.
 	w.RegisterWorkflowWithOptions(faults.BookingAgent, workflow.RegisterOptions{Name: faults.BookingAgentName})
+	// The inline agent validates its calls in its own workflow code: it runs here, with the
+	// worker's registry.
+	w.RegisterWorkflowWithOptions(faults.InlineAgent(reg), workflow.RegisterOptions{Name: faults.InlineAgentName})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
