@@ -23,6 +23,8 @@ type callHandler struct {
 	tg               *client.Client
 	hasOutputSchema  bool
 	progressInterval time.Duration
+	// pollAfter and pollRetry are Options.PollAfter and PollRetry.
+	pollAfter, pollRetry time.Duration
 }
 
 // toolCall is the tool call of a tools/call request: its ID is the idempotency key in _meta, or
@@ -54,6 +56,13 @@ func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	}
 	if ctx, err = withPriority(ctx, req.Params.Meta); err != nil {
 		return nil, err
+	}
+	if h.pollAfter > 0 && req.Extra != nil && req.Extra.CloseSSEStream != nil {
+		// The call goes on; its events, the result included, wait in the event store for the
+		// client's GET with Last-Event-ID.
+		closeStream := req.Extra.CloseSSEStream
+		timer := time.AfterFunc(h.pollAfter, func() { closeStream(sdk.CloseSSEStreamArgs{RetryAfter: h.pollRetry}) })
+		defer timer.Stop()
 	}
 	// The start is detached from the request: a request that ends while starting leaves a call
 	// that a retry with the same key attaches to.

@@ -29,6 +29,9 @@ const (
 	DefaultMaxSessions = 1024
 	// DefaultBodyReadTimeout bounds reading one request body.
 	DefaultBodyReadTimeout = time.Minute
+	// DefaultEventStoreBytes bounds the SSE events HTTPHandler keeps for resumption, all sessions
+	// together: past it the oldest are dropped, and a resumption needing one of them gets an error.
+	DefaultEventStoreBytes = 10 << 20
 )
 
 // ProtectedResourcePath is where ProtectedResourceHandler is served (RFC 9728), at the root and
@@ -69,6 +72,11 @@ type HTTPOptions struct {
 	// once the body is read: http.Server's ReadTimeout would also cancel the long-lived SSE
 	// answer of a tools/call). Optional: default DefaultBodyReadTimeout.
 	BodyReadTimeout time.Duration
+	// EventStoreBytes bounds the memory of the SSE events kept so that a client whose stream
+	// dropped resumes it with GET and Last-Event-ID (every session's streams together; the
+	// oldest events go first, and a session's go when it closes). Optional: default
+	// DefaultEventStoreBytes.
+	EventStoreBytes int
 }
 
 // HTTPHandler serves s over the streamable HTTP transport. It answers 403 Forbidden to a request
@@ -92,7 +100,16 @@ func HTTPHandler(s *sdk.Server, opts HTTPOptions) http.Handler {
 	if opts.BodyReadTimeout <= 0 {
 		opts.BodyReadTimeout = DefaultBodyReadTimeout
 	}
+	if opts.EventStoreBytes <= 0 {
+		opts.EventStoreBytes = DefaultEventStoreBytes
+	}
+	// Resumable streams (2025-11-25 transports, SEP-1699): each SSE answer opens with a priming
+	// event carrying an id, every event is kept, and a GET with Last-Event-ID replays what came
+	// after it, then goes on with the stream.
+	events := sdk.NewMemoryEventStore(nil)
+	events.SetMaxBytes(opts.EventStoreBytes)
 	inner := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{
+		EventStore:     events,
 		SessionTimeout: opts.SessionTimeout,
 		// The body is already bounded and read; the SDK reads our in-memory copy.
 		MaxRequestBodyBytes: opts.MaxBodyBytes + 1,
@@ -112,6 +129,7 @@ func HTTPHandler(s *sdk.Server, opts HTTPOptions) http.Handler {
 			r.Body = io.NopCloser(bytes.NewReader(liftTaskBody(body)))
 			r.ContentLength = -1
 		}
+		sessionVersion(s, r)
 		inner.ServeHTTP(w, r)
 	})
 	if opts.Verifier != nil {
@@ -161,6 +179,30 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.
 	}
 	return buf.Bytes(), nil
 }
+
+// sessionVersion makes the revision a session negotiated govern its requests: a request of a live
+// session whose MCP-Protocol-Version header names an older revision (a client that sends a fixed
+// header, as the conformance suite's raw requests do) is served as the negotiated one, so its
+// SSE answer still opens with the priming event and closes with a retry field when polled.
+func sessionVersion(s *sdk.Server, r *http.Request) {
+	id := r.Header.Get("Mcp-Session-Id")
+	header := r.Header.Get("Mcp-Protocol-Version")
+	if id == "" || header == "" {
+		return
+	}
+	for ss := range s.Sessions() {
+		if ss.ID() != id {
+			continue
+		}
+		if params := ss.InitializeParams(); params != nil && params.ProtocolVersion > header && slices.Contains(servedVersions, params.ProtocolVersion) {
+			r.Header.Set("Mcp-Protocol-Version", params.ProtocolVersion)
+		}
+		return
+	}
+}
+
+// servedVersions are the revisions whose negotiation sessionVersion honours.
+var servedVersions = []string{"2025-06-18", "2025-11-25"}
 
 // liveSessions counts s's sessions, stopping at limit.
 func liveSessions(s *sdk.Server, limit int) int {

@@ -161,9 +161,92 @@ type Remote struct {
 
 	mu      sync.Mutex
 	session *sdk.ClientSession // nil until connected, and after a transport failure
+	counted bool               // the session's connection counts progress reads (countingTransport)
 
-	// progress routes notifications/progress by token to the running call's reporter.
-	progress sync.Map // string -> func(toolcore.Progress)
+	// progress routes notifications/progress by token to the running call's route.
+	progress sync.Map // string -> *progressRoute
+}
+
+// progressRoute is a running call's progress: its reporter, and how many notifications of its
+// token the connection read (in wire order, before the result) and the handler delivered. The
+// SDK hands notifications to its handler asynchronously, so the result can arrive first: the call
+// waits until every notification read before its result is delivered, the last report included.
+type progressRoute struct {
+	report func(toolcore.Progress)
+
+	mu      sync.Mutex
+	read    int  // notifications read off the connection
+	handled int  // notifications delivered to report
+	counted bool // the connection counts reads (a stdio connection)
+	change  chan struct{}
+}
+
+func newProgressRoute(report func(toolcore.Progress)) *progressRoute {
+	return &progressRoute{report: report, change: make(chan struct{}, 1)}
+}
+
+func (p *progressRoute) update(f func()) {
+	p.mu.Lock()
+	f()
+	p.mu.Unlock()
+	select {
+	case p.change <- struct{}{}:
+	default:
+	}
+}
+
+// drain waits until every notification read before the result has been delivered.
+func (p *progressRoute) drain(ctx context.Context) {
+	for {
+		p.mu.Lock()
+		done := !p.counted || p.handled >= p.read
+		p.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-p.change:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// countingTransport counts, as they are read, the progress notifications of the calls that r
+// routes (progressRoute.drain).
+type countingTransport struct {
+	sdk.Transport
+	r *Remote
+}
+
+func (t countingTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	conn, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Connection: conn, r: t.r}, nil
+}
+
+type countingConn struct {
+	sdk.Connection
+	r *Remote
+}
+
+func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && !req.IsCall() && req.Method == "notifications/progress" {
+		var params struct {
+			ProgressToken any `json:"progressToken"`
+		}
+		if json.Unmarshal(req.Params, &params) == nil {
+			if token, ok := params.ProgressToken.(string); ok {
+				if route, ok := c.r.progress.Load(token); ok {
+					route.(*progressRoute).update(func() { route.(*progressRoute).read++ })
+				}
+			}
+		}
+	}
+	return msg, err
 }
 
 // Mount connects to an MCP server and defines each of its tools as the toolgate tool
@@ -190,10 +273,12 @@ func Mount(ctx context.Context, prefix string, transport NewTransport, opts Moun
 		Logger: opts.Logger,
 		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 			token, _ := req.Params.ProgressToken.(string)
-			if report, ok := r.progress.Load(token); ok {
-				report.(func(toolcore.Progress))(toolcore.Progress{
+			if v, ok := r.progress.Load(token); ok {
+				route := v.(*progressRoute)
+				route.report(toolcore.Progress{
 					Completed: int64(req.Params.Progress), Total: int64(req.Params.Total), Message: req.Params.Message,
 				})
+				route.update(func() { route.handled++ })
 			}
 		},
 	})
@@ -313,10 +398,17 @@ func (r *Remote) call(ctx context.Context, name string, args json.RawMessage) (a
 	}
 	token := progressToken()
 	params.SetProgressToken(token)
-	r.progress.Store(token, func(p toolcore.Progress) { toolcore.ReportProgress(ctx, p) })
+	route := newProgressRoute(func(p toolcore.Progress) { toolcore.ReportProgress(ctx, p) })
+	r.mu.Lock()
+	route.counted = r.counted
+	r.mu.Unlock()
+	r.progress.Store(token, route)
 	defer r.progress.Delete(token)
 
 	res, err := cs.CallTool(ctx, params)
+	if err == nil {
+		route.drain(ctx)
+	}
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
@@ -366,7 +458,14 @@ func (r *Remote) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	if r.session != nil {
 		return r.session, nil
 	}
-	cs, err := r.client.Connect(ctx, r.newTransport(), nil)
+	transport := r.newTransport()
+	// A streamable HTTP connection is not wrapped: the SDK tells it of session changes through an
+	// unexported method a wrapper would hide. Its calls' last reports may still be lost.
+	if _, isHTTP := transport.(*sdk.StreamableClientTransport); !isHTTP {
+		transport = countingTransport{Transport: transport, r: r}
+		r.counted = true
+	}
+	cs, err := r.client.Connect(ctx, transport, nil)
 	if err != nil {
 		return nil, fmt.Errorf("connect to MCP server %s: %w", r.prefix, err)
 	}

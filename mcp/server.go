@@ -33,7 +33,19 @@ type Options struct {
 	ProgressInterval time.Duration
 	// Logger logs the SDK's server activity. Optional: default none.
 	Logger *slog.Logger
+	// PollAfter, when set, makes a tools/call over streamable HTTP that is still running after
+	// this long close its SSE stream with a retry field of PollRetry (SSE polling, SEP-1699): the
+	// client reconnects with GET and Last-Event-ID, and HTTPHandler's event store replays what it
+	// missed, the result included. It frees connections that proxies would cut on long calls.
+	// Streams of other transports are unaffected. Optional: default off.
+	PollAfter time.Duration
+	// PollRetry is the reconnection delay a polled stream asks for. Optional: default
+	// DefaultPollRetry.
+	PollRetry time.Duration
 }
+
+// DefaultPollRetry is the reconnection delay of a stream closed by Options.PollAfter.
+const DefaultPollRetry = time.Second
 
 // NewServer returns an MCP server listing tools and running each tools/call durably through tg.
 func NewServer(tg *client.Client, tools []toolcore.ToolInfo, opts Options) *sdk.Server {
@@ -46,13 +58,17 @@ func NewServer(tg *client.Client, tools []toolcore.ToolInfo, opts Options) *sdk.
 	if opts.ProgressInterval <= 0 {
 		opts.ProgressInterval = DefaultProgressInterval
 	}
+	if opts.PollRetry <= 0 {
+		opts.PollRetry = DefaultPollRetry
+	}
 	caps := &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}}
 	caps.AddExtension(wire.MCPTasksExtension, tasksCapability)
 	s := sdk.NewServer(&sdk.Implementation{Name: opts.Name, Version: opts.Version},
 		&sdk.ServerOptions{Logger: opts.Logger, Capabilities: caps})
 	t := &tasks{tg: tg, handlers: map[string]*callHandler{}}
 	for _, info := range tools {
-		h := &callHandler{tg: tg, hasOutputSchema: len(info.OutputSchema) > 0, progressInterval: opts.ProgressInterval}
+		h := &callHandler{tg: tg, hasOutputSchema: len(info.OutputSchema) > 0, progressInterval: opts.ProgressInterval,
+			pollAfter: opts.PollAfter, pollRetry: opts.PollRetry}
 		t.handlers[info.Name] = h
 		s.AddTool(toolDefinition(info), h.handle)
 	}

@@ -51,6 +51,8 @@ type mcpHTTPLimits struct {
 	maxSessions       int
 	sessionTimeout    time.Duration
 	maxBodyBytes      int64
+	eventStoreBytes   int
+	pollAfter         time.Duration
 }
 
 // HTTP server timeouts of `toolgate mcp --listen`. No WriteTimeout and no ReadTimeout: a
@@ -134,6 +136,8 @@ The tool list comes from the workers' catalog; when no worker answers, from this
 	fs.IntVar(&o.http.maxSessions, "max-sessions", mcp.DefaultMaxSessions, "live MCP sessions; an initialize beyond gets 503")
 	fs.DurationVar(&o.http.sessionTimeout, "session-timeout", mcp.DefaultSessionTimeout, "close a session that sent no request for this long")
 	fs.Int64Var(&o.http.maxBodyBytes, "max-body-bytes", mcp.DefaultMaxBodyBytes, "largest request body; a larger one gets 413")
+	fs.IntVar(&o.http.eventStoreBytes, "event-store-bytes", mcp.DefaultEventStoreBytes, "memory kept of SSE events, all sessions together, for clients resuming a dropped stream with Last-Event-ID")
+	fs.DurationVar(&o.http.pollAfter, "sse-poll-after", 0, "close the SSE stream of a tools/call still running after this long, with a retry field: the client resumes it with Last-Event-ID (0: never)")
 	bindEnv(fs, "listen", "TOOLGATE_MCP_LISTEN")
 	bindEnv(fs, "auth-token-file", "TOOLGATE_MCP_TOKEN_FILE")
 	return cmd
@@ -157,7 +161,7 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	server := mcp.NewServer(tg, tools, mcp.Options{})
+	server := mcp.NewServer(tg, tools, mcp.Options{PollAfter: o.http.pollAfter})
 	if o.listen == "" {
 		err := server.Run(ctx, mcp.Transport(&sdk.StdioTransport{}))
 		if errors.Is(err, context.Canceled) {
@@ -201,13 +205,14 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 // unless --insecure-no-auth.
 func (o mcpOptions) httpOptions(a *app) (mcp.HTTPOptions, error) {
 	opts := mcp.HTTPOptions{
-		AllowedHosts:   o.allowedHosts,
-		AllowedOrigins: o.allowedOrigins,
-		Resource:       o.auth.resource,
-		Scopes:         o.auth.scopes,
-		MaxBodyBytes:   o.http.maxBodyBytes,
-		SessionTimeout: o.http.sessionTimeout,
-		MaxSessions:    o.http.maxSessions,
+		AllowedHosts:    o.allowedHosts,
+		AllowedOrigins:  o.allowedOrigins,
+		Resource:        o.auth.resource,
+		Scopes:          o.auth.scopes,
+		MaxBodyBytes:    o.http.maxBodyBytes,
+		SessionTimeout:  o.http.sessionTimeout,
+		MaxSessions:     o.http.maxSessions,
+		EventStoreBytes: o.http.eventStoreBytes,
 	}
 	ao := o.auth
 	jwt := ao.jwksURL != "" || ao.jwtKeyFile != ""
