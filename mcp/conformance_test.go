@@ -42,7 +42,10 @@ const conformanceProgressGap = 600 * time.Millisecond
 // --sse-poll-after of TestConformance's server, which closes the call's stream mid-call.
 const conformanceReconnectionTime = 3 * time.Second
 
-// conformancePollAfter is TestConformance's `toolgate mcp --sse-poll-after`.
+// conformancePollAfter is TestConformance's `toolgate mcp --sse-poll-after`: shorter than
+// test_tool_with_progress (two conformanceProgressGap) too, so the suite's TypeScript SDK client
+// has that call's stream closed mid-call and resumes it with GET and Last-Event-ID, receiving the
+// progress it missed and the result from the event store.
 const conformancePollAfter = 300 * time.Millisecond
 
 func runConformanceFixture(mode string) int {
