@@ -122,7 +122,7 @@ runs every phase with tiny counts (seconds), as make test does.`,
 	fs.IntVar(&o.cfg.Rounds, "rounds", bench.DefaultRounds, "rounds: runs of each round shape (client and agent-workflow rounds)")
 	fs.IntVar(&o.cfg.CostRuns, "cost-runs", bench.DefaultCostRuns, "cost: runs of each shape whose billable actions are counted")
 	fs.DurationVar(&o.cfg.CostHold, "cost-hold", bench.DefaultCostHold, "cost: how long an idle call is held to count its heartbeats (over a minute measures a minute directly)")
-	fs.DurationVar(&o.cfg.InFlightHeartbeat, "in-flight-heartbeat", toolcore.DefaultHeartbeatTimeout, "in flight: HeartbeatTimeout of the sleep tool (a held call heartbeats every half of this)")
+	fs.DurationVar(&o.cfg.InFlightHeartbeat, "in-flight-heartbeat", toolcore.DefaultHeartbeatTimeout, "in flight: HeartbeatTimeout of the sleep tool (an idle held call heartbeats every half of this, at most every 30 s where the server pushes cancellation, every 5 s where it does not)")
 	fs.DurationVar(&o.cfg.InProcessTime, "in-process-time", bench.DefaultInProcessTime, "in process: how long each function is timed")
 	return cmd
 }

@@ -134,8 +134,9 @@ type Config struct {
 	// CostHold is how long the cost phase holds an idle call. Optional: default DefaultCostHold.
 	CostHold time.Duration
 	// InFlightHeartbeat is the HeartbeatTimeout of the sleep tool: every held call heartbeats
-	// every half of this when idle, and is lost when no heartbeat reaches the server within it.
-	// Optional: default toolcore.DefaultHeartbeatTimeout (10 s), what a tool gets.
+	// every half of this when idle (at most every 30 s where the server pushes cancellation,
+	// every 5 s where it does not), and is lost when no heartbeat reaches the server within it.
+	// Optional: default toolcore.DefaultHeartbeatTimeout (1 minute), what a tool gets.
 	InFlightHeartbeat time.Duration
 	// Load is how many busy processes (CPU hogs, each spinning one core) run beside the server
 	// while the in-flight calls fill and are held, to see what a loaded machine loses. Each is
