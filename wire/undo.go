@@ -80,7 +80,7 @@ type UndoWorkflowInput struct {
 	RunID string `json:"runId"`
 	// Effects in the order the calls completed; they are undone in reverse.
 	Effects []UndoEffect `json:"effects"`
-	// HeartbeatTimeout of each CompensateTool. Optional: default 10 seconds.
+	// HeartbeatTimeout of each CompensateTool. Optional: default toolcore.DefaultHeartbeatTimeout (1 minute).
 	HeartbeatTimeout time.Duration `json:"heartbeatTimeout,omitempty"`
 	// Timeout bounds one CompensateTool attempt. Optional: default 1 minute.
 	Timeout time.Duration `json:"timeout,omitempty"`
