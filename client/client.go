@@ -69,6 +69,20 @@ type Options struct {
 	// NoWorkerDelay is how long after its start a call waits before Execute asks whether a worker
 	// polls (see NoWorker). Optional: default DefaultNoWorkerDelay (3 s).
 	NoWorkerDelay time.Duration
+	// OnProgress, when set, hears the progress of each call Execute waits for: every value once
+	// (a value equal to the one delivered last is not delivered again), in the order the tool
+	// reported them, and, when the call ends with a result (error results included), its last
+	// report before Execute returns that result. While the call runs, Execute reads the running
+	// attempt's latest report every ProgressInterval (one DescribeWorkflowExecution); once it has
+	// a result, it reads the last report from history (FinalProgress, one history read), so the
+	// report a tool makes just before returning always arrives. Reports closer together than the
+	// heartbeat throttle (500 ms) coalesce, the latest winning. Execute calls it from one
+	// goroutine at a time, never after it returned: keep it short. Optional: default none
+	// (nothing is read).
+	OnProgress func(ProgressEvent)
+	// ProgressInterval is how often Execute reads a running call's progress for OnProgress.
+	// Optional: default DefaultProgressInterval (250 ms).
+	ProgressInterval time.Duration
 }
 
 // Client runs tool calls durably. It is safe for concurrent use.
@@ -104,6 +118,9 @@ func New(c client.Client, opts Options) *Client {
 	}
 	if opts.NoWorkerDelay <= 0 {
 		opts.NoWorkerDelay = DefaultNoWorkerDelay
+	}
+	if opts.ProgressInterval <= 0 {
+		opts.ProgressInterval = DefaultProgressInterval
 	}
 	cl := &Client{sdk: c, opts: opts, attrs: &attrState{}}
 	if opts.SearchAttributes != nil {

@@ -41,6 +41,7 @@ func TestNewDefaults(t *testing.T) {
 	assert.Equal(t, DefaultNamespace, c.opts.Namespace)
 	assert.Equal(t, DefaultCancelWaitTimeout, c.opts.CancelWaitTimeout)
 	assert.Equal(t, DefaultNoWorkerDelay, c.opts.NoWorkerDelay)
+	assert.Equal(t, DefaultProgressInterval, c.opts.ProgressInterval)
 	assert.NotNil(t, c.opts.DataConverter)
 	assert.False(t, c.attrs.known, "detection pending")
 

@@ -52,11 +52,14 @@ func (c *Client) Execute(ctx context.Context, call toolcore.ToolCall) (toolcore.
 	stop := c.watchNoWorker(ctx, NoWorkerEvent{
 		TaskQueue: c.opts.TaskQueue, WorkflowID: run.GetID(), ToolCallID: call.ID(), ToolName: call.Name(),
 	})
+	progress := c.watchProgress(ctx, run, ProgressEvent{WorkflowID: run.GetID(), ToolCallID: call.ID(), ToolName: call.Name()})
 	result, err := c.wait(ctx, run)
 	stop() // before cancelAndWait, which reports a missing worker itself
 	if err != nil && ctx.Err() != nil {
+		progress.finish(ctx, false)
 		return toolcore.Result{}, c.cancelAndWait(ctx, run.GetID(), run.GetRunID())
 	}
+	progress.finish(ctx, err == nil) // a result (error results too): its last report, before it
 	return result, err
 }
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
@@ -81,4 +83,91 @@ func (c *Client) FinalProgress(ctx context.Context, workflowID, runID string) (p
 		return toolcore.Progress{}, false, nil
 	}
 	return toolcore.Progress(*last), true, nil
+}
+
+// DefaultProgressInterval is the default of Options.ProgressInterval.
+const DefaultProgressInterval = 250 * time.Millisecond
+
+// ProgressEvent is what Options.OnProgress receives: a progress report of the call Execute waits
+// for.
+type ProgressEvent struct {
+	WorkflowID string
+	ToolCallID string
+	ToolName   string
+	Progress   toolcore.Progress
+}
+
+// progressWatch delivers one Execute's progress to Options.OnProgress: while the call runs, the
+// running attempt's heartbeat details, read every ProgressInterval; once it has a result, the
+// last report from history. Each value once, in the order read.
+type progressWatch struct {
+	c      *Client
+	runID  string
+	ev     ProgressEvent
+	cancel context.CancelFunc // stops the poll loop and a read in flight
+	done   chan struct{}      // closed when the poll loop has returned
+
+	// Owned by the poll loop until done is closed, then by finish.
+	last      toolcore.Progress
+	delivered bool
+}
+
+// watchProgress starts polling the progress of run for Options.OnProgress; finish must be
+// called. Without OnProgress it starts nothing.
+func (c *Client) watchProgress(ctx context.Context, run client.WorkflowRun, ev ProgressEvent) *progressWatch {
+	w := &progressWatch{c: c, ev: ev, done: make(chan struct{})}
+	if c.opts.OnProgress == nil {
+		close(w.done)
+		return w
+	}
+	w.runID = run.GetRunID()
+	ctx, w.cancel = context.WithCancel(ctx)
+	go w.poll(ctx)
+	return w
+}
+
+func (w *progressWatch) poll(ctx context.Context) {
+	defer close(w.done)
+	ticker := time.NewTicker(w.c.opts.ProgressInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		p, ok, err := w.c.ProgressByWorkflowID(ctx, w.ev.WorkflowID)
+		if err != nil || !ok || ctx.Err() != nil {
+			continue
+		}
+		w.deliver(p)
+	}
+}
+
+// finish stops polling and waits for a delivery in flight; when the run closed with a result
+// (closed true), it then delivers the run's last report unless it is the value delivered last.
+// Execute returns the result after finish, so every delivery precedes it.
+func (w *progressWatch) finish(ctx context.Context, closed bool) {
+	if w.c.opts.OnProgress == nil {
+		return
+	}
+	w.cancel()
+	<-w.done
+	if !closed || ctx.Err() != nil {
+		return
+	}
+	if p, ok, err := w.c.FinalProgress(ctx, w.ev.WorkflowID, w.runID); err == nil && ok {
+		w.deliver(p)
+	}
+}
+
+// deliver passes p to OnProgress unless it is the value delivered last.
+func (w *progressWatch) deliver(p toolcore.Progress) {
+	if w.delivered && p == w.last {
+		return
+	}
+	w.last, w.delivered = p, true
+	ev := w.ev
+	ev.Progress = p
+	w.c.opts.OnProgress(ev)
 }

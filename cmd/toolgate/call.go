@@ -18,7 +18,8 @@ import (
 	"github.com/toolgate/toolgate/wire"
 )
 
-// progressInterval is how often a foreground call asks the server for the tool's progress.
+// progressInterval is how often a foreground call asks the server for the running tool's
+// progress (client.Options.ProgressInterval).
 const progressInterval = 500 * time.Millisecond
 
 type callOptions struct {
@@ -46,12 +47,13 @@ The call ID is --id, the stdin call's id, or a fresh "cli-<random hex>"; the wor
 toolcall-<call ID> (<scope>/toolcall-<call ID> with --scope). Calling again with the same ID
 attaches to the same execution and prints its recorded result: nothing runs twice.
 
-While the tool runs, its progress is shown on stderr (--progress). When no worker polls the task
-queue 3 seconds after the start, a line on stderr says so, at any --log-level, and the call keeps
-waiting: it runs once a worker polls. Ctrl-C cancels the call: the tool sees its context
-canceled, the workflow ends canceled, and call exits 4 (with no worker, at once: the recorded
-cancel request ends the call unrun when one polls). --detach only starts the call and prints the
-workflow ID; use result, status, cancel with it.
+While the tool runs, its progress is shown on stderr (--progress): each change once, in order,
+and the tool's last report before the result (the bar stays on its line). When no worker polls
+the task queue 3 seconds after the start, a line on stderr says so, at any --log-level, and the
+call keeps waiting: it runs once a worker polls. Ctrl-C cancels the call: the tool sees its
+context canceled, the workflow ends canceled, and call exits 4 (with no worker, at once: the
+recorded cancel request ends the call unrun when one polls). --detach only starts the call and
+prints the workflow ID; use result, status, cancel with it.
 
 Exit codes: 0 result with isError false, 1 result with isError true (printed too), 2 bad input
 (malformed call, same ID with other name or arguments), 3 fatal NonRecoverableToolError (stop
@@ -145,6 +147,7 @@ func runCall(ctx context.Context, a *app, o callOptions, args []string) error {
 	copts := o.conn.toolgateOptions(o.taskQueue, o.scope)
 	// Not a log line: shown at every log level, since the call would otherwise wait in silence.
 	copts.NoWorker = func(ev tgclient.NoWorkerEvent) { view.println(noWorkerNotice(ev.TaskQueue)) }
+	copts.OnProgress, copts.ProgressInterval = view.hook(), progressInterval
 	cl := tgclient.New(c, copts)
 
 	if o.detach {
@@ -158,9 +161,6 @@ func runCall(ctx context.Context, a *app, o callOptions, args []string) error {
 	}
 
 	logger.Info("call started")
-	stopProgress := watchProgress(ctx, progressInterval, view, func(ctx context.Context) (toolcore.Progress, bool, error) {
-		return cl.Progress(ctx, call.ID())
-	})
 	interrupted := make(chan struct{})
 	go func() {
 		select {
@@ -170,12 +170,15 @@ func runCall(ctx context.Context, a *app, o callOptions, args []string) error {
 		case <-interrupted:
 		}
 	}()
+	// Execute delivers the tool's last report (e.g. 3/3) before it returns the result: the bar
+	// keeps it on its line above the result; any other outcome erases the bar.
 	res, err := cl.Execute(ctx, call)
 	close(interrupted)
-	stopProgress()
 	if err != nil {
+		view.clear()
 		return aboutCall(ids, err)
 	}
+	view.finish()
 	return printResult(a, logger, res)
 }
 

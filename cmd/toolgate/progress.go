@@ -1,14 +1,13 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"sync"
-	"time"
 
+	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/safetext"
 	"github.com/toolgate/toolgate/toolcore"
 )
@@ -109,6 +108,16 @@ func (v *progressView) show(p toolcore.Progress) {
 	}
 }
 
+// finish ends a drawn bar's line, so its last frame stays on screen above what follows.
+func (v *progressView) finish() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.drawn {
+		fmt.Fprintln(v.w)
+		v.drawn = false
+	}
+}
+
 // clear removes a drawn bar so the next line starts clean.
 func (v *progressView) clear() {
 	v.mu.Lock()
@@ -132,33 +141,11 @@ func (v *progressView) println(line string) {
 	}
 }
 
-// watchProgress polls every interval and shows what it finds until the returned stop is called;
-// stop waits for the poller and clears the bar.
-func watchProgress(ctx context.Context, interval time.Duration, v *progressView,
-	poll func(context.Context) (toolcore.Progress, bool, error)) (stop func()) {
+// hook is the client.Options.OnProgress that shows each report the call's Execute delivers, or
+// nil (nothing is read) when progress is off.
+func (v *progressView) hook() func(tgclient.ProgressEvent) {
 	if v.mode == progressOff {
-		return func() {}
+		return nil
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		ticker := time.NewTicker(interval)
-		defer ticker.Stop()
-		for {
-			if p, ok, err := poll(ctx); err == nil && ok {
-				v.show(p)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-ticker.C:
-			}
-		}
-	}()
-	return func() {
-		cancel()
-		<-done
-		v.clear()
-	}
+	return func(ev tgclient.ProgressEvent) { v.show(ev.Progress) }
 }

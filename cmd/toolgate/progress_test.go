@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/toolgate/toolgate/internal/testbin"
+	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
@@ -87,50 +86,43 @@ func TestResolveProgressMode(t *testing.T) {
 	}
 }
 
-func TestWatchProgressShowsChangesOnce(t *testing.T) {
+func TestProgressViewShowsChangesOnce(t *testing.T) {
 	reports := []toolcore.Progress{
 		{Completed: 1, Total: 3},
 		{Completed: 1, Total: 3}, // unchanged: not shown again
 		{Completed: 2, Total: 3},
 	}
-	var out testbin.SyncBuffer
-	polled := make(chan struct{})
-	var n int
-	poll := func(context.Context) (toolcore.Progress, bool, error) {
-		if n >= len(reports) {
-			if n == len(reports) {
-				close(polled)
-			}
-			n++
-			return toolcore.Progress{}, false, errors.New("gone")
-		}
-		p := reports[n]
-		n++
-		return p, true, nil
+	var out bytes.Buffer
+	show := (&progressView{w: &out, mode: progressPlain}).hook()
+	for _, p := range reports {
+		show(tgclient.ProgressEvent{Progress: p})
 	}
-	stop := watchProgress(context.Background(), time.Millisecond, &progressView{w: &out, mode: progressPlain}, poll)
-	<-polled
-	stop()
 	want := fmt.Sprintf("progress %s\nprogress %s\n", renderProgress(reports[0]), renderProgress(reports[2]))
 	assert.Equal(t, want, out.String())
 }
 
-func TestWatchProgressBarIsCleared(t *testing.T) {
-	var out testbin.SyncBuffer
-	polled := make(chan struct{}, 1)
-	poll := func(context.Context) (toolcore.Progress, bool, error) {
-		select {
-		case polled <- struct{}{}:
-		default:
-		}
-		return toolcore.Progress{Completed: 1, Total: 2}, true, nil
+// After a result the bar's last frame stays on its line (finish); after anything else it is
+// erased (clear).
+func TestProgressViewBarFinishedOrCleared(t *testing.T) {
+	p := toolcore.Progress{Completed: 3, Total: 3}
+	bar := "\r\x1b[K" + renderProgress(p)
+	for _, tt := range []struct {
+		name string
+		end  func(*progressView)
+		want string
+	}{
+		{name: "finish", end: (*progressView).finish, want: bar + "\n"},
+		{name: "clear", end: (*progressView).clear, want: bar + "\r\x1b[K"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			v := &progressView{w: &out, mode: progressBar}
+			v.hook()(tgclient.ProgressEvent{Progress: p})
+			tt.end(v)
+			tt.end(v) // once only
+			assert.Equal(t, tt.want, out.String())
+		})
 	}
-	stop := watchProgress(context.Background(), time.Millisecond, &progressView{w: &out, mode: progressBar}, poll)
-	<-polled
-	stop()
-	got := out.String()
-	require.True(t, strings.HasPrefix(got, "\r\x1b[K["), "%q", got)
-	assert.True(t, strings.HasSuffix(got, "\r\x1b[K"), "the bar is erased: %q", got)
 }
 
 // A line printed beside the progress gets a line of its own; a drawn bar is redrawn below it.
@@ -156,13 +148,8 @@ func TestProgressViewPrintln(t *testing.T) {
 	}
 }
 
-func TestWatchProgressOffNeverPolls(t *testing.T) {
-	poll := func(context.Context) (toolcore.Progress, bool, error) {
-		t.Error("polled with progress off")
-		return toolcore.Progress{}, false, nil
-	}
-	stop := watchProgress(context.Background(), time.Millisecond, &progressView{mode: progressOff}, poll)
-	stop()
+func TestProgressOffReadsNothing(t *testing.T) {
+	assert.Nil(t, (&progressView{mode: progressOff}).hook(), "no OnProgress: Execute reads no progress")
 }
 
 func TestClassify(t *testing.T) {
