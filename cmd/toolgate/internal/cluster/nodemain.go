@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"go.temporal.io/server/common/log"
@@ -40,7 +41,7 @@ func runNode(specJSON string) error {
 		temporal.WithConfig(NodeConfig(spec)),
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithDynamicConfigClient(DynamicConfig()),
-		temporal.WithLogger(log.NewZapLogger(log.BuildZapLogger(log.Config{Level: "warn", Format: "json"}))),
+		temporal.WithLogger(log.NewZapLogger(log.BuildZapLogger(nodeLogConfig(spec)))),
 	)
 	if err != nil {
 		return fmt.Errorf("create server: %w", err)
@@ -51,4 +52,23 @@ func runNode(specJSON string) error {
 	fmt.Println("ready")
 	<-interrupt
 	return srv.Stop()
+}
+
+// Environment variables a node reads for its log (both optional): EnvNodeLogLevel sets the
+// server's log level (default warn), EnvNodeLogDir makes it write its log to
+// node-<frontend port>-<pid>.log in that directory as well as kept by the harness in memory.
+const (
+	EnvNodeLogLevel = "TOOLGATE_CLUSTER_LOG_LEVEL"
+	EnvNodeLogDir   = "TOOLGATE_CLUSTER_LOG_DIR"
+)
+
+func nodeLogConfig(spec NodeSpec) log.Config {
+	cfg := log.Config{Level: "warn", Format: "json"}
+	if level := os.Getenv(EnvNodeLogLevel); level != "" {
+		cfg.Level = level
+	}
+	if dir := os.Getenv(EnvNodeLogDir); dir != "" {
+		cfg.OutputFile = filepath.Join(dir, fmt.Sprintf("node-%d-%d.log", spec.Ports[0].GRPC, os.Getpid()))
+	}
+	return cfg
 }
