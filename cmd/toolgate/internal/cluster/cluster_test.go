@@ -205,8 +205,9 @@ func checkResults(t *testing.T, out []callOutcome) {
 }
 
 // TestNodeKilledMidLoad: one of two nodes is SIGKILLed while calls run through both frontends
-// and started again; every call ends with its result, and visibility holds exactly one workflow
-// per call ID, with the outcome ok.
+// and started again, then PostgreSQL is crash-restarted (immediate shutdown) while calls still
+// run; every call ends with its result, and visibility holds exactly one workflow per call ID,
+// with the outcome ok, each listed within visibilityCatchUp of the last result.
 func TestNodeKilledMidLoad(t *testing.T) {
 	longForm(t)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
@@ -220,23 +221,43 @@ func TestNodeKilledMidLoad(t *testing.T) {
 		clients = append(clients, tgclient.New(dial(t, frontend), tgclient.Options{TaskQueue: queue}))
 	}
 
-	const calls, killAfter = 60, 10
+	sdk := dial(t, survivor.Frontend())
+	query := fmt.Sprintf("TaskQueue = '%s' AND ExecutionStatus != 'Running'", queue)
+	watch := watchClosed(ctx, sdk, query)
+	defer watch.stop()
+
+	// The node is killed after killAfter calls ended, PostgreSQL restarted after restartAfter.
+	const calls, killAfter, restartAfter = 60, 10, 30
 	ended := make(chan struct{}, calls)
 	restarted := make(chan error, 1)
-	go func() {
-		for range killAfter {
+	awaitEnded := func(n int) error {
+		for range n {
 			select {
 			case <-ended:
 			case <-ctx.Done():
-				restarted <- ctx.Err()
-				return
+				return ctx.Err()
 			}
 		}
+		return nil
+	}
+	go func() {
+		if err := awaitEnded(killAfter); err != nil {
+			restarted <- err
+			return
+		}
 		victim.Kill()
-		restarted <- c.Restart(ctx, victim)
+		if err := c.Restart(ctx, victim); err != nil {
+			restarted <- fmt.Errorf("restart the killed node: %w", err)
+			return
+		}
+		if err := awaitEnded(restartAfter - killAfter); err != nil {
+			restarted <- err
+			return
+		}
+		restarted <- c.Postgres.Restart(ctx)
 	}()
 	out := runCalls(ctx, clients, "node-killed", calls, func() { ended <- struct{}{} })
-	require.NoError(t, <-restarted, "restart the killed node")
+	require.NoError(t, <-restarted, "restart the node, then PostgreSQL")
 	checkResults(t, out)
 	resubmitted := 0
 	for _, o := range out {
@@ -244,11 +265,20 @@ func TestNodeKilledMidLoad(t *testing.T) {
 			resubmitted++
 		}
 	}
-	t.Logf("node killed after %d of %d calls ended; %d calls resubmitted through the survivor", killAfter, calls, resubmitted)
 
-	sdk := dial(t, survivor.Frontend())
-	query := fmt.Sprintf("TaskQueue = '%s' AND ExecutionStatus != 'Running'", queue)
-	require.NoError(t, waitListed(ctx, sdk, query, calls), query)
+	ids := make([]string, calls)
+	for i := range calls {
+		ids[i] = fmt.Sprintf("node-killed-%d", i)
+	}
+	if behind := watch.waitFor(ctx, ids, visibilityCatchUp); len(behind) > 0 {
+		reportLagging(t, ctx, c, sdk, queue)
+		require.Failf(t, "visibility behind", "%d of %d calls not listed closed %v after the last result: %v",
+			len(behind), calls, visibilityCatchUp, behind)
+	}
+	watch.stop()
+	lags := watch.lags(ids)
+	t.Logf("FIGURES %d calls; node killed after %d ended, PostgreSQL crash-restarted after %d; %d resubmitted through the survivor; visibility lag max %v, p99 %v",
+		calls, killAfter, restartAfter, resubmitted, lags[len(lags)-1].Round(time.Millisecond), lags[(len(lags)*99+99)/100-1].Round(time.Millisecond))
 	resp, err := sdk.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: 1000})
 	require.NoError(t, err)
 	perCall := map[string]int{}
