@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,7 +18,6 @@ import (
 
 	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/devtest"
-	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/toolcore"
 )
 
@@ -216,7 +214,6 @@ func runConformanceScenario(t *testing.T, node, suite, url, scenario string) ([]
 // Last-Event-ID resumption (item 4).
 func TestConformance(t *testing.T) {
 	node, suite := conformanceNode(t)
-	bin := toolgateBinary(t)
 
 	// Every scenario the suite lists is run or skipped with a reason.
 	list := exec.CommandContext(t.Context(), node, suite, "list", "--server")
@@ -233,25 +230,16 @@ func TestConformance(t *testing.T) {
 		assert.True(t, skipped || slices.Contains(conformanceScenarios, name), "scenario %s is neither run nor skipped with a reason", name)
 	}
 
-	srv := devtest.Server(t)
 	queue := devtest.TaskQueue(t)
-	w := exec.Command(bin, "worker", "--address", srv.FrontendAddress(), "--namespace", srv.Namespace(), "--task-queue", queue,
+	werr := startWorker(t, queue, childEnv(),
 		"--mcp", "test="+os.Args[0]+" "+conformanceFixtureArg+" test",
 		"--mcp", "json="+os.Args[0]+" "+conformanceFixtureArg+" json")
-	w.Env = childEnv()
-	var werr testbin.SyncBuffer
-	w.Stderr = &werr
-	require.NoError(t, w.Start())
-	t.Cleanup(func() {
-		_ = w.Process.Signal(syscall.SIGTERM)
-		_ = w.Wait()
-	})
 	tg := tgclient.New(devtest.Client(t), tgclient.Options{TaskQueue: queue})
 	require.Eventually(t, func() bool {
 		tools, err := tg.ListTools(t.Context())
 		return err == nil && slices.ContainsFunc(tools, func(info toolcore.ToolInfo) bool { return info.Name == "json_schema_2020_12_tool" }) &&
 			slices.ContainsFunc(tools, func(info toolcore.ToolInfo) bool { return info.Name == "test_reconnection" })
-	}, time.Minute, 100*time.Millisecond, "the worker lists the fixture tools: %s", &werr)
+	}, time.Minute, 100*time.Millisecond, "the worker lists the fixture tools: %s", werr)
 
 	server := startMCPProcess(t, &fixture{queue: queue}, "--sse-poll-after", conformancePollAfter.String())
 	for _, scenario := range conformanceScenarios {

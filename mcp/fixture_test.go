@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,7 +16,6 @@ import (
 
 	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/devtest"
-	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/mcp"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/worker"
@@ -172,24 +170,16 @@ func TestWorkerCommandMountIsolatesEnvAndRequiresApproval(t *testing.T) {
 	srv := devtest.Server(t)
 	queue := devtest.TaskQueue(t)
 	dir := t.TempDir()
-	cmd := exec.Command(bin, "worker", "--address", srv.FrontendAddress(), "--namespace", srv.Namespace(),
-		"--task-queue", queue, "--mcp", "fx="+os.Args[0]+" "+fixtureArg+" "+dir,
-		"--mcp-env", "fx=FIXTURE_NAMED", "--mcp-approve", "fx_delete_*")
-	cmd.Env = childEnv("AWS_SECRET_ACCESS_KEY=leaked-aws-secret", "TOOLGATE_DB=postgres://u:leaked-db-password@h/db", "FIXTURE_NAMED=named-value")
-	var stderr testbin.SyncBuffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	})
+	stderr := startWorker(t, queue,
+		childEnv("AWS_SECRET_ACCESS_KEY=leaked-aws-secret", "TOOLGATE_DB=postgres://u:leaked-db-password@h/db", "FIXTURE_NAMED=named-value"),
+		"--mcp", "fx="+os.Args[0]+" "+fixtureArg+" "+dir, "--mcp-env", "fx=FIXTURE_NAMED", "--mcp-approve", "fx_delete_*")
 	tg := tgclient.New(devtest.Client(t), tgclient.Options{TaskQueue: queue})
 	var tools []toolcore.ToolInfo
 	require.Eventually(t, func() bool {
 		var err error
 		tools, err = tg.ListTools(t.Context())
 		return err == nil && len(tools) > 0
-	}, time.Minute, 100*time.Millisecond, "the worker lists its tools: %s", &stderr)
+	}, time.Minute, 100*time.Millisecond, "the worker lists its tools: %s", stderr)
 	byName := map[string]toolcore.ToolInfo{}
 	for _, info := range tools {
 		byName[info.Name] = info

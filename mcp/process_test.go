@@ -176,25 +176,32 @@ func TestTypeScriptClientAfterServerKilled(t *testing.T) {
 // `toolgate worker --mcp PREFIX=COMMAND` mounts the TypeScript SDK's stdio example server: its
 // tool runs as a durable toolgate call.
 func TestWorkerCommandMountsMCPServer(t *testing.T) {
-	bin := toolgateBinary(t)
-	srv := devtest.Server(t)
 	queue := devtest.TaskQueue(t)
-	cmd := exec.Command(bin, "worker", "--address", srv.FrontendAddress(), "--namespace", srv.Namespace(),
-		"--task-queue", queue, "--mcp", "ts=node "+sdkExampleServer(t, "progressExample.js"))
-	cmd.Env = childEnv()
-	var stderr testbin.SyncBuffer
-	cmd.Stderr = &stderr
+	stderr := startWorker(t, queue, childEnv(), "--mcp", "ts=node "+sdkExampleServer(t, "progressExample.js"))
+	tg := tgclient.New(devtest.Client(t), tgclient.Options{TaskQueue: queue})
+	require.Eventually(t, func() bool {
+		tools, err := tg.ListTools(t.Context())
+		return err == nil && slices.ContainsFunc(tools, func(info toolcore.ToolInfo) bool { return info.Name == "ts_count" })
+	}, time.Minute, 100*time.Millisecond, "the worker lists ts_count: %s", stderr)
+	res := execute(t, tg, "worker-ts-count", "ts_count", `{"n":2}`)
+	assert.False(t, res.IsError(), res.Content())
+	assert.Equal(t, "Counted to 2", res.Content(), "the remote text as it is")
+}
+
+// startWorker runs `toolgate worker` on the shared dev server's task queue queue with env and
+// args after the connection flags, stops it with SIGTERM at cleanup, and returns its stderr.
+func startWorker(t *testing.T, queue string, env []string, args ...string) *testbin.SyncBuffer {
+	t.Helper()
+	srv := devtest.Server(t)
+	cmd := exec.Command(toolgateBinary(t), append([]string{"worker", "--address", srv.FrontendAddress(),
+		"--namespace", srv.Namespace(), "--task-queue", queue}, args...)...)
+	cmd.Env = env
+	stderr := new(testbin.SyncBuffer)
+	cmd.Stderr = stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
 	})
-	tg := tgclient.New(devtest.Client(t), tgclient.Options{TaskQueue: queue})
-	require.Eventually(t, func() bool {
-		tools, err := tg.ListTools(t.Context())
-		return err == nil && slices.ContainsFunc(tools, func(info toolcore.ToolInfo) bool { return info.Name == "ts_count" })
-	}, time.Minute, 100*time.Millisecond, "the worker lists ts_count: %s", &stderr)
-	res := execute(t, tg, "worker-ts-count", "ts_count", `{"n":2}`)
-	assert.False(t, res.IsError(), res.Content())
-	assert.Equal(t, "Counted to 2", res.Content(), "the remote text as it is")
+	return stderr
 }

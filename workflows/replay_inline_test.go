@@ -34,13 +34,7 @@ func replayInline(reg *toolcore.Registry, file string) error {
 // stopping the round (the sequential call after it never scheduled). It fails when the list
 // of recorded files changes.
 func TestReplayRecordedInlineHistories(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(historiesDir, "inline", "*.json"))
-	require.NoError(t, err)
-	var got []string
-	for _, f := range files {
-		got = append(got, filepath.Base(f))
-	}
-	require.ElementsMatch(t, inlineHistories, got)
+	require.ElementsMatch(t, inlineHistories, recordedFiles(t, "inline"))
 	reg := recordedRegistry(t)
 	for _, file := range inlineHistories {
 		t.Run(file, func(t *testing.T) {

@@ -31,13 +31,7 @@ func replayRound(file string, parent func(workflow.Context, fixtures.RoundInput)
 // call with a sequential call after it, a call that already existed (attached through
 // AwaitToolCall), and a parent canceled while its child's tool runs.
 func TestReplayRecordedRoundHistories(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(historiesDir, "rounds", "*.json"))
-	require.NoError(t, err)
-	var got []string
-	for _, f := range files {
-		got = append(got, filepath.Base(f))
-	}
-	require.ElementsMatch(t, roundHistories, got)
+	require.ElementsMatch(t, roundHistories, recordedFiles(t, "rounds"))
 	for _, file := range roundHistories {
 		t.Run(file, func(t *testing.T) {
 			assert.NoError(t, replayRound(file, fixtures.RoundWorkflow))

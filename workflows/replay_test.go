@@ -165,3 +165,16 @@ func TestReplayEditedApproval(t *testing.T) {
 func TestReplayUndoHistory(t *testing.T) {
 	require.NoError(t, replay(recordedRegistry(t), true, filepath.Join(historiesDir, "undo", "undo.json")))
 }
+
+// recordedFiles lists the base names of the recorded histories in dir under historiesDir, so a
+// replay test fails when a history is added or removed without it.
+func recordedFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(historiesDir, dir, "*.json"))
+	require.NoError(t, err)
+	var got []string
+	for _, f := range files {
+		got = append(got, filepath.Base(f))
+	}
+	return got
+}
