@@ -298,10 +298,10 @@ func TestPushedHurryWaitsForThePush(t *testing.T) {
 		missed := 0
 		h := startPlannedLoop(ctx, beatPlan{interval: time.Hour, window: 2 * time.Hour, pushed: true, missed: func() { missed++ }}, log.send, log.relay)
 		h.hurryUp()
-		time.Sleep(PushedCancelGrace / 2)
+		advance(PushedCancelGrace / 2)
 		pushed() // the pushed cancellation ends the attempt's context
 		synctest.Wait()
-		time.Sleep(PushedCancelGrace + HurryWindow)
+		advance(PushedCancelGrace + HurryWindow)
 		h.stop()
 		assert.Zero(t, log.count(), "no heartbeat: the push came within the grace")
 		assert.Zero(t, missed)
@@ -317,15 +317,21 @@ func TestPushedHurryWhenThePushMisses(t *testing.T) {
 		missed := 0
 		h := startPlannedLoop(context.Background(), beatPlan{interval: time.Hour, window: 2 * time.Hour, pushed: true, missed: func() { missed++ }}, log.send, log.relay)
 		h.hurryUp()
-		time.Sleep(PushedCancelGrace - time.Millisecond)
-		synctest.Wait()
+		advance(PushedCancelGrace - time.Millisecond)
 		assert.Zero(t, log.count(), "nothing during the grace")
-		time.Sleep(time.Millisecond + 3*HurryHeartbeatInterval + HurryHeartbeatInterval/2)
-		synctest.Wait()
+		advance(time.Millisecond + 3*HurryHeartbeatInterval + HurryHeartbeatInterval/2)
 		assert.Equal(t, 4, log.count(), "hurried after the grace: at once, then every hurry interval")
 		h.stop()
 		assert.Equal(t, 1, missed, "the missed push is told once")
 	})
+}
+
+// advance moves the fake clock of the synctest bubble it runs in by d and returns once every
+// goroutine of the bubble is blocked again: no wall time passes and nothing is waited for by
+// time. It is the one way synctest offers to move its clock (a sleep of the bubble's root).
+func advance(d time.Duration) {
+	time.Sleep(d)
+	synctest.Wait()
 }
 
 // countingRecorder counts the heartbeats sent through the worker's client.
@@ -371,8 +377,7 @@ func TestIdleHeartbeatsPerMinute(t *testing.T) {
 				rec := &countingRecorder{}
 				a := &Activities{Heartbeats: rec, CancellationPushed: tt.pushed}
 				h := a.startHeartbeats(context.Background(), activity.Info{HeartbeatTimeout: tt.opts.HeartbeatTimeout}, tt.opts.IdleHeartbeat)
-				time.Sleep(held)
-				synctest.Wait()
+				advance(held)
 				assert.Equal(t, tt.want, rec.count())
 				h.stop()
 			})
