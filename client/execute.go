@@ -56,10 +56,10 @@ func (c *Client) Execute(ctx context.Context, call toolcore.ToolCall) (toolcore.
 	result, err := c.wait(ctx, run)
 	stop() // before cancelAndWait, which reports a missing worker itself
 	if err != nil && ctx.Err() != nil {
-		progress.finish(ctx, false)
+		progress.Finish(ctx, false)
 		return toolcore.Result{}, c.cancelAndWait(ctx, run.GetID(), run.GetRunID())
 	}
-	progress.finish(ctx, err == nil) // a result (error results too): its last report, before it
+	progress.Finish(ctx, err == nil) // a result (error results too): its last report, before it
 	return result, err
 }
 

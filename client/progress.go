@@ -97,77 +97,97 @@ type ProgressEvent struct {
 	Progress   toolcore.Progress
 }
 
-// progressWatch delivers one Execute's progress to Options.OnProgress: while the call runs, the
-// running attempt's heartbeat details, read every ProgressInterval; once it has a result, the
-// last report from history. Each value once, in the order read.
-type progressWatch struct {
-	c      *Client
-	runID  string
-	ev     ProgressEvent
-	cancel context.CancelFunc // stops the poll loop and a read in flight
-	done   chan struct{}      // closed when the poll loop has returned
+// ProgressWatch hands one call's progress to a deliver function: while the call runs, the running
+// attempt's heartbeat details, read every interval; on Finish of a call closed with a result, its
+// last report, read from history. Each value once, in the order read, and every delivery before
+// Finish returns. Execute uses it for Options.OnProgress, and package mcp for progress
+// notifications.
+type ProgressWatch struct {
+	c          *Client
+	workflowID string
+	runID      string
+	deliver    func(context.Context, toolcore.Progress) error
+	cancel     context.CancelFunc // stops the poll loop and a read in flight
+	done       chan struct{}      // closed when the poll loop has returned
 
-	// Owned by the poll loop until done is closed, then by finish.
+	// Owned by the poll loop until done is closed, then by Finish.
 	last      toolcore.Progress
-	delivered bool
+	delivered bool // last was delivered
+	broken    bool // deliver failed: nobody to tell any more
 }
 
-// watchProgress starts polling the progress of run for Options.OnProgress; finish must be
-// called. Without OnProgress it starts nothing.
-func (c *Client) watchProgress(ctx context.Context, run client.WorkflowRun, ev ProgressEvent) *progressWatch {
-	w := &progressWatch{c: c, ev: ev, done: make(chan struct{})}
-	if c.opts.OnProgress == nil {
-		close(w.done)
-		return w
+// WatchProgress starts reading the progress of run runID of workflowID every interval (default
+// DefaultProgressInterval) for deliver, which gets ctx (a delivery in flight is not cut when
+// reading stops) and whose error stops all delivery. Finish must be called.
+func (c *Client) WatchProgress(ctx context.Context, workflowID, runID string, interval time.Duration,
+	deliver func(context.Context, toolcore.Progress) error) *ProgressWatch {
+	if interval <= 0 {
+		interval = DefaultProgressInterval
 	}
-	w.runID = run.GetRunID()
-	ctx, w.cancel = context.WithCancel(ctx)
-	go w.poll(ctx)
+	w := &ProgressWatch{c: c, workflowID: workflowID, runID: runID, deliver: deliver, done: make(chan struct{})}
+	readCtx, cancel := context.WithCancel(ctx)
+	w.cancel = cancel
+	go w.poll(ctx, readCtx, interval)
 	return w
 }
 
-func (w *progressWatch) poll(ctx context.Context) {
+func (w *ProgressWatch) poll(ctx, readCtx context.Context, interval time.Duration) {
 	defer close(w.done)
-	ticker := time.NewTicker(w.c.opts.ProgressInterval)
+	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
-	for {
+	for !w.broken {
 		select {
-		case <-ctx.Done():
+		case <-readCtx.Done():
 			return
 		case <-ticker.C:
 		}
-		p, ok, err := w.c.ProgressByWorkflowID(ctx, w.ev.WorkflowID)
-		if err != nil || !ok || ctx.Err() != nil {
+		p, ok, err := w.c.ProgressByWorkflowID(readCtx, w.workflowID)
+		if err != nil || !ok || readCtx.Err() != nil {
 			continue
 		}
-		w.deliver(p)
+		w.send(ctx, p)
 	}
 }
 
-// finish stops polling and waits for a delivery in flight; when the run closed with a result
+// Done is closed when reading has stopped: Finish was called, ctx ended, or a delivery failed.
+func (w *ProgressWatch) Done() <-chan struct{} { return w.done }
+
+// Finish stops reading and waits for a delivery in flight; when the run closed with a result
 // (closed true), it then delivers the run's last report unless it is the value delivered last.
-// Execute returns the result after finish, so every delivery precedes it.
-func (w *progressWatch) finish(ctx context.Context, closed bool) {
-	if w.c.opts.OnProgress == nil {
+// A nil watch does nothing.
+func (w *ProgressWatch) Finish(ctx context.Context, closed bool) {
+	if w == nil {
 		return
 	}
 	w.cancel()
 	<-w.done
-	if !closed || ctx.Err() != nil {
+	if !closed || w.broken || ctx.Err() != nil {
 		return
 	}
-	if p, ok, err := w.c.FinalProgress(ctx, w.ev.WorkflowID, w.runID); err == nil && ok {
-		w.deliver(p)
+	if p, ok, err := w.c.FinalProgress(ctx, w.workflowID, w.runID); err == nil && ok {
+		w.send(ctx, p)
 	}
 }
 
-// deliver passes p to OnProgress unless it is the value delivered last.
-func (w *progressWatch) deliver(p toolcore.Progress) {
+// send delivers p unless it is the value delivered last.
+func (w *ProgressWatch) send(ctx context.Context, p toolcore.Progress) {
 	if w.delivered && p == w.last {
 		return
 	}
 	w.last, w.delivered = p, true
-	ev := w.ev
-	ev.Progress = p
-	w.c.opts.OnProgress(ev)
+	if err := w.deliver(ctx, p); err != nil {
+		w.broken = true
+	}
+}
+
+// watchProgress watches run for Options.OnProgress; nil (Finish does nothing) without it.
+func (c *Client) watchProgress(ctx context.Context, run client.WorkflowRun, ev ProgressEvent) *ProgressWatch {
+	if c.opts.OnProgress == nil {
+		return nil
+	}
+	return c.WatchProgress(ctx, run.GetID(), run.GetRunID(), c.opts.ProgressInterval, func(_ context.Context, p toolcore.Progress) error {
+		ev.Progress = p
+		c.opts.OnProgress(ev)
+		return nil
+	})
 }

@@ -70,7 +70,7 @@ func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	if err != nil {
 		return nil, protocolError(err)
 	}
-	var progress *progressForwarder
+	var progress *client.ProgressWatch
 	if token := req.Params.GetProgressToken(); token != nil {
 		progress = h.startProgress(ctx, req, token, workflowID, runID)
 	}
@@ -78,7 +78,7 @@ func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	res, err := h.tg.ResultOfRun(ctx, workflowID, runID)
 	if progress != nil {
 		// Before the result: the last report, which no poll may have seen.
-		progress.finish(ctx, err == nil)
+		progress.Finish(ctx, err == nil)
 	}
 	if err != nil && ctx.Err() != nil {
 		return nil, h.requestEnded(ctx, workflowID)

@@ -205,11 +205,11 @@ func (t *tasks) forwardTaskProgress(ctx context.Context, h *callHandler, req *sd
 	waitCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	go func() {
-		<-progress.polled // nobody to tell any more: stop waiting
+		<-progress.Done() // nobody to tell any more: stop waiting
 		stop()
 	}()
 	_, err := t.tg.ResultOfRun(waitCtx, workflowID, runID)
-	progress.finish(ctx, err == nil)
+	progress.Finish(ctx, err == nil)
 }
 
 func (t *tasks) get(ctx context.Context, _ *sdk.ServerSession, p *taskIDParams) (*taskResult, error) {
