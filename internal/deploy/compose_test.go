@@ -25,6 +25,7 @@ type composeService struct {
 	DependsOn       map[string]map[string]string `yaml:"depends_on"`
 	Environment     map[string]string            `yaml:"environment"`
 	Ports           []string                     `yaml:"ports"`
+	Entrypoint      []string                     `yaml:"entrypoint"`
 	Command         []string                     `yaml:"command"`
 	Volumes         []string                     `yaml:"volumes"`
 	Healthcheck     *composeHealthcheck          `yaml:"healthcheck"`
@@ -70,7 +71,7 @@ func TestComposeServices(t *testing.T) {
 	for name := range f.Services {
 		names = append(names, name)
 	}
-	assert.ElementsMatch(t, []string{"postgresql", "temporal", "temporal-ui", "toolgate-worker"}, names)
+	assert.ElementsMatch(t, []string{"postgresql", "temporal-schema", "temporal", "temporal-namespace", "temporal-ui", "toolgate-worker"}, names)
 }
 
 func TestComposeImagesPinned(t *testing.T) {

@@ -26,6 +26,17 @@ const (
 	ComposeDynamicConfigPath = "deploy/temporal/dynamicconfig.yaml"
 )
 
+// ComposeServerVersion is the version of the compose file's temporalio/server and
+// temporalio/admin-tools images: the go.temporal.io/server module the cluster tests run
+// (TestComposeServerIsTheTestedOne), v1.32 or later for worker commands (pushed cancellation).
+const ComposeServerVersion = "1.32.1"
+
+// The namespace the compose file's temporal-namespace job registers, and its retention.
+const (
+	composeNamespace = "default"
+	composeRetention = "168h"
+)
+
 // composeDynamicConfigMount is where the compose file mounts the dynamic config in the server
 // container.
 const composeDynamicConfigMount = "/etc/temporal/config/dynamicconfig/toolgate.yaml"
@@ -48,7 +59,12 @@ func ComposeSpec() NodeSpec {
 // ComposeFiles renders the compose file and its dynamic config from [NodeConfig] of
 // [ComposeSpec] and from [DynamicConfig], keyed by their paths.
 func ComposeFiles() (map[string][]byte, error) {
-	env, err := composeTemporalEnv(NodeConfig(ComposeSpec()))
+	cfg := NodeConfig(ComposeSpec())
+	env, err := composeTemporalEnv(cfg)
+	if err != nil {
+		return nil, err
+	}
+	schemaEnv, err := composeSchemaEnv(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -58,10 +74,13 @@ func ComposeFiles() (map[string][]byte, error) {
 	}
 	var compose bytes.Buffer
 	if err := tmpl.Execute(&compose, struct {
-		TemporalEnv        []envVar
-		DynamicConfigPath  string
-		DynamicConfigMount string
-	}{env, ComposeDynamicConfigPath, composeDynamicConfigMount}); err != nil {
+		ServerVersion        string
+		TemporalEnv          []envVar
+		SchemaEnv            []envVar
+		Namespace, Retention string
+		DynamicConfigPath    string
+		DynamicConfigMount   string
+	}{ComposeServerVersion, env, schemaEnv, composeNamespace, composeRetention, ComposeDynamicConfigPath, composeDynamicConfigMount}); err != nil {
 		return nil, fmt.Errorf("compose template: %w", err)
 	}
 	dc, err := dynamicConfigYAML(DynamicConfig())
@@ -74,38 +93,66 @@ func ComposeFiles() (map[string][]byte, error) {
 // envVar is one variable of the server container's environment.
 type envVar struct{ Name, Value string }
 
-// composeTemporalEnv translates cfg into the environment of the temporalio/auto-setup image,
-// whose entrypoint renders the server configuration from these variables (and sets up the schemas
-// named by DBNAME and VISIBILITY_DBNAME). Addresses to bind are the container's own (the image
-// finds them); everything else comes from cfg.
-func composeTemporalEnv(cfg *config.Config) ([]envVar, error) {
-	main := cfg.Persistence.DataStores[cfg.Persistence.DefaultStore].SQL
-	vis := cfg.Persistence.DataStores[cfg.Persistence.VisibilityStore].SQL
+// composeStores returns cfg's main and visibility stores and their server's host and port: the
+// compose file has one PostgreSQL with one user.
+func composeStores(cfg *config.Config) (main, vis *config.SQL, host, port string, err error) {
+	main = cfg.Persistence.DataStores[cfg.Persistence.DefaultStore].SQL
+	vis = cfg.Persistence.DataStores[cfg.Persistence.VisibilityStore].SQL
 	if main == nil || vis == nil || main.ConnectAddr != vis.ConnectAddr || main.User != vis.User || main.Password != vis.Password {
-		return nil, fmt.Errorf("compose: both stores must be SQL on one server with one user")
+		return nil, nil, "", "", fmt.Errorf("compose: both stores must be SQL on one server with one user")
 	}
-	host, port, err := net.SplitHostPort(main.ConnectAddr)
+	host, port, err = net.SplitHostPort(main.ConnectAddr)
 	if err != nil {
-		return nil, fmt.Errorf("compose: store address: %w", err)
+		return nil, nil, "", "", fmt.Errorf("compose: store address: %w", err)
+	}
+	return main, vis, host, port, nil
+}
+
+// composeSchemaEnv is the environment of the temporal-schema job: temporal-sql-tool's connection
+// variables, and the databases to set up in DBNAME and VISIBILITY_DBNAME.
+func composeSchemaEnv(cfg *config.Config) ([]envVar, error) {
+	main, vis, host, port, err := composeStores(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return sortedEnv(map[string]string{
+		"SQL_PLUGIN":        main.PluginName,
+		"SQL_HOST":          host,
+		"SQL_PORT":          port,
+		"SQL_USER":          main.User,
+		"SQL_PASSWORD":      main.Password,
+		"DBNAME":            main.DatabaseName,
+		"VISIBILITY_DBNAME": vis.DatabaseName,
+	}), nil
+}
+
+// composeTemporalEnv translates cfg into the environment of the temporalio/server image, whose
+// entrypoint renders the server configuration from these variables (the temporal-schema job has
+// set up the databases they name). The services bind every address of the container
+// (BIND_ON_IP 0.0.0.0; the image then broadcasts the container's own to the membership ring);
+// everything else comes from cfg.
+func composeTemporalEnv(cfg *config.Config) ([]envVar, error) {
+	main, vis, host, port, err := composeStores(cfg)
+	if err != nil {
+		return nil, err
 	}
 	env := map[string]string{
-		"DB":                          main.PluginName,
-		"DB_PORT":                     port,
-		"POSTGRES_SEEDS":              host,
-		"POSTGRES_USER":               main.User,
-		"POSTGRES_PWD":                main.Password,
-		"DBNAME":                      main.DatabaseName,
-		"VISIBILITY_DBNAME":           vis.DatabaseName,
-		"SQL_MAX_CONNS":               strconv.Itoa(main.MaxConns),
-		"SQL_MAX_IDLE_CONNS":          strconv.Itoa(main.MaxIdleConns),
-		"SQL_MAX_CONN_TIME":           main.MaxConnLifetime.String(),
-		"SQL_VIS_MAX_CONNS":           strconv.Itoa(vis.MaxConns),
-		"SQL_VIS_MAX_IDLE_CONNS":      strconv.Itoa(vis.MaxIdleConns),
-		"SQL_VIS_MAX_CONN_TIME":       vis.MaxConnLifetime.String(),
-		"NUM_HISTORY_SHARDS":          strconv.Itoa(int(cfg.Persistence.NumHistoryShards)),
-		"DYNAMIC_CONFIG_FILE_PATH":    composeDynamicConfigMount,
-		"DEFAULT_NAMESPACE":           "default",
-		"DEFAULT_NAMESPACE_RETENTION": "7d",
+		"BIND_ON_IP":               "0.0.0.0",
+		"DB":                       main.PluginName,
+		"DB_PORT":                  port,
+		"POSTGRES_SEEDS":           host,
+		"POSTGRES_USER":            main.User,
+		"POSTGRES_PWD":             main.Password,
+		"DBNAME":                   main.DatabaseName,
+		"VISIBILITY_DBNAME":        vis.DatabaseName,
+		"SQL_MAX_CONNS":            strconv.Itoa(main.MaxConns),
+		"SQL_MAX_IDLE_CONNS":       strconv.Itoa(main.MaxIdleConns),
+		"SQL_MAX_CONN_TIME":        main.MaxConnLifetime.String(),
+		"SQL_VIS_MAX_CONNS":        strconv.Itoa(vis.MaxConns),
+		"SQL_VIS_MAX_IDLE_CONNS":   strconv.Itoa(vis.MaxIdleConns),
+		"SQL_VIS_MAX_CONN_TIME":    vis.MaxConnLifetime.String(),
+		"NUM_HISTORY_SHARDS":       strconv.Itoa(int(cfg.Persistence.NumHistoryShards)),
+		"DYNAMIC_CONFIG_FILE_PATH": composeDynamicConfigMount,
 	}
 	for _, svc := range Services {
 		rpc := cfg.Services[string(svc)].RPC
@@ -118,11 +165,16 @@ func composeTemporalEnv(cfg *config.Config) ([]envVar, error) {
 		env[prefix+"_GRPC_PORT"] = strconv.Itoa(rpc.GRPCPort)
 		env[prefix+"_MEMBERSHIP_PORT"] = strconv.Itoa(rpc.MembershipPort)
 	}
+	return sortedEnv(env), nil
+}
+
+// sortedEnv lists env by name.
+func sortedEnv(env map[string]string) []envVar {
 	out := make([]envVar, 0, len(env))
 	for _, name := range slices.Sorted(maps.Keys(env)) {
 		out = append(out, envVar{name, env[name]})
 	}
-	return out, nil
+	return out
 }
 
 // dynamicConfigYAML writes dc in the server's dynamic config file format, keys sorted;

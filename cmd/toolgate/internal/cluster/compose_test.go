@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -48,4 +49,22 @@ func TestComposeDynamicConfigLoads(t *testing.T) {
 		}
 		assert.Equal(t, value, got[0].Value, "%s", key)
 	}
+}
+
+// TestComposeServerIsTheTestedOne: the compose file's temporalio/server and admin-tools images are
+// the version of the server module the cluster tests run (go.temporal.io/server in
+// cmd/toolgate/go.mod), so the compose file's server has what those tests rely on (worker
+// commands since v1.32).
+func TestComposeServerIsTheTestedOne(t *testing.T) {
+	mod, err := os.ReadFile(filepath.Join("..", "..", "go.mod"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^\s*go\.temporal\.io/server v(\S+)`).FindSubmatch(mod)
+	require.NotNil(t, m, "cmd/toolgate/go.mod requires go.temporal.io/server")
+	assert.Equal(t, string(m[1]), cluster.ComposeServerVersion)
+	files, err := cluster.ComposeFiles()
+	require.NoError(t, err)
+	compose := string(files[cluster.ComposePath])
+	assert.Contains(t, compose, "image: temporalio/server:"+cluster.ComposeServerVersion+"\n")
+	assert.Contains(t, compose, "image: temporalio/admin-tools:"+cluster.ComposeServerVersion+"\n")
+	assert.NotContains(t, compose, "auto-setup", "the auto-setup image ends at 1.29, before worker commands")
 }
