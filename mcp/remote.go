@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"path"
@@ -160,24 +161,23 @@ type Remote struct {
 	tools        []toolcore.Tool
 
 	mu      sync.Mutex
-	session *sdk.ClientSession // nil until connected, and after a transport failure
-	counted bool               // the session's connection counts progress reads (countingTransport)
+	current *sdk.ClientSession // nil until connected, and after a transport failure
 
 	// progress routes notifications/progress by token to the running call's route.
 	progress sync.Map // string -> *progressRoute
 }
 
 // progressRoute is a running call's progress: its reporter, and how many notifications of its
-// token the connection read (in wire order, before the result) and the handler delivered. The
-// SDK hands notifications to its handler asynchronously, so the result can arrive first: the call
-// waits until every notification read before its result is delivered, the last report included.
+// token the connection read (in wire order, before the result: remoteWire counts them) and the
+// handler delivered. The SDK hands notifications to its handler asynchronously, so the result
+// can arrive first: the call waits until every notification read before its result is
+// delivered, the last report included.
 type progressRoute struct {
 	report func(toolcore.Progress)
 
 	mu      sync.Mutex
-	read    int  // notifications read off the connection
-	handled int  // notifications delivered to report
-	counted bool // the connection counts reads (a stdio connection)
+	read    int // notifications read off the connection
+	handled int // notifications delivered to report
 	change  chan struct{}
 }
 
@@ -199,7 +199,7 @@ func (p *progressRoute) update(f func()) {
 func (p *progressRoute) drain(ctx context.Context) {
 	for {
 		p.mu.Lock()
-		done := !p.counted || p.handled >= p.read
+		done := p.handled >= p.read
 		p.mu.Unlock()
 		if done {
 			return
@@ -212,43 +212,6 @@ func (p *progressRoute) drain(ctx context.Context) {
 	}
 }
 
-// countingTransport counts, as they are read, the progress notifications of the calls that r
-// routes (progressRoute.drain).
-type countingTransport struct {
-	sdk.Transport
-	r *Remote
-}
-
-func (t countingTransport) Connect(ctx context.Context) (sdk.Connection, error) {
-	conn, err := t.Transport.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &countingConn{Connection: conn, r: t.r}, nil
-}
-
-type countingConn struct {
-	sdk.Connection
-	r *Remote
-}
-
-func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && !req.IsCall() && req.Method == "notifications/progress" {
-		var params struct {
-			ProgressToken any `json:"progressToken"`
-		}
-		if json.Unmarshal(req.Params, &params) == nil {
-			if token, ok := params.ProgressToken.(string); ok {
-				if route, ok := c.r.progress.Load(token); ok {
-					route.(*progressRoute).update(func() { route.(*progressRoute).read++ })
-				}
-			}
-		}
-	}
-	return msg, err
-}
-
 // Mount connects to an MCP server and defines each of its tools as the toolgate tool
 // PREFIX_NAME (characters of NAME a tool name may not hold become '_'):
 //
@@ -258,18 +221,18 @@ func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 //   - a call runs tools/call on the remote server with the activity's context, so cancellation
 //     reaches the remote call as notifications/cancelled; the remote server's progress becomes the
 //     call's progress, and _meta carries the call's idempotency key (IdempotencyKeyMeta);
+//   - a tool whose execution.taskSupport is "required" is called as a task (remote_tasks.go):
+//     created once per call, polled durably, cancelled with tasks/cancel;
 //   - a result with isError is an error result whose message is the result's text; a JSON-RPC
 //     error of the remote server is one too; a transport failure is toolcore.Transient (retried
 //     for ReadOnly and Idempotent tools only) and the next call reconnects;
-//   - a successful result's content is its structuredContent when present (JSON), else the text
-//     of its single text content as it is (toolcore.Text: not JSON-quoted), else its content list
-//     (JSON).
+//   - a successful result's content is as Remote.output says.
 func Mount(ctx context.Context, prefix string, transport NewTransport, opts MountOptions) (*Remote, error) {
 	if !prefixPattern.MatchString(prefix) {
 		return nil, fmt.Errorf("MCP mount prefix %q must match %s", prefix, prefixPattern)
 	}
 	r := &Remote{prefix: prefix, newTransport: transport}
-	r.client = sdk.NewClient(&sdk.Implementation{Name: "toolgate", Version: "dev"}, &sdk.ClientOptions{
+	client := sdk.NewClient(&sdk.Implementation{Name: "toolgate", Version: "dev"}, &sdk.ClientOptions{
 		Logger: opts.Logger,
 		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 			token, _ := req.Params.ProgressToken.(string)
@@ -282,6 +245,10 @@ func Mount(ctx context.Context, prefix string, transport NewTransport, opts Moun
 			}
 		},
 	})
+	if err := installTaskMethods(client); err != nil {
+		return nil, err
+	}
+	r.client = client
 	cs, err := r.connect(ctx)
 	if err != nil {
 		return nil, err
@@ -313,11 +280,11 @@ func (r *Remote) Tools() []toolcore.Tool { return r.tools }
 func (r *Remote) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.session == nil {
+	if r.current == nil {
 		return nil
 	}
-	err := r.session.Close()
-	r.session = nil
+	err := r.current.Close()
+	r.current = nil
 	return err
 }
 
@@ -358,6 +325,13 @@ func (r *Remote) define(remote *sdk.Tool, opts MountOptions) (toolcore.Tool, err
 		maxAttempts = 1
 	}
 	name := remote.Name
+	asTask := taskSupportOf(remote) == "required"
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = toolcore.DefaultTimeout
+	}
+	// The remote task outlives every attempt that may poll it.
+	ttl := timeout * time.Duration(max(maxAttempts, toolcore.DefaultMaxAttempts, 1))
 	toolName := r.prefix + "_" + notToolNameChar.ReplaceAllString(name, "_")
 	approve, err := ApprovalRequired(toolName, opts.Approve)
 	if err != nil {
@@ -369,6 +343,9 @@ func (r *Remote) define(remote *sdk.Tool, opts MountOptions) (toolcore.Tool, err
 		InputSchema:  input,
 		OutputSchema: output,
 		Execute: func(ctx context.Context, args json.RawMessage) (any, error) {
+			if asTask {
+				return r.callTask(ctx, name, args, ttl)
+			}
 			return r.call(ctx, name, args)
 		},
 		Options: toolcore.Options{
@@ -385,12 +362,9 @@ func (r *Remote) define(remote *sdk.Tool, opts MountOptions) (toolcore.Tool, err
 
 // call runs tools/call for the remote tool name.
 func (r *Remote) call(ctx context.Context, name string, args json.RawMessage) (any, error) {
-	cs, err := r.connect(ctx)
+	cs, err := r.session(ctx)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, toolcore.Transient(err)
+		return nil, err
 	}
 	params := &sdk.CallToolParams{Name: name, Arguments: args}
 	if key := toolcore.IdempotencyKey(ctx); key != "" {
@@ -398,31 +372,69 @@ func (r *Remote) call(ctx context.Context, name string, args json.RawMessage) (a
 	}
 	token := progressToken()
 	params.SetProgressToken(token)
-	route := newProgressRoute(func(p toolcore.Progress) { toolcore.ReportProgress(ctx, p) })
-	r.mu.Lock()
-	route.counted = r.counted
-	r.mu.Unlock()
-	r.progress.Store(token, route)
+	route := r.route(ctx, token)
 	defer r.progress.Delete(token)
 
 	res, err := cs.CallTool(ctx, params)
-	if err == nil {
-		route.drain(ctx)
+	if err != nil {
+		return nil, r.callError(ctx, cs, err)
 	}
-	switch {
-	case err == nil:
-	case ctx.Err() != nil:
-		// Canceled or timed out: the activity records it as such.
-		return nil, ctx.Err()
-	default:
-		var rpcErr *jsonrpc.Error
-		if errors.As(err, &rpcErr) && !localErrorCodes[rpcErr.Code] {
-			// The server answered: a protocol error is its verdict on this call, not retried.
-			return nil, fmt.Errorf("MCP server %s: %s (JSON-RPC error %d)", r.prefix, rpcErr.Message, rpcErr.Code)
+	if task, ok := createdTask(res); ok {
+		// A server that made a task of a call that did not ask for one (2026-07-28 lets it).
+		res, err = r.awaitTask(ctx, task.TaskID, task)
+		if err != nil {
+			return nil, err
 		}
-		r.drop(cs)
-		return nil, toolcore.Transient(fmt.Errorf("MCP server %s: %w", r.prefix, err))
 	}
+	route.drain(ctx)
+	return r.output(res)
+}
+
+// route registers the progress route of token, reporting to the call of ctx.
+func (r *Remote) route(ctx context.Context, token string) *progressRoute {
+	route := newProgressRoute(func(p toolcore.Progress) { toolcore.ReportProgress(ctx, p) })
+	r.progress.Store(token, route)
+	return route
+}
+
+// session is connect for a call: a failure to connect is toolcore.Transient.
+func (r *Remote) session(ctx context.Context) (*sdk.ClientSession, error) {
+	cs, err := r.connect(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, toolcore.Transient(err)
+	}
+	return cs, nil
+}
+
+// callError is the error of a request on cs that failed with err: the context's when it is
+// done, the remote server's verdict when it answered, else a transport failure
+// (toolcore.Transient), after which the next request reconnects.
+func (r *Remote) callError(ctx context.Context, cs *sdk.ClientSession, err error) error {
+	if ctx.Err() != nil {
+		// Canceled or timed out: the activity records it as such.
+		return ctx.Err()
+	}
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) && !localErrorCodes[rpcErr.Code] {
+		// The server answered: a protocol error is its verdict on this call, not retried.
+		return fmt.Errorf("MCP server %s: %s (JSON-RPC error %d)", r.prefix, rpcErr.Message, rpcErr.Code)
+	}
+	r.drop(cs)
+	return toolcore.Transient(fmt.Errorf("MCP server %s: %w", r.prefix, err))
+}
+
+// output is the toolgate output of a remote result:
+//   - isError: an error whose message is the result's text contents;
+//   - structuredContent when present: that JSON (served back by toolgate mcp as
+//     structuredContent when the remote tool has an outputSchema);
+//   - a single text content: its text as it is (toolcore.Text: not JSON-quoted);
+//   - else the content list as JSON, where the bytes of images, audio and embedded blobs are
+//     left out, each replaced by its size ("omittedBytes"): a model reads text, and base64 would
+//     fill the capped content with nothing it can use.
+func (r *Remote) output(res *sdk.CallToolResult) (any, error) {
 	if res.IsError {
 		return nil, errors.New(resultText(res))
 	}
@@ -439,11 +451,32 @@ func (r *Remote) call(ctx context.Context, name string, args json.RawMessage) (a
 			return toolcore.Text(text.Text), nil
 		}
 	}
-	content, err := json.Marshal(res.Content)
+	list := make([]any, len(res.Content))
+	for i, c := range res.Content {
+		list[i] = describeContent(c)
+	}
+	content, err := json.Marshal(list)
 	if err != nil {
 		return nil, fmt.Errorf("MCP server %s: encode content: %w", r.prefix, err)
 	}
 	return json.RawMessage(content), nil
+}
+
+// describeContent is c for the content list of output: binary data left out, its size said.
+func describeContent(c sdk.Content) any {
+	switch c := c.(type) {
+	case *sdk.ImageContent:
+		return map[string]any{"type": "image", "mimeType": c.MIMEType, "omittedBytes": len(c.Data)}
+	case *sdk.AudioContent:
+		return map[string]any{"type": "audio", "mimeType": c.MIMEType, "omittedBytes": len(c.Data)}
+	case *sdk.EmbeddedResource:
+		if c.Resource != nil && c.Resource.Blob != nil {
+			return map[string]any{"type": "resource", "resource": map[string]any{
+				"uri": c.Resource.URI, "mimeType": c.Resource.MIMEType, "omittedBytes": len(c.Resource.Blob),
+			}}
+		}
+	}
+	return c
 }
 
 // localErrorCodes are the JSON-RPC error codes the Go SDK's client makes up itself for a request
@@ -455,21 +488,34 @@ var localErrorCodes = map[int64]bool{-32003: true, -32004: true, -32005: true}
 func (r *Remote) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.session != nil {
-		return r.session, nil
+	if r.current != nil {
+		return r.current, nil
 	}
 	transport := r.newTransport()
-	// A streamable HTTP connection is not wrapped: the SDK tells it of session changes through an
-	// unexported method a wrapper would hide. Its calls' last reports may still be lost.
-	if _, isHTTP := transport.(*sdk.StreamableClientTransport); !isHTTP {
-		transport = countingTransport{Transport: transport, r: r}
-		r.counted = true
+	wire := remoteWire{r}
+	if t, isHTTP := transport.(*sdk.StreamableClientTransport); isHTTP {
+		// Not wrapped: the SDK tells its HTTP connection of session changes through an unexported
+		// method a wrapper would hide. Its HTTP exchanges are.
+		withWire := *t
+		base := http.DefaultTransport
+		client := &http.Client{}
+		if t.HTTPClient != nil {
+			*client = *t.HTTPClient
+			if t.HTTPClient.Transport != nil {
+				base = t.HTTPClient.Transport
+			}
+		}
+		client.Transport = remoteRoundTripper{base: base, wire: wire}
+		withWire.HTTPClient = client
+		transport = &withWire
+	} else {
+		transport = remoteTransport{Transport: transport, wire: wire}
 	}
 	cs, err := r.client.Connect(ctx, transport, nil)
 	if err != nil {
 		return nil, fmt.Errorf("connect to MCP server %s: %w", r.prefix, err)
 	}
-	r.session = cs
+	r.current = cs
 	return cs, nil
 }
 
@@ -477,8 +523,8 @@ func (r *Remote) connect(ctx context.Context) (*sdk.ClientSession, error) {
 func (r *Remote) drop(cs *sdk.ClientSession) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.session == cs {
-		r.session = nil
+	if r.current == cs {
+		r.current = nil
 	}
 	_ = cs.Close()
 }
