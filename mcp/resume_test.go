@@ -2,18 +2,25 @@ package mcp_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	tgclient "github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/devtest"
 	"github.com/toolgate/toolgate/mcp"
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/worker"
 )
 
 // sseEvent is one server-sent event.
@@ -97,71 +104,203 @@ func openResumeSession(t *testing.T, url string) *resumeSession {
 	return s
 }
 
-// resumeResult resumes the stream after lastID with GET and Last-Event-ID and returns the
-// JSON-RPC response with id 2 that it replays or delivers.
-func (s *resumeSession) resumeResult(lastID string) map[string]any {
+// resumed resumes the stream after lastID with GET and Last-Event-ID and returns the JSON-RPC
+// messages it replays or delivers, up to the response with id 2.
+func (s *resumeSession) resumed(lastID string) []map[string]any {
 	s.t.Helper()
 	resp := s.request(http.MethodGet, "", "Accept", "text/event-stream", "Last-Event-ID", lastID)
 	defer resp.Body.Close()
 	require.Equal(s.t, http.StatusOK, resp.StatusCode)
 	events := bufio.NewReader(resp.Body)
+	var msgs []map[string]any
 	for {
 		e, err := readEvent(events)
 		require.NoError(s.t, err, "the resumed stream ended before the result")
 		var msg map[string]any
-		if json.Unmarshal([]byte(e.data), &msg) == nil && msg["id"] == float64(2) {
-			return msg
+		if json.Unmarshal([]byte(e.data), &msg) != nil {
+			continue
+		}
+		msgs = append(msgs, msg)
+		if msg["id"] == float64(2) {
+			return msgs
 		}
 	}
 }
 
-// A client whose SSE stream drops mid-call reconnects with GET and the Last-Event-ID of the
-// priming event, and receives the result the server kept in its event store (issue 23 item 4).
-// With Options.PollAfter the server itself closes the stream mid-call, with a retry field.
-func TestStreamResumesAfterDroppedConnection(t *testing.T) {
-	f := newFixture(t)
-	for _, tc := range []struct {
-		name      string
-		pollAfter bool
-	}{{name: "client drops"}, {name: "server polls", pollAfter: true}} {
-		t.Run(tc.name, func(t *testing.T) {
-			opts := mcp.Options{}
-			if tc.pollAfter {
-				opts.PollAfter = 1 // closes the stream as soon as the call runs
-			}
-			ts := httptest.NewServer(mcp.HTTPHandler(mcp.NewServer(f.tg, f.infos, opts), mcp.HTTPOptions{}))
-			t.Cleanup(ts.Close)
-			s := openResumeSession(t, ts.URL)
+// resultText is the text content of the JSON-RPC response msg.
+func resultText(t *testing.T, msg map[string]any) string {
+	t.Helper()
+	result, ok := msg["result"].(map[string]any)
+	require.True(t, ok, "a result: %v", msg)
+	content := result["content"].([]any)[0].(map[string]any)
+	return content["text"].(string)
+}
 
-			key := "resume-" + strings.ReplaceAll(tc.name, " ", "-")
-			gate := f.tools.hold(key)
-			resp := s.request(http.MethodPost, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"count","arguments":{"key":%q}}}`, key))
-			require.Equal(t, http.StatusOK, resp.StatusCode)
-			require.Contains(t, resp.Header.Get("Content-Type"), "text/event-stream")
-			events := bufio.NewReader(resp.Body)
-			prime, err := readEvent(events)
-			require.NoError(t, err)
-			assert.NotEmpty(t, prime.id, "the priming event has an id")
-			assert.Empty(t, prime.data, "the priming event has no data")
-			require.Equal(t, key, <-f.tools.started)
+// progressReport is the params of a notifications/progress.
+type progressReport struct {
+	Progress float64 `json:"progress"`
+	Total    float64 `json:"total"`
+	Message  string  `json:"message"`
+}
 
-			if tc.pollAfter {
-				// The server closes the stream mid-call, asking for a reconnection after PollRetry.
-				closing, err := readEvent(events)
-				require.NoError(t, err)
-				assert.Equal(t, fmt.Sprint(mcp.DefaultPollRetry.Milliseconds()), closing.retry, "the closing event's retry field")
-				_, err = readEvent(events)
-				require.ErrorIs(t, err, io.EOF, "the stream ends before the result")
-			}
-			require.NoError(t, resp.Body.Close()) // the connection drops mid-call
-			close(gate)
-
-			msg := s.resumeResult(prime.id)
-			result, ok := msg["result"].(map[string]any)
-			require.True(t, ok, "a result: %v", msg)
-			content := result["content"].([]any)[0].(map[string]any)
-			assert.JSONEq(t, `{"runs":1}`, content["text"].(string))
-			assert.Equal(t, 1, f.tools.runsOf(key), "the call ran once")
-		})
+// progressOf is the params of the notifications/progress among msgs, in order.
+func progressOf(t *testing.T, msgs []map[string]any) []progressReport {
+	t.Helper()
+	var out []progressReport
+	for _, msg := range msgs {
+		if msg["method"] != "notifications/progress" {
+			continue
+		}
+		params, err := json.Marshal(msg["params"])
+		require.NoError(t, err)
+		var r progressReport
+		require.NoError(t, json.Unmarshal(params, &r))
+		out = append(out, r)
 	}
+	return out
+}
+
+// Messages of the progress reports of the tool resumable.
+const (
+	passedMessage   = "passed before the cut"
+	withheldMessage = "withheld by the cut"
+	lastMessage     = "reported after the cut"
+)
+
+// resumeTools serve the tool resumable: it reports 1/3 passedMessage, waits until the test
+// closes withheld, reports 2/3 withheldMessage, waits until the test closes last, and reports
+// 3/3 lastMessage just before returning {"runs": how often it ran}.
+type resumeTools struct {
+	runs           atomic.Int32
+	withheld, last chan struct{}
+}
+
+// newResumeFixture starts a worker serving resumable on a queue of its own.
+func newResumeFixture(t *testing.T) (*fixture, *resumeTools) {
+	tools := &resumeTools{withheld: make(chan struct{}), last: make(chan struct{})}
+	gate := func(ctx context.Context, ch chan struct{}) error {
+		select {
+		case <-ch:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	reg, err := toolcore.NewRegistry(toolcore.MustDefine(toolcore.Definition[noArgs]{
+		Name:        "resumable",
+		Description: "Report three steps, each after the test lets it go on, and count the runs.",
+		Execute: func(ctx context.Context, _ noArgs) (any, error) {
+			n := tools.runs.Add(1)
+			toolcore.ReportProgress(ctx, toolcore.Progress{Completed: 1, Total: 3, Message: passedMessage})
+			if err := gate(ctx, tools.withheld); err != nil {
+				return nil, err
+			}
+			toolcore.ReportProgress(ctx, toolcore.Progress{Completed: 2, Total: 3, Message: withheldMessage})
+			if err := gate(ctx, tools.last); err != nil {
+				return nil, err
+			}
+			toolcore.ReportProgress(ctx, toolcore.Progress{Completed: 3, Total: 3, Message: lastMessage})
+			return map[string]any{"runs": n}, nil
+		},
+		Options: toolcore.Options{SideEffect: toolcore.ReadOnly},
+	}))
+	require.NoError(t, err)
+	c := devtest.Client(t)
+	queue := devtest.TaskQueue(t)
+	w, err := worker.New(c, "", reg, worker.Options{TaskQueue: queue})
+	require.NoError(t, err)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	tg := tgclient.New(c, tgclient.Options{TaskQueue: queue})
+	infos, err := tg.ListTools(t.Context())
+	require.NoError(t, err)
+	return &fixture{tg: tg, infos: infos, queue: queue}, tools
+}
+
+// A client whose SSE stream drops mid-call reconnects with GET and Last-Event-ID, and receives
+// what it missed and the result from the server's event store (issue 23 item 4): the TCP
+// connection is cut by a proxy after the first progress report reached the client and once
+// the server sent the second, which the client never got; with Options.PollAfter the server
+// itself closes the stream mid-call, with a retry field.
+func TestStreamResumesAfterDroppedConnection(t *testing.T) {
+	t.Run("connection cut", func(t *testing.T) {
+		f, tools := newResumeFixture(t)
+		ts := httptest.NewServer(mcp.HTTPHandler(mcp.NewServer(f.tg, f.infos, mcp.Options{}), mcp.HTTPOptions{}))
+		t.Cleanup(ts.Close)
+		proxy := newCutProxy(t, ts.Listener.Addr().String(), strconv.Quote(passedMessage), strconv.Quote(withheldMessage))
+		s := openResumeSession(t, "http://"+proxy.addr())
+
+		resp := s.request(http.MethodPost, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"resumable","arguments":{},"_meta":{"progressToken":"cut"}}}`)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.Contains(t, resp.Header.Get("Content-Type"), "text/event-stream")
+		events := bufio.NewReader(resp.Body)
+		prime, err := readEvent(events)
+		require.NoError(t, err)
+		assert.NotEmpty(t, prime.id, "the priming event has an id")
+		assert.Empty(t, prime.data, "the priming event has no data")
+		first, err := readEvent(events)
+		require.NoError(t, err)
+		require.Contains(t, first.data, passedMessage)
+		require.NotEmpty(t, first.id, "the progress event has an id")
+
+		close(tools.withheld) // the proxy cuts once the server sent the second report
+		_, err = readEvent(events)
+		require.ErrorIs(t, err, io.EOF, "the stream ends, unfinished, before the result")
+		require.NoError(t, resp.Body.Close())
+		close(tools.last)
+
+		msgs := s.resumed(first.id)
+		assert.Equal(t, []progressReport{{2, 3, withheldMessage}, {3, 3, lastMessage}}, progressOf(t, msgs),
+			"the missed report and the last one, once each, none seen before the cut")
+		assert.JSONEq(t, `{"runs":1}`, resultText(t, msgs[len(msgs)-1]))
+		assert.EqualValues(t, 1, tools.runs.Load(), "the call ran once")
+
+		assert.Equal(t, first.id, proxy.lastIDBeforeCut())
+		var calls, resumes int
+		for _, r := range proxy.requests() {
+			if r.method == http.MethodPost && strings.Contains(r.body, `"tools/call"`) {
+				calls++
+				assert.True(t, r.onCutConn, "the call's connection was cut")
+			}
+			if r.method == http.MethodGet && r.lastEventID != "" {
+				resumes++
+				assert.Equal(t, first.id, r.lastEventID)
+			}
+		}
+		assert.Equal(t, 1, calls, "one tools/call")
+		assert.Equal(t, 1, resumes, "one resumption")
+	})
+
+	t.Run("server polls", func(t *testing.T) {
+		f := newFixture(t)
+		opts := mcp.Options{PollAfter: 1} // closes the stream as soon as the call runs
+		ts := httptest.NewServer(mcp.HTTPHandler(mcp.NewServer(f.tg, f.infos, opts), mcp.HTTPOptions{}))
+		t.Cleanup(ts.Close)
+		s := openResumeSession(t, ts.URL)
+
+		key := "resume-server-polls"
+		gate := f.tools.hold(key)
+		resp := s.request(http.MethodPost, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"count","arguments":{"key":%q}}}`, key))
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.Contains(t, resp.Header.Get("Content-Type"), "text/event-stream")
+		events := bufio.NewReader(resp.Body)
+		prime, err := readEvent(events)
+		require.NoError(t, err)
+		assert.NotEmpty(t, prime.id, "the priming event has an id")
+		assert.Empty(t, prime.data, "the priming event has no data")
+		require.Equal(t, key, <-f.tools.started)
+
+		// The server closes the stream mid-call, asking for a reconnection after PollRetry.
+		closing, err := readEvent(events)
+		require.NoError(t, err)
+		assert.Equal(t, fmt.Sprint(mcp.DefaultPollRetry.Milliseconds()), closing.retry, "the closing event's retry field")
+		_, err = readEvent(events)
+		require.ErrorIs(t, err, io.EOF, "the stream ends before the result")
+		require.NoError(t, resp.Body.Close())
+		close(gate)
+
+		msgs := s.resumed(prime.id)
+		assert.JSONEq(t, `{"runs":1}`, resultText(t, msgs[len(msgs)-1]))
+		assert.Equal(t, 1, f.tools.runsOf(key), "the call ran once")
+	})
 }
