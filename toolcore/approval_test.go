@@ -2,6 +2,7 @@ package toolcore
 
 import (
 	"context"
+	"encoding/json"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -169,4 +170,22 @@ func TestApprovalErrorCodes(t *testing.T) {
 	}
 	assert.Equal(t, `{"error":{"code":"TOOL_APPROVAL_EXPIRED","message":"no approval decision within 1h0m0s; the tool did not run"}}`,
 		ApprovalExpiredResult(call, time.Hour).Content())
+}
+
+// ApprovalByCaller is shown in ToolInfo ("approvalByCaller") and, like Reviewers, leaves the
+// DefinitionHash alone: recorded histories of tools that adopt it still replay (issue 23).
+func TestApprovalByCallerInInfoNotInHash(t *testing.T) {
+	var runs atomic.Int32
+	operators := apTool(t, &runs, Options{RequireApproval: true})
+	callers := apTool(t, &runs, Options{RequireApproval: true, ApprovalByCaller: true})
+	assert.Equal(t, operators.DefinitionHash(), callers.DefinitionHash())
+	assert.False(t, operators.Info().ApprovalByCaller)
+	assert.True(t, callers.Info().ApprovalByCaller)
+	raw, err := json.Marshal(callers.Info())
+	require.NoError(t, err)
+	assert.Contains(t, string(raw), `"requireApproval":true`)
+	assert.Contains(t, string(raw), `"approvalByCaller":true`)
+	raw, err = json.Marshal(operators.Info())
+	require.NoError(t, err)
+	assert.NotContains(t, string(raw), "approvalByCaller")
 }

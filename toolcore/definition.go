@@ -82,6 +82,13 @@ type Options struct {
 	// human decision bound to the exact call (see CallHash). Definition.ApprovalRule can require
 	// it for some calls only. Optional: default false.
 	RequireApproval bool
+	// ApprovalByCaller lets the caller's human decide the tool's approvals where the caller's
+	// protocol can ask them: `toolgate mcp` shows a waiting call of a 2026-07-28 MCP client's task
+	// as input_required and takes the decision through tasks/update, bound to the exact call and
+	// checked against Reviewers like any other. Without it only operators decide (toolgate
+	// approve, the UI). Meaningless without RequireApproval or an ApprovalRule. Optional: default
+	// false. Not part of the DefinitionHash.
+	ApprovalByCaller bool
 	// ApprovalTimeout bounds the wait for a decision; past it the call is TOOL_APPROVAL_EXPIRED.
 	// Optional: default DefaultApprovalTimeout (24 hours).
 	ApprovalTimeout time.Duration

@@ -21,6 +21,8 @@ type ToolInfo struct {
 	RequireApproval bool `json:"requireApproval,omitempty"`
 	// SideEffectAssumed is Options.SideEffectAssumed: the class was assumed, not declared.
 	SideEffectAssumed bool `json:"sideEffectAssumed,omitempty"`
+	// ApprovalByCaller is Options.ApprovalByCaller: the caller's human may decide its approvals.
+	ApprovalByCaller bool `json:"approvalByCaller,omitempty"`
 }
 
 // Info returns the tool's ToolInfo (fresh copies of the schemas); the zero ToolInfo for the zero
@@ -38,6 +40,7 @@ func (t Tool) Info() ToolInfo {
 		DefinitionHash:    t.d.hash,
 		RequireApproval:   t.d.options.RequireApproval,
 		SideEffectAssumed: t.d.options.SideEffectAssumed,
+		ApprovalByCaller:  t.d.options.ApprovalByCaller,
 	}
 }
 
