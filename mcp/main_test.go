@@ -24,6 +24,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) == 3 && os.Args[1] == fixtureArg {
 		os.Exit(runFixtureServer(os.Args[2]))
 	}
+	if len(os.Args) == 4 && os.Args[1] == taskFixtureArg {
+		os.Exit(runTaskFixtureServer(os.Args[2], os.Args[3]))
+	}
 	if len(os.Args) == 3 && os.Args[1] == conformanceFixtureArg {
 		os.Exit(runConformanceFixture(os.Args[2]))
 	}

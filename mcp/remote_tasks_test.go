@@ -1,0 +1,354 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	tgclient "github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/devtest"
+	"github.com/toolgate/toolgate/internal/testbin"
+	"github.com/toolgate/toolgate/mcp"
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
+	"github.com/toolgate/toolgate/worker"
+)
+
+// taskFixtureArg makes the test binary a stdio MCP server whose tool "double" (idempotent) can
+// only be called as a task (execution.taskSupport "required"): `ARG DIR SHAPE`, SHAPE
+// "2025-11-25" (CreateTaskResult {task}, tasks/result) or "2026-07-28" (the tasks extension's flat
+// task, the result inlined by tasks/get). Its tasks live in DIR, so a second server process (of
+// a second worker) answers for the tasks of the first, like a remote service with a database:
+//   - DIR/starts gets one line per task created (a start of the tool);
+//   - DIR/task-ID holds the task (arguments, progress token, cancelled);
+//   - a task is working until DIR/release exists, then completed;
+//   - DIR/cancels gets one line per tasks/cancel.
+//
+// The first tasks/get of a task reports progress 1/2 "working"; the result reports 2/2 "done"
+// just before it is returned.
+const taskFixtureArg = "mcp-task-fixture-server"
+
+type fixtureTask struct {
+	N         int    `json:"n"`
+	Token     any    `json:"token,omitempty"`
+	Polled    bool   `json:"polled"`
+	Cancelled bool   `json:"cancelled"`
+	Created   string `json:"created"`
+}
+
+type fixtureTaskParams struct {
+	sdk.ParamsBase
+	TaskID string `json:"taskId"`
+}
+
+// fixtureRaw is a result as JSON of its own.
+type fixtureRaw struct {
+	sdk.ResultBase
+	raw json.RawMessage
+}
+
+func (r *fixtureRaw) MarshalJSON() ([]byte, error) { return r.raw, nil }
+
+func runTaskFixtureServer(dir, shape string) int {
+	s := sdk.NewServer(&sdk.Implementation{Name: "task-fixture", Version: "1"}, nil)
+	s.AddTool(&sdk.Tool{Name: "double", Description: "Doubles n once released; only as a task.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`),
+		Annotations: &sdk.ToolAnnotations{IdempotentHint: true}},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "double requires a task"}
+		})
+	path := func(id string) string { return filepath.Join(dir, "task-"+id) }
+	load := func(id string) (fixtureTask, error) {
+		var task fixtureTask
+		data, err := os.ReadFile(path(filepath.Base(id)))
+		if err != nil {
+			return task, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no task " + id}
+		}
+		return task, json.Unmarshal(data, &task)
+	}
+	save := func(id string, task fixtureTask) error {
+		data, _ := json.Marshal(task)
+		return os.WriteFile(path(id), data, 0o600)
+	}
+	appendLine := func(name, line string) error {
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = f.WriteString(line + "\n")
+		return err
+	}
+	status := func(task fixtureTask) string {
+		if task.Cancelled {
+			return "cancelled"
+		}
+		if _, err := os.Stat(filepath.Join(dir, "release")); err == nil {
+			return "completed"
+		}
+		return "working"
+	}
+	taskJSON := func(id string, task fixtureTask) map[string]any {
+		return map[string]any{"taskId": id, "status": status(task), "createdAt": task.Created,
+			"lastUpdatedAt": task.Created, "ttl": nil, "pollInterval": 50}
+	}
+	result := func(ctx context.Context, ss *sdk.ServerSession, task fixtureTask) map[string]any {
+		if task.Token != nil {
+			_ = ss.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: task.Token, Progress: 2, Total: 2, Message: "done"})
+		}
+		return map[string]any{"content": []any{map[string]any{"type": "text", "text": fmt.Sprintf("%d doubled is %d", task.N, 2*task.N)}}}
+	}
+	answer := func(v any) (sdk.Result, error) {
+		data, err := json.Marshal(v)
+		return &fixtureRaw{raw: data}, err
+	}
+	s.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if call, ok := req.(*sdk.CallToolRequest); ok && method == "tools/call" {
+				if _, asked := call.Params.Meta[wire.MCPTaskMeta]; asked {
+					var args struct{ N int }
+					_ = json.Unmarshal(call.Params.Arguments, &args)
+					id := fmt.Sprintf("t%d", time.Now().UnixNano())
+					task := fixtureTask{N: args.N, Token: call.Params.GetProgressToken(), Created: time.Now().UTC().Format(time.RFC3339)}
+					if err := save(id, task); err != nil {
+						return nil, err
+					}
+					if err := appendLine("starts", id); err != nil {
+						return nil, err
+					}
+					if shape == "2026-07-28" {
+						flat := taskJSON(id, task)
+						flat["resultType"] = "task"
+						return answer(flat)
+					}
+					return answer(map[string]any{"task": taskJSON(id, task)})
+				}
+			}
+			res, err := next(ctx, method, req)
+			if err != nil || method != "tools/list" {
+				return res, err
+			}
+			data, err := json.Marshal(res)
+			if err != nil {
+				return nil, err
+			}
+			var m map[string]any
+			if err := json.Unmarshal(data, &m); err != nil {
+				return nil, err
+			}
+			for _, tool := range m["tools"].([]any) {
+				tool.(map[string]any)["execution"] = map[string]any{"taskSupport": "required"}
+			}
+			return answer(m)
+		}
+	})
+	must := func(err error) {
+		if err != nil {
+			panic(err)
+		}
+	}
+	must(sdk.AddReceivingCustomMethod(s, "tasks/get", func(ctx context.Context, ss *sdk.ServerSession, params *fixtureTaskParams) (*fixtureRaw, error) {
+		id := params.TaskID
+		task, err := load(id)
+		if err != nil {
+			return nil, err
+		}
+		if !task.Polled {
+			task.Polled = true
+			if err := save(id, task); err != nil {
+				return nil, err
+			}
+			if task.Token != nil {
+				_ = ss.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: task.Token, Progress: 1, Total: 2, Message: "working"})
+			}
+		}
+		out := taskJSON(id, task)
+		if shape == "2026-07-28" && out["status"] == "completed" {
+			out["result"] = result(ctx, ss, task)
+		}
+		data, err := json.Marshal(out)
+		return &fixtureRaw{raw: data}, err
+	}))
+	must(sdk.AddReceivingCustomMethod(s, "tasks/result", func(ctx context.Context, ss *sdk.ServerSession, params *fixtureTaskParams) (*fixtureRaw, error) {
+		task, err := load(params.TaskID)
+		if err != nil {
+			return nil, err
+		}
+		if status(task) != "completed" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "task not completed"}
+		}
+		data, err := json.Marshal(result(ctx, ss, task))
+		return &fixtureRaw{raw: data}, err
+	}))
+	must(sdk.AddReceivingCustomMethod(s, "tasks/cancel", func(_ context.Context, _ *sdk.ServerSession, params *fixtureTaskParams) (*fixtureRaw, error) {
+		id := params.TaskID
+		task, err := load(id)
+		if err != nil {
+			return nil, err
+		}
+		task.Cancelled = true
+		if err := save(id, task); err != nil {
+			return nil, err
+		}
+		if err := appendLine("cancels", id); err != nil {
+			return nil, err
+		}
+		data, err := json.Marshal(taskJSON(id, task))
+		return &fixtureRaw{raw: data}, err
+	}))
+	if err := s.Run(context.Background(), mcp.Transport(&sdk.StdioTransport{})); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// lines returns the lines of DIR/name (none when it does not exist).
+func lines(t *testing.T, dir, name string) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	return strings.Fields(string(data))
+}
+
+func taskFixtureTarget(dir, shape string) string {
+	return os.Args[0] + " " + taskFixtureArg + " " + dir + " " + shape
+}
+
+// taskFixtureWorker mounts the task fixture as prefix "fx" on an in-process worker.
+func taskFixtureWorker(t *testing.T, dir, shape string) *tgclient.Client {
+	t.Helper()
+	transport, err := mcp.Target(taskFixtureTarget(dir, shape))
+	require.NoError(t, err)
+	remote, err := mcp.Mount(t.Context(), "fx", transport, mcp.MountOptions{HeartbeatTimeout: 2 * time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = remote.Close() })
+	reg, err := toolcore.NewRegistry(remote.Tools()...)
+	require.NoError(t, err)
+	c := devtest.Client(t)
+	queue := devtest.TaskQueue(t)
+	w, err := worker.New(c, "", reg, worker.Options{TaskQueue: queue})
+	require.NoError(t, err)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	return tgclient.New(c, tgclient.Options{TaskQueue: queue})
+}
+
+// A remote tool that requires tasks is called as one task, in both shapes: the result is the
+// task's, and the remote's last progress report (sent just before the result) is the call's.
+func TestMountedToolRequiringTasks(t *testing.T) {
+	for _, shape := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(shape, func(t *testing.T) {
+			dir := t.TempDir()
+			tg := taskFixtureWorker(t, dir, shape)
+			call, err := toolcore.NewToolCall("double-"+shape, "fx_double", []byte(`{"n":21}`))
+			require.NoError(t, err)
+			workflowID, err := tg.Start(t.Context(), call)
+			require.NoError(t, err)
+			require.Eventually(t, func() bool {
+				p, ok, err := tg.ProgressByWorkflowID(t.Context(), workflowID)
+				return err == nil && ok && p.Message == "working"
+			}, time.Minute, 20*time.Millisecond, "the remote task's progress reaches the call")
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "release"), nil, 0o600))
+			res, err := tg.ResultByWorkflowID(t.Context(), workflowID)
+			require.NoError(t, err)
+			require.False(t, res.IsError(), res.Content())
+			assert.Equal(t, "21 doubled is 42", res.Content())
+			last, ok, err := tg.FinalProgress(t.Context(), workflowID, "")
+			require.NoError(t, err)
+			require.True(t, ok, "the call has a last progress report")
+			assert.Equal(t, toolcore.Progress{Completed: 2, Total: 2, Message: "done"}, last)
+			assert.Len(t, lines(t, dir, "starts"), 1, "one task, one start")
+		})
+	}
+}
+
+// Cancelling the toolgate call of a remote task sends tasks/cancel: the remote task is cancelled.
+func TestMountedTaskCancellation(t *testing.T) {
+	dir := t.TempDir()
+	tg := taskFixtureWorker(t, dir, "2025-11-25")
+	call, err := toolcore.NewToolCall("double-cancel", "fx_double", []byte(`{"n":1}`))
+	require.NoError(t, err)
+	workflowID, err := tg.Start(t.Context(), call)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return len(lines(t, dir, "starts")) == 1 }, time.Minute, 20*time.Millisecond)
+	require.NoError(t, tg.CancelByWorkflowID(t.Context(), workflowID))
+	_, err = tg.ResultByWorkflowID(t.Context(), workflowID)
+	require.ErrorIs(t, err, wire.ErrCallCanceled)
+	require.Eventually(t, func() bool { return len(lines(t, dir, "cancels")) == 1 }, time.Minute, 20*time.Millisecond,
+		"tasks/cancel reaches the remote server")
+	id := lines(t, dir, "starts")[0]
+	assert.Equal(t, []string{id}, lines(t, dir, "cancels"), "the call's own task is cancelled")
+	data, err := os.ReadFile(filepath.Join(dir, "task-"+id))
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"cancelled":true`)
+}
+
+// startWorkerProcess runs `toolgate worker` on queue like startWorker, and returns the process
+// for the test to kill.
+func startWorkerProcess(t *testing.T, queue string, args ...string) (*exec.Cmd, *testbin.SyncBuffer) {
+	t.Helper()
+	srv := devtest.Server(t)
+	cmd := exec.Command(toolgateBinary(t), append([]string{"worker", "--address", srv.FrontendAddress(),
+		"--namespace", srv.Namespace(), "--task-queue", queue}, args...)...)
+	cmd.Env = childEnv()
+	stderr := new(testbin.SyncBuffer)
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	return cmd, stderr
+}
+
+// A worker SIGKILLed while it waits for a remote task: the worker that takes the call over polls
+// the same remote task (its ID was in the heartbeat details) and the remote tool starts once.
+func TestMountedTaskSurvivesWorkerKill(t *testing.T) {
+	dir := t.TempDir()
+	queue := devtest.TaskQueue(t)
+	mount := "fx=" + taskFixtureTarget(dir, "2025-11-25")
+	first, stderr := startWorkerProcess(t, queue, "--mcp", mount)
+	tg := tgclient.New(devtest.Client(t), tgclient.Options{TaskQueue: queue})
+	require.Eventually(t, func() bool {
+		tools, err := tg.ListTools(t.Context())
+		return err == nil && slices.ContainsFunc(tools, func(info toolcore.ToolInfo) bool { return info.Name == "fx_double" })
+	}, time.Minute, 100*time.Millisecond, "the worker lists fx_double: %s", stderr)
+
+	call, err := toolcore.NewToolCall("double-killed", "fx_double", []byte(`{"n":5}`))
+	require.NoError(t, err)
+	workflowID, err := tg.Start(t.Context(), call)
+	require.NoError(t, err)
+	// The remote progress comes after the task ID is checkpointed: once the progress is in the
+	// heartbeat details, so is the task ID.
+	require.Eventually(t, func() bool {
+		p, ok, err := tg.ProgressByWorkflowID(t.Context(), workflowID)
+		return err == nil && ok && p.Message == "working"
+	}, time.Minute, 20*time.Millisecond, "the remote task runs: %s", stderr)
+	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
+	_ = first.Wait()
+
+	startWorkerProcess(t, queue, "--mcp", mount)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "release"), nil, 0o600))
+	res, err := tg.ResultByWorkflowID(t.Context(), workflowID) // after the heartbeat timeout
+	require.NoError(t, err)
+	require.False(t, res.IsError(), res.Content())
+	assert.Equal(t, "5 doubled is 10", res.Content())
+	assert.Len(t, lines(t, dir, "starts"), 1, "the second attempt polled the first attempt's task")
+	assert.Empty(t, lines(t, dir, "cancels"))
+}
