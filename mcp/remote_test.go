@@ -109,6 +109,36 @@ func newRemoteServer(t *testing.T, dropFirst ...string) (*remoteServer, string) 
 			rs.canceled <- struct{}{}
 			return nil, ctx.Err()
 		})
+	s.AddTool(&sdk.Tool{Name: "finish", Description: "Report progress three times, the last just before returning.",
+		InputSchema: object(``), Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			rs.ran("finish", req)
+			if token := req.Params.GetProgressToken(); token != nil {
+				for i := 1; i <= 3; i++ {
+					_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Total: 3, Message: fmt.Sprintf("%d of three", i)})
+				}
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "finished"}}}, nil
+		})
+	s.AddTool(&sdk.Tool{Name: "stats", Description: "Count (structured output).", InputSchema: object(``),
+		OutputSchema: object(`"count":{"type":"integer"}`), Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			rs.ran("stats", req)
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: `{"count":3}`}},
+				StructuredContent: map[string]any{"count": 3}}, nil
+		})
+	s.AddTool(&sdk.Tool{Name: "picture", Description: "Text, an image and a binary resource.", InputSchema: object(``),
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			rs.ran("picture", req)
+			return &sdk.CallToolResult{Content: []sdk.Content{
+				&sdk.TextContent{Text: "a chart"},
+				&sdk.ImageContent{MIMEType: "image/png", Data: []byte("\x89PNG")},
+				&sdk.AudioContent{MIMEType: "audio/wav", Data: []byte("RIFF0")},
+				&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///x.bin", MIMEType: "application/octet-stream", Blob: []byte{1, 2, 3}}},
+				&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///x.txt", MIMEType: "text/plain", Text: "embedded text"}},
+			}}, nil
+		})
 	var dropped sync.Map
 	inner := mcp.HTTPHandler(s, mcp.HTTPOptions{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -345,4 +375,67 @@ func TestMountTypeScriptExampleServerHTTP(t *testing.T) {
 	res = execute(t, tg, "tsweb-greet-bad", "tsweb_greet", `{}`)
 	assert.True(t, res.IsError())
 	assert.Contains(t, res.Content(), "TOOL_ARGUMENTS_INVALID")
+}
+
+// Over streamable HTTP too, the remote's last progress report, sent just before its result, is
+// the call's last report: the mount counts the notifications in the response stream as they are
+// read and returns once each is reported.
+func TestMountHTTPLastProgressArrives(t *testing.T) {
+	_, url := newRemoteServer(t)
+	transport, err := mcp.Target(url)
+	require.NoError(t, err)
+	tg := mountedWorker(t, "go", transport)
+	for i := range 10 {
+		call, err := toolcore.NewToolCall(fmt.Sprintf("finish-%d", i), "go_finish", []byte(`{}`))
+		require.NoError(t, err)
+		workflowID, err := tg.Start(t.Context(), call)
+		require.NoError(t, err)
+		res, err := tg.ResultByWorkflowID(t.Context(), workflowID)
+		require.NoError(t, err)
+		require.Equal(t, "finished", res.Content())
+		last, ok, err := tg.FinalProgress(t.Context(), workflowID, "")
+		require.NoError(t, err)
+		require.True(t, ok, "call %d has a last report", i)
+		assert.Equal(t, toolcore.Progress{Completed: 3, Total: 3, Message: "3 of three"}, last, "call %d", i)
+	}
+}
+
+// A remote structuredContent is the content (JSON) and, with the remote outputSchema, reaches
+// toolgate mcp's clients as structuredContent.
+func TestMountedStructuredContent(t *testing.T) {
+	_, url := newRemoteServer(t)
+	transport, err := mcp.Target(url)
+	require.NoError(t, err)
+	tg := mountedWorker(t, "go", transport)
+	res := execute(t, tg, "stats-1", "go_stats", `{}`)
+	require.False(t, res.IsError(), res.Content())
+	assert.JSONEq(t, `{"count":3}`, res.Content())
+
+	infos, err := tg.ListTools(t.Context())
+	require.NoError(t, err)
+	cs := connectInMemory(t, mcp.NewServer(tg, infos, mcp.Options{}))
+	out, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "go_stats", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	require.False(t, out.IsError)
+	assert.Equal(t, map[string]any{"count": float64(3)}, out.StructuredContent)
+	assert.JSONEq(t, `{"count":3}`, text(t, out))
+}
+
+// Images, audio and embedded blobs of a remote result are listed without their bytes: each says
+// its type, MIME type and size; text contents are kept.
+func TestMountedBinaryContentIsDescribed(t *testing.T) {
+	_, url := newRemoteServer(t)
+	transport, err := mcp.Target(url)
+	require.NoError(t, err)
+	tg := mountedWorker(t, "go", transport)
+	res := execute(t, tg, "picture-1", "go_picture", `{}`)
+	require.False(t, res.IsError(), res.Content())
+	assert.JSONEq(t, `[
+		{"type":"text","text":"a chart"},
+		{"type":"image","mimeType":"image/png","omittedBytes":4},
+		{"type":"audio","mimeType":"audio/wav","omittedBytes":5},
+		{"type":"resource","resource":{"uri":"file:///x.bin","mimeType":"application/octet-stream","omittedBytes":3}},
+		{"type":"resource","resource":{"uri":"file:///x.txt","mimeType":"text/plain","text":"embedded text"}}
+	]`, res.Content())
+	assert.NotContains(t, res.Content(), `"data"`, "no base64 reaches the model")
 }
