@@ -3,11 +3,13 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolgate/toolgate/toolcore"
 )
@@ -205,8 +207,16 @@ func (r *Remote) taskResult(ctx context.Context, id string, task *remoteTask) (*
 	return res, nil
 }
 
-// cancelTask sends tasks/cancel for id, on behalf of a canceled call (ctx is done).
+// cancelTask sends tasks/cancel for id when ctx ended because the call was canceled: by
+// toolgate (the cause is a Temporal CanceledError) or by an in-process caller (context.Canceled).
+// An attempt that timed out, or whose worker stops, leaves the task running for the next attempt
+// to poll.
 func (r *Remote) cancelTask(ctx context.Context, id string) {
+	cause := context.Cause(ctx)
+	var canceled *temporal.CanceledError
+	if !errors.As(cause, &canceled) && cause != context.Canceled {
+		return
+	}
 	ctx, stop := context.WithTimeout(context.WithoutCancel(ctx), remoteTaskCancelTimeout)
 	defer stop()
 	cs, err := r.connect(ctx)
