@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -108,29 +109,46 @@ func HTTPHandler(s *sdk.Server, opts HTTPOptions) http.Handler {
 	// after it, then goes on with the stream.
 	events := sdk.NewMemoryEventStore(nil)
 	events.SetMaxBytes(opts.EventStoreBytes)
-	inner := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{
+	stateful := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{
 		EventStore:     events,
 		SessionTimeout: opts.SessionTimeout,
 		// The body is already bounded and read; the SDK reads our in-memory copy.
 		MaxRequestBodyBytes: opts.MaxBodyBytes + 1,
 	})
+	// The same server without sessions, for the revisions that have none (2026-07-28, SEP-2575):
+	// each POST is a whole request with its own answer stream; GET and DELETE get 405. A client
+	// that drops the POST does not cancel the call (no PropagateRequestCancellation): as over
+	// 2025-11-25, only a cancellation the revision defines does.
+	stateless := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{
+		Stateless:           true,
+		MaxRequestBodyBytes: opts.MaxBodyBytes + 1,
+	})
 	var handler http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && liveSessions(s, opts.MaxSessions) >= opts.MaxSessions {
-			w.Header().Set("Retry-After", "10")
-			http.Error(w, "Service Unavailable: too many live sessions", http.StatusServiceUnavailable)
-			return
-		}
+		var body []byte
 		if r.Method == http.MethodPost && r.Body != nil {
-			body, err := readBody(w, r, opts.MaxBodyBytes, opts.BodyReadTimeout)
-			if err != nil {
+			var err error
+			if body, err = readBody(w, r, opts.MaxBodyBytes, opts.BodyReadTimeout); err != nil {
 				http.Error(w, "Request body too large or unreadable", http.StatusRequestEntityTooLarge)
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(liftTaskBody(body)))
 			r.ContentLength = -1
 		}
+		sessionless := isStatelessRequest(r, body)
+		// A stateless request is a session for as long as it runs: the cap bounds both.
+		if r.Method == http.MethodPost && (sessionless || r.Header.Get("Mcp-Session-Id") == "") && liveSessions(s, opts.MaxSessions) >= opts.MaxSessions {
+			w.Header().Set("Retry-After", "10")
+			http.Error(w, "Service Unavailable: too many live sessions", http.StatusServiceUnavailable)
+			return
+		}
+		if sessionless {
+			// The revision has no sessions: an Mcp-Session-Id header is ignored, and the
+			// session it names (if any) is neither used nor touched.
+			stateless.ServeHTTP(w, r)
+			return
+		}
 		sessionVersion(s, r)
-		inner.ServeHTTP(w, r)
+		stateful.ServeHTTP(w, r)
 	})
 	if opts.Verifier != nil {
 		var metadataURL string
@@ -201,8 +219,40 @@ func sessionVersion(s *sdk.Server, r *http.Request) {
 	}
 }
 
-// servedVersions are the revisions whose negotiation sessionVersion honours.
+// servedVersions are the revisions whose negotiation sessionVersion honours: those with
+// sessions.
 var servedVersions = []string{"2025-06-18", "2025-11-25"}
+
+// StatelessRevision is the first MCP revision without sessions or initialize (SEP-2575), which
+// HTTPHandler serves statelessly; revisions before it keep their sessions.
+const StatelessRevision = "2026-07-28"
+
+// metaProtocolVersion is the _meta key by which a request of StatelessRevision or later names its
+// revision (SEP-2575).
+const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+
+// isStatelessRequest reports whether r (with its POST body) belongs to StatelessRevision or
+// later: server/discover (how such a client starts, whatever revision it ends up with), or a
+// request naming such a revision in its Mcp-Protocol-Version header or in _meta. Everything
+// else, an initialize included, goes to the handler with sessions.
+func isStatelessRequest(r *http.Request, body []byte) bool {
+	if r.Header.Get("Mcp-Protocol-Version") >= StatelessRevision {
+		return true
+	}
+	if !bytes.Contains(body, []byte("server/discover")) && !bytes.Contains(body, []byte(metaProtocolVersion)) {
+		return false // the common case: no second parse
+	}
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return false // a batch or malformed: the handler with sessions answers it
+	}
+	return msg.Method == "server/discover" || msg.Params.Meta[metaProtocolVersion] != nil
+}
 
 // liveSessions counts s's sessions, stopping at limit.
 func liveSessions(s *sdk.Server, limit int) int {
