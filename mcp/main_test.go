@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) == 3 && os.Args[1] == conformanceFixtureArg {
 		os.Exit(runConformanceFixture(os.Args[2]))
 	}
+	if len(os.Args) == 2 && os.Args[1] == tasksClientArg {
+		os.Exit(runTasksClient())
+	}
 	code := devtest.Main(m)
 	testbin.Cleanup()
 	os.Exit(code)

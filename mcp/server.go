@@ -42,6 +42,15 @@ type Options struct {
 	// PollRetry is the reconnection delay a polled stream asks for. Optional: default
 	// DefaultPollRetry.
 	PollRetry time.Duration
+	// TaskSupportForbidden and TaskSupportRequired are globs (path.Match) of tool names whose
+	// execution.taskSupport is forbidden (never a task: a 2026-07-28 call answers at once) or
+	// required (a 2026-07-28 client must declare the tasks extension; a 2025-11-25 one must ask
+	// for a task); forbidden wins. Optional: default optional for every tool, since every
+	// toolgate call is durable.
+	TaskSupportForbidden, TaskSupportRequired []string
+	// TaskTTL is the ttlMs of 2026-07-28 tasks: how long a closed call stays readable, the
+	// namespace's retention (NamespaceRetention). Optional: default null (not stated).
+	TaskTTL time.Duration
 }
 
 // DefaultPollRetry is the reconnection delay of a stream closed by Options.PollAfter.
@@ -65,8 +74,11 @@ func NewServer(tg *client.Client, tools []toolcore.ToolInfo, opts Options) *sdk.
 	caps.AddExtension(wire.MCPTasksExtension, tasksCapability)
 	s := sdk.NewServer(&sdk.Implementation{Name: opts.Name, Version: opts.Version},
 		&sdk.ServerOptions{Logger: opts.Logger, Capabilities: caps})
-	t := &tasks{tg: tg, handlers: map[string]*callHandler{}}
+	t := &tasks{tg: tg, handlers: map[string]*callHandler{}, infos: map[string]toolcore.ToolInfo{},
+		support: map[string]string{}, ttl: opts.TaskTTL}
 	for _, info := range tools {
+		t.infos[info.Name] = info
+		t.support[info.Name] = toolTaskSupport(info.Name, opts)
 		h := &callHandler{tg: tg, hasOutputSchema: len(info.OutputSchema) > 0, progressInterval: opts.ProgressInterval,
 			pollAfter: opts.PollAfter, pollRetry: opts.PollRetry}
 		t.handlers[info.Name] = h

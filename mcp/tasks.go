@@ -79,7 +79,34 @@ type rawResult struct {
 	raw json.RawMessage
 }
 
-func (r *rawResult) MarshalJSON() ([]byte, error) { return r.raw, nil }
+// MarshalJSON is the re-encoded result, with the _meta the SDK set after it (the server's info
+// on 2026-07-28 results) merged in.
+func (r *rawResult) MarshalJSON() ([]byte, error) {
+	if len(r.Meta) == 0 {
+		return r.raw, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(r.raw, &m); err != nil {
+		return nil, err
+	}
+	meta := map[string]any{}
+	if raw, ok := m["_meta"]; ok {
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			return nil, err
+		}
+	}
+	for k, v := range r.Meta {
+		if _, set := meta[k]; !set {
+			meta[k] = v
+		}
+	}
+	data, err := json.Marshal(meta)
+	if err != nil {
+		return nil, err
+	}
+	m["_meta"] = data
+	return json.Marshal(m)
+}
 
 // tasksCapability is what the server declares: tasks/list, tasks/cancel and task-augmented
 // tools/call.
@@ -93,6 +120,9 @@ var tasksCapability = map[string]any{
 type tasks struct {
 	tg       *client.Client
 	handlers map[string]*callHandler // by tool name
+	infos    map[string]toolcore.ToolInfo
+	support  map[string]string // each tool's execution.taskSupport
+	ttl      time.Duration     // Options.TaskTTL
 }
 
 // install adds the task middleware and methods to s.
@@ -103,6 +133,11 @@ func (t *tasks) install(s *sdk.Server) error {
 		sdk.AddReceivingCustomMethod(s, wire.MCPMethodTasksResult, t.result),
 		sdk.AddReceivingCustomMethod(s, wire.MCPMethodTasksList, t.list),
 		sdk.AddReceivingCustomMethod(s, wire.MCPMethodTasksCancel, t.cancel),
+		// Answered by middlewareV2; a 2025-11-25 request never reaches it.
+		sdk.AddReceivingCustomMethod(s, wire.MCPMethodTasksUpdate,
+			func(context.Context, *sdk.ServerSession, *taskUpdateParams) (*taskResult, error) {
+				return nil, methodNotFound(wire.MCPMethodTasksUpdate + " is part of the " + protocolVersion20260728 + " tasks extension")
+			}),
 	} {
 		if err != nil {
 			return err
@@ -116,8 +151,20 @@ func (t *tasks) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 		if extra := req.GetExtra(); extra != nil {
 			ctx = withPrincipal(ctx, PrincipalOf(extra.TokenInfo))
 		}
+		if meta := requestMeta(req); newProtocol(meta) {
+			return t.middlewareV2(ctx, method, req, meta, next)
+		}
+		if method == wire.MCPMethodTasksUpdate {
+			return nil, methodNotFound(wire.MCPMethodTasksUpdate + " is part of the " + protocolVersion20260728 + " tasks extension")
+		}
 		if call, ok := req.(*sdk.CallToolRequest); ok && method == "tools/call" {
-			if _, asked := call.Params.Meta[wire.MCPTaskMeta]; asked {
+			_, asked := call.Params.Meta[wire.MCPTaskMeta]
+			switch support := t.support[call.Params.Name]; {
+			case asked && support == wire.MCPTaskSupportForbidden:
+				return nil, methodNotFound(fmt.Sprintf("tool %q does not run as a task (taskSupport forbidden)", call.Params.Name))
+			case !asked && support == wire.MCPTaskSupportRequired:
+				return nil, methodNotFound(fmt.Sprintf("tool %q runs only as a task (taskSupport required): add \"task\" to the request", call.Params.Name))
+			case asked:
 				return t.create(ctx, call)
 			}
 		}
@@ -136,14 +183,7 @@ func (t *tasks) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 				caps["tasks"] = tasksCapability
 			})
 		case "tools/list":
-			return reencode(res, func(m map[string]any) {
-				list, _ := m["tools"].([]any)
-				for _, tool := range list {
-					if tool, ok := tool.(map[string]any); ok {
-						tool["execution"] = map[string]any{"taskSupport": "optional"}
-					}
-				}
-			})
+			return reencode(res, t.addTaskSupport)
 		}
 		return res, nil
 	}
@@ -168,22 +208,32 @@ func reencode(res sdk.Result, edit func(map[string]any)) (sdk.Result, error) {
 	return &rawResult{raw: data}, nil
 }
 
-// create starts the call of a task-augmented tools/call and answers with its task.
-func (t *tasks) create(ctx context.Context, req *sdk.CallToolRequest) (sdk.Result, error) {
+// start starts the call of a tools/call that is to be a task, in the caller's scope, detached
+// from the request.
+func (t *tasks) start(ctx context.Context, req *sdk.CallToolRequest) (h *callHandler, workflowID, runID string, err error) {
 	h, ok := t.handlers[req.Params.Name]
 	if !ok {
-		return nil, invalidParams(fmt.Sprintf("unknown tool %q", req.Params.Name))
+		return nil, "", "", invalidParams(fmt.Sprintf("unknown tool %q", req.Params.Name))
 	}
 	call, err := h.toolCall(req)
 	if err != nil {
-		return nil, err
+		return nil, "", "", err
 	}
 	if ctx, err = withPriority(ctx, req.Params.Meta); err != nil {
-		return nil, err
+		return nil, "", "", err
 	}
-	workflowID, runID, err := ownerOf(ctx, t.tg).tg.StartRun(context.WithoutCancel(ctx), call)
+	workflowID, runID, err = ownerOf(ctx, t.tg).tg.StartRun(context.WithoutCancel(ctx), call)
 	if err != nil {
-		return nil, protocolError(err)
+		return nil, "", "", protocolError(err)
+	}
+	return h, workflowID, runID, nil
+}
+
+// create starts the call of a task-augmented tools/call and answers with its task.
+func (t *tasks) create(ctx context.Context, req *sdk.CallToolRequest) (sdk.Result, error) {
+	h, workflowID, runID, err := t.start(ctx, req)
+	if err != nil {
+		return nil, err
 	}
 	if token := req.Params.GetProgressToken(); token != nil {
 		// A fresh context: one derived from the request's would tie the notifications to the

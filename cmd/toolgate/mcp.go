@@ -30,6 +30,8 @@ type mcpOptions struct {
 	metrics        metricsOptions
 	auth           mcpAuthOptions
 	http           mcpHTTPLimits
+	// taskForbidden and taskRequired are the --task-support-* globs.
+	taskForbidden, taskRequired []string
 }
 
 // mcpAuthOptions are the authentication flags of `toolgate mcp --listen`.
@@ -89,6 +91,13 @@ token (at least 16 characters; never put it in argv). A --listen address that is
 (0.0.0.0, ::, :PORT, a LAN address) refuses to start without one of these, unless
 --insecure-no-auth (which warns on every start).
 
+MCP 2026-07-28 clients get tasks through the io.modelcontextprotocol/tasks extension when a
+request declares it: tools/call of a tool answers with a task (tasks/get, tasks/update,
+tasks/cancel), except for tools matching --task-support-forbidden, which answer at once; tools
+matching --task-support-required need the extension. A call waiting for approval is
+input_required when its tool lets the caller decide (toolcore.Options.ApprovalByCaller), and
+the decision arrives with tasks/update; otherwise operators decide (toolgate approve).
+
 Tasks and idempotency keys belong to the principal that created them (a JWT's issuer and
 subject; the static token's holders are one principal; stdio and unauthenticated HTTP are this
 server's own principal): their workflow IDs are <scope>/mcp-<principal hash>/toolcall-<key> (or
@@ -137,6 +146,8 @@ The tool list comes from the workers' catalog; when no worker answers, from this
 	fs.DurationVar(&o.http.sessionTimeout, "session-timeout", mcp.DefaultSessionTimeout, "close a session that sent no request for this long")
 	fs.Int64Var(&o.http.maxBodyBytes, "max-body-bytes", mcp.DefaultMaxBodyBytes, "largest request body; a larger one gets 413")
 	fs.IntVar(&o.http.eventStoreBytes, "event-store-bytes", mcp.DefaultEventStoreBytes, "memory kept of SSE events, all sessions together, for clients resuming a dropped stream with Last-Event-ID")
+	fs.StringSliceVar(&o.taskForbidden, "task-support-forbidden", nil, "glob of tool names never run as MCP tasks (execution.taskSupport forbidden; repeat)")
+	fs.StringSliceVar(&o.taskRequired, "task-support-required", nil, "glob of tool names run only as MCP tasks (execution.taskSupport required; repeat)")
 	fs.DurationVar(&o.http.pollAfter, "sse-poll-after", 0, "close the SSE stream of a tools/call still running after this long, with a retry field: the client resumes it with Last-Event-ID (0: never)")
 	bindEnv(fs, "listen", "TOOLGATE_MCP_LISTEN")
 	bindEnv(fs, "auth-token-file", "TOOLGATE_MCP_TOKEN_FILE")
@@ -144,6 +155,11 @@ The tool list comes from the workers' catalog; when no worker answers, from this
 }
 
 func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
+	for _, globs := range [][]string{o.taskForbidden, o.taskRequired} {
+		if err := mcp.CheckTaskSupportGlobs(globs); err != nil {
+			return badInput(err)
+		}
+	}
 	var httpOpts mcp.HTTPOptions
 	if o.listen != "" {
 		// Checked before dialing: a refused configuration fails at once.
@@ -161,7 +177,13 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	server := mcp.NewServer(tg, tools, mcp.Options{PollAfter: o.http.pollAfter})
+	// A closed call stays readable for the namespace's retention: the ttlMs of its task.
+	retention, err := mcp.NamespaceRetention(ctx, c, o.conn.namespace)
+	if err != nil {
+		return err
+	}
+	server := mcp.NewServer(tg, tools, mcp.Options{PollAfter: o.http.pollAfter,
+		TaskSupportForbidden: o.taskForbidden, TaskSupportRequired: o.taskRequired, TaskTTL: retention})
 	if o.listen == "" {
 		err := server.Run(ctx, mcp.Transport(&sdk.StdioTransport{}))
 		if errors.Is(err, context.Canceled) {

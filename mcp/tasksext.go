@@ -1,0 +1,433 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.temporal.io/api/workflowservice/v1"
+	temporalclient "go.temporal.io/sdk/client"
+
+	"github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/safetext"
+	"github.com/toolgate/toolgate/wire"
+)
+
+// The tasks extension of MCP 2026-07-28 (SEP-2663). A request follows that revision when its
+// _meta names it (SEP-2575: there is no session to remember it), and it may use tasks only when
+// its own _meta declares the extension. Task creation is server-directed: tools/call of a tool
+// whose task support is not forbidden answers with a flat CreateTaskResult once the workflow has
+// started (so tasks/get resolves it); tasks/get returns the DetailedTask with the result or
+// error inlined; a call waiting for approval is input_required when its tool lets the caller's
+// human decide (toolcore.Options.ApprovalByCaller), and tasks/update delivers the decision as
+// the workflow's approval update. Like the 2025-11-25 tasks, every answer reads Temporal.
+
+// protocolVersion20260728 is the first revision with the tasks extension and stateless requests.
+const protocolVersion20260728 = "2026-07-28"
+
+// approvalWaitQueryTimeout bounds the approval query of a task that runs no tool: a worker that
+// does not answer leaves the task "working".
+const approvalWaitQueryTimeout = 5 * time.Second
+
+// maxApprovalArgumentsBytes bounds the arguments an approval request quotes.
+const maxApprovalArgumentsBytes = 2048
+
+// requestMeta is req's params _meta; nil without params.
+func requestMeta(req sdk.Request) map[string]any {
+	if p := req.GetParams(); p != nil {
+		return p.GetMeta()
+	}
+	return nil
+}
+
+// newProtocol reports whether a request's _meta names 2026-07-28 or later (SEP-2575).
+func newProtocol(meta map[string]any) bool {
+	v, _ := meta[sdk.MetaKeyProtocolVersion].(string)
+	return v >= protocolVersion20260728
+}
+
+// declaresTasks reports whether a request's _meta declares the tasks extension among its
+// client capabilities.
+func declaresTasks(meta map[string]any) bool {
+	caps, _ := meta[sdk.MetaKeyClientCapabilities].(map[string]any)
+	extensions, _ := caps["extensions"].(map[string]any)
+	_, ok := extensions[wire.MCPTasksExtension]
+	return ok
+}
+
+// missingTasksCapability is the SEP-2575 error of a request that needs the tasks extension.
+func missingTasksCapability(why string) error {
+	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{
+		"extensions": map[string]any{wire.MCPTasksExtension: map[string]any{}},
+	}})
+	return &jsonrpc.Error{Code: wire.MCPCodeMissingRequiredClientCapability,
+		Message: why + ": declare the " + wire.MCPTasksExtension + " extension in _meta[\"" + sdk.MetaKeyClientCapabilities + "\"].extensions",
+		Data:    data}
+}
+
+func methodNotFound(message string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: message}
+}
+
+// toolTaskSupport is a tool's execution.taskSupport: forbidden when a TaskSupportForbidden glob
+// matches its name, else required when a TaskSupportRequired glob does, else optional (every
+// toolgate call is durable, so any of them can be a task).
+func toolTaskSupport(name string, opts Options) string {
+	for _, glob := range opts.TaskSupportForbidden {
+		if ok, _ := path.Match(glob, name); ok {
+			return wire.MCPTaskSupportForbidden
+		}
+	}
+	for _, glob := range opts.TaskSupportRequired {
+		if ok, _ := path.Match(glob, name); ok {
+			return wire.MCPTaskSupportRequired
+		}
+	}
+	return wire.MCPTaskSupportOptional
+}
+
+// CheckTaskSupportGlobs returns an error naming the first malformed glob (path.Match syntax).
+func CheckTaskSupportGlobs(globs []string) error {
+	for _, glob := range globs {
+		if _, err := path.Match(glob, ""); err != nil {
+			return fmt.Errorf("task support glob %q: %w", glob, err)
+		}
+	}
+	return nil
+}
+
+type taskUpdateParams struct {
+	sdk.ParamsBase
+	TaskID         string                     `json:"taskId"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses"`
+}
+
+// inputResponse is one answer of tasks/update: the client's answer to an elicitation/create.
+type inputResponse struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content"`
+}
+
+// complete is a 2026-07-28 result: m with resultType "complete" unless m names another.
+func complete(m map[string]any) (sdk.Result, error) {
+	if _, ok := m["resultType"]; !ok {
+		m["resultType"] = wire.MCPResultTypeComplete
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return &rawResult{raw: data}, nil
+}
+
+// middlewareV2 answers the requests of 2026-07-28 clients that concern tasks, and passes the
+// others on.
+func (t *tasks) middlewareV2(ctx context.Context, method string, req sdk.Request, meta map[string]any, next sdk.MethodHandler) (sdk.Result, error) {
+	switch method {
+	case "server/discover":
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		return reencode(res, func(m map[string]any) {
+			m["resultType"] = wire.MCPResultTypeComplete
+			caps, _ := m["capabilities"].(map[string]any)
+			if caps == nil {
+				caps = map[string]any{}
+				m["capabilities"] = caps
+			}
+			delete(caps, "tasks") // the 2025-11-25 slot; the extension replaces it
+			extensions, _ := caps["extensions"].(map[string]any)
+			if extensions == nil {
+				extensions = map[string]any{}
+				caps["extensions"] = extensions
+			}
+			extensions[wire.MCPTasksExtension] = map[string]any{}
+		})
+	case "tools/list":
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		return reencode(res, func(m map[string]any) {
+			m["resultType"] = wire.MCPResultTypeComplete
+			t.addTaskSupport(m)
+		})
+	case "tools/call":
+		call, ok := req.(*sdk.CallToolRequest)
+		if !ok {
+			return next(ctx, method, req)
+		}
+		// A legacy "task" member neither asks for nor refuses a task: the server decides.
+		delete(call.Params.Meta, wire.MCPTaskMeta)
+		support, declared := t.support[call.Params.Name], declaresTasks(meta)
+		switch {
+		case support == wire.MCPTaskSupportRequired && !declared:
+			return nil, missingTasksCapability(fmt.Sprintf("tool %q runs only as a task", call.Params.Name))
+		case support == wire.MCPTaskSupportForbidden || !declared:
+			return next(ctx, method, req)
+		}
+		return t.createV2(ctx, call)
+	case wire.MCPMethodTasksResult, wire.MCPMethodTasksList:
+		return nil, methodNotFound(fmt.Sprintf("%s is not part of the %s tasks extension: tasks/get inlines the result", method, protocolVersion20260728))
+	case wire.MCPMethodTasksGet, wire.MCPMethodTasksCancel, wire.MCPMethodTasksUpdate:
+		if !declaresTasks(meta) {
+			return nil, missingTasksCapability(method + " needs the tasks extension")
+		}
+		var taskID string
+		switch p := req.GetParams().(type) {
+		case *taskIDParams:
+			taskID = p.TaskID
+		case *taskUpdateParams:
+			taskID = p.TaskID
+		}
+		st, err := t.status(ctx, &taskIDParams{TaskID: taskID})
+		if err != nil {
+			return nil, err
+		}
+		switch method {
+		case wire.MCPMethodTasksGet:
+			return t.getV2(ctx, st)
+		case wire.MCPMethodTasksCancel:
+			return t.cancelV2(ctx, st)
+		default:
+			p, _ := req.GetParams().(*taskUpdateParams)
+			return t.updateV2(ctx, st, p)
+		}
+	}
+	return next(ctx, method, req)
+}
+
+// addTaskSupport sets each tool's execution.taskSupport in a tools/list result m.
+func (t *tasks) addTaskSupport(m map[string]any) {
+	list, _ := m["tools"].([]any)
+	for _, tool := range list {
+		if tool, ok := tool.(map[string]any); ok {
+			name, _ := tool["name"].(string)
+			support := t.support[name]
+			if support == "" {
+				support = wire.MCPTaskSupportOptional
+			}
+			tool["execution"] = map[string]any{"taskSupport": support}
+		}
+	}
+}
+
+// createV2 starts the call and answers with the flat CreateTaskResult, once the workflow has
+// started (tasks/get resolves it from then on).
+func (t *tasks) createV2(ctx context.Context, req *sdk.CallToolRequest) (sdk.Result, error) {
+	_, workflowID, _, err := t.start(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	st, err := t.tg.StatusByWorkflowID(ctx, workflowID)
+	if err != nil {
+		return nil, protocolError(err)
+	}
+	m := t.taskV2(st)
+	m["resultType"] = wire.MCPResultTypeTask
+	return complete(m)
+}
+
+// taskV2 is the Task of SEP-2663 for a call's status, without its input requests, result or
+// error: the status maps like the 2025-11-25 tasks' except that an error result is completed
+// (the tool ran; result.isError says how it went), and the TTL is the namespace's retention.
+func (t *tasks) taskV2(st client.Status) map[string]any {
+	task := taskOf(st)
+	m := map[string]any{
+		"taskId":         task.TaskID,
+		"status":         task.Status,
+		"createdAt":      task.CreatedAt,
+		"lastUpdatedAt":  task.LastUpdatedAt,
+		"ttlMs":          nil,
+		"pollIntervalMs": TaskPollInterval,
+	}
+	if t.ttl > 0 {
+		m["ttlMs"] = t.ttl.Milliseconds()
+	}
+	if task.StatusMessage != "" {
+		m["statusMessage"] = task.StatusMessage
+	}
+	if st.State == client.Completed {
+		m["status"] = wire.MCPTaskCompleted
+		delete(m, "statusMessage")
+	}
+	return m
+}
+
+// getV2 answers tasks/get with the DetailedTask: working or input_required without a result,
+// completed with the CallToolResult inlined, failed with the JSON-RPC error tools/call would
+// have answered, cancelled.
+func (t *tasks) getV2(ctx context.Context, st client.Status) (sdk.Result, error) {
+	m := t.taskV2(st)
+	switch {
+	case st.State == client.Running:
+		t.addApproval(ctx, st, m)
+	case st.Result != nil:
+		h, ok := t.handlers[st.Result.ToolName()]
+		if !ok {
+			h = &callHandler{}
+		}
+		m["result"] = h.toolResult(*st.Result, st.WorkflowID)
+	case st.State != client.Canceled && st.Err != nil:
+		var rpcErr *jsonrpc.Error
+		if errors.As(protocolError(st.Err), &rpcErr) {
+			m["error"] = rpcErr
+		}
+	}
+	return complete(m)
+}
+
+// addApproval marks a running task that waits for an approval decision: input_required with the
+// approval's input request when the tool lets the caller decide, else working with a status
+// message naming the operators. A task whose tool runs (an attempt, or a retry scheduled) waits
+// for no decision, so only the others are queried.
+func (t *tasks) addApproval(ctx context.Context, st client.Status, m map[string]any) {
+	if st.Attempt > 0 || !st.RetryAt.IsZero() {
+		return
+	}
+	qctx, cancel := context.WithTimeout(ctx, approvalWaitQueryTimeout)
+	defer cancel()
+	approval, err := t.tg.ApprovalByWorkflowID(qctx, st.WorkflowID)
+	if err != nil || !approval.Waiting {
+		return
+	}
+	if !approval.Since.IsZero() {
+		m["lastUpdatedAt"] = approval.Since.UTC().Format(time.RFC3339Nano)
+	}
+	if !t.infos[st.ToolName].ApprovalByCaller {
+		m["statusMessage"] = "waiting for an operator's approval (toolgate approve " + st.ToolCallID + ")"
+		return
+	}
+	m["status"] = wire.MCPTaskInputRequired
+	m["statusMessage"] = "waiting for your approval"
+	m["inputRequests"] = map[string]any{
+		wire.MCPApprovalInputPrefix + approval.CallHash: map[string]any{
+			"method": "elicitation/create",
+			"params": map[string]any{
+				"mode":            "form",
+				"message":         approvalMessage(approval),
+				"requestedSchema": approvalSchema,
+			},
+		},
+	}
+}
+
+// approvalMessage says what the caller approves: the tool, the call's hash and its arguments,
+// escaped (model-written text shown to a human) and bounded.
+func approvalMessage(approval wire.ApprovalState) string {
+	args, _ := safetext.JSON(approval.Arguments)
+	quoted := string(args)
+	if len(quoted) > maxApprovalArgumentsBytes {
+		quoted = strings.ToValidUTF8(quoted[:maxApprovalArgumentsBytes], "") + "… (cut)"
+	}
+	return fmt.Sprintf("Approve the call of tool %s (call %s, %s) with the arguments %s?",
+		safetext.String(approval.ToolName), safetext.String(approval.ToolCallID), approval.CallHash, quoted)
+}
+
+// approvalSchema is the form of an approval: approve or not, and why (shown to the model on a
+// rejection).
+var approvalSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"approve": map[string]any{"type": "boolean", "title": "Approve", "description": "Run the call as shown", "default": false},
+		"reason":  map[string]any{"type": "string", "title": "Reason", "description": "Shown to the model when you reject", "maxLength": wire.MaxReasonBytes},
+	},
+	"required": []string{"approve"},
+}
+
+// cancelV2 cancels a working task, waits until its workflow has closed (the tool has seen its
+// context canceled) and acknowledges; a terminal task is acknowledged as it is.
+func (t *tasks) cancelV2(ctx context.Context, st client.Status) (sdk.Result, error) {
+	if st.State == client.Running {
+		if err := t.tg.CancelByWorkflowID(ctx, st.WorkflowID); err != nil && !errors.Is(err, client.ErrCallClosed) {
+			return nil, protocolError(err)
+		}
+		waitCtx, stop := context.WithTimeout(ctx, cancelWaitTimeout)
+		defer stop()
+		_, _ = t.tg.ResultOfRun(waitCtx, st.WorkflowID, st.RunID) // until closed
+	}
+	return complete(map[string]any{})
+}
+
+// updateV2 delivers the approval decision among p's input responses: accept approves (unless its
+// content says approve: false), decline rejects with the content's reason, cancel leaves the call
+// waiting. The reviewer is the request's principal, so the tool's Reviewers still decide who
+// may; a refused decision is an error and the call goes on waiting. Keys that name no approval
+// of this task are ignored.
+func (t *tasks) updateV2(ctx context.Context, st client.Status, p *taskUpdateParams) (sdk.Result, error) {
+	if p == nil || p.InputResponses == nil {
+		return nil, invalidParams("missing inputResponses")
+	}
+	for key, raw := range p.InputResponses {
+		callHash, ok := strings.CutPrefix(key, wire.MCPApprovalInputPrefix)
+		if !ok {
+			continue
+		}
+		if !t.infos[st.ToolName].ApprovalByCaller {
+			return nil, invalidParams(fmt.Sprintf("the approvals of tool %s are decided by operators (toolgate approve), not by its callers", st.ToolName))
+		}
+		var resp inputResponse
+		if err := json.Unmarshal(raw, &resp); err != nil {
+			return nil, invalidParams(fmt.Sprintf("inputResponses[%q]: %v", key, err))
+		}
+		reason, _ := resp.Content["reason"].(string)
+		var approve bool
+		switch resp.Action {
+		case "accept":
+			approve = resp.Content["approve"] != false
+		case "decline":
+			if reason == "" {
+				reason = "declined by the caller"
+			}
+		case "cancel":
+			continue // dismissed: no decision, the call goes on waiting
+		default:
+			return nil, invalidParams(fmt.Sprintf("inputResponses[%q].action must be accept, decline or cancel", key))
+		}
+		if approve {
+			reason = ""
+		}
+		_, err := t.tg.DecideByWorkflowID(ctx, st.WorkflowID, approve, wire.ApprovalDecision{
+			CallHash: callHash,
+			Reviewer: reviewerOf(ctx),
+			Reason:   reason,
+		})
+		switch {
+		case errors.Is(err, client.ErrDecisionRefused), errors.Is(err, client.ErrNotAwaitingApproval):
+			return nil, invalidParams(err.Error())
+		case err != nil:
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+	}
+	return complete(map[string]any{})
+}
+
+// reviewerOf names who decides through the request of ctx: the verified token's subject, or
+// "mcp" for the server's own principal (stdio, unauthenticated HTTP).
+func reviewerOf(ctx context.Context) string {
+	principal, _ := ctx.Value(principalKey{}).(string)
+	if principal == "" {
+		return OwnPrincipalScope
+	}
+	_, subject, _ := strings.Cut(principal, "\n")
+	if len(subject) > wire.MaxReviewerBytes {
+		subject = strings.ToValidUTF8(subject[:wire.MaxReviewerBytes], "")
+	}
+	return subject
+}
+
+// NamespaceRetention is how long Temporal keeps namespace's closed workflows (Options.TaskTTL).
+func NamespaceRetention(ctx context.Context, c temporalclient.Client, namespace string) (time.Duration, error) {
+	resp, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: namespace})
+	if err != nil {
+		return 0, fmt.Errorf("describe namespace %s: %w", namespace, err)
+	}
+	return resp.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration(), nil
+}
