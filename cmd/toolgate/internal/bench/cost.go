@@ -9,7 +9,6 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/sdk/client"
 
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
@@ -221,19 +220,7 @@ func (h *harness) costRun(shape, agentQueue string) func(context.Context) (strin
 	agent := func(mode agentMode, calls int) func(context.Context) (string, error) {
 		return func(ctx context.Context) (string, error) {
 			id := "agent-" + h.nextID()
-			run, err := h.sdk.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: agentQueue},
-				benchAgentWorkflowName, benchAgentInput{Mode: mode, Calls: calls, ToolTaskQueue: h.prefix + "-toolgate", SearchAttributes: h.attrs})
-			if err != nil {
-				return id, err
-			}
-			var ran int
-			if err := run.Get(ctx, &ran); err != nil {
-				return id, err
-			}
-			if ran != calls {
-				return id, fmt.Errorf("agent ran %d calls, want %d", ran, calls)
-			}
-			return id, nil
+			return id, h.runAgent(ctx, id, agentQueue, mode, calls)
 		}
 	}
 	switch shape {

@@ -130,7 +130,7 @@ func newHarness(ctx context.Context, cfg Config) (h *harness, err error) {
 	}
 	// The toolgate worker always runs: the in-flight phase uses it whatever the subjects.
 	queue := h.prefix + "-toolgate"
-	w, err := h.startToolgateWorker(reg, queue, nil, h.cfg.Logger)
+	w, err := h.startToolgateWorker(reg, queue, nil, h.cfg.Logger, true)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +139,7 @@ func newHarness(ctx context.Context, cfg Config) (h *harness, err error) {
 	if slices.Contains(cfg.Subjects, SubjectToolgateNoSA) {
 		queue := h.prefix + "-toolgate-nosa"
 		off := false
-		if _, err := h.startToolgateWorker(reg, queue, &off, h.cfg.Logger.WithOptions(zap.IncreaseLevel(zapcore.ErrorLevel))); err != nil {
+		if _, err := h.startToolgateWorker(reg, queue, &off, h.cfg.Logger.WithOptions(zap.IncreaseLevel(zapcore.ErrorLevel)), false); err != nil {
 			return nil, err
 		}
 		nosa := tgclient.New(h.sdk, tgclient.Options{TaskQueue: queue, Namespace: cfg.Namespace, SearchAttributes: &off})
@@ -196,8 +196,10 @@ func ordered(subjects []subject, names []string) []subject {
 }
 
 // startToolgateWorker starts a toolgate worker on queue; attrs forces the search attributes on or
-// off (nil detects them).
-func (h *harness) startToolgateWorker(reg *toolcore.Registry, queue string, attrs *bool, logger *zap.Logger) (*worker.Worker, error) {
+// off (nil detects them). With agent, the worker also hosts the bench agent workflow, as
+// workflows.Inline's documentation sets an agent up: its inline calls' ExecuteTool activities are
+// then on the agent's own queue and dispatched eagerly, like the plain activities of an agent.
+func (h *harness) startToolgateWorker(reg *toolcore.Registry, queue string, attrs *bool, logger *zap.Logger, agent bool) (*worker.Worker, error) {
 	w, err := worker.New(h.sdk, h.cfg.Namespace, reg, worker.Options{
 		TaskQueue:               queue,
 		MaxConcurrentActivities: toolgateSlots(h.cfg.InFlight),
@@ -207,6 +209,9 @@ func (h *harness) startToolgateWorker(reg *toolcore.Registry, queue string, attr
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create toolgate worker: %w", err)
+	}
+	if agent {
+		w.RegisterWorkflowWithOptions(benchAgentWorkflow, workflow.RegisterOptions{Name: benchAgentWorkflowName})
 	}
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start toolgate worker: %w", err)

@@ -27,6 +27,9 @@ const (
 	// GoalRoundParallel is the highest acceptable p50 of a parallel round of RoundSize calls,
 	// as a multiple of one call's p50 (both through the client).
 	GoalRoundParallel = 1.5
+	// GoalInline is the highest acceptable ratio of an inline call (or round) to the same as
+	// plain activities of the agent workflow, in wall time and in CPU (issue 27).
+	GoalInline = 1.2
 )
 
 // Round shape names: who issues the calls, how many, and how they run.
@@ -39,12 +42,15 @@ const (
 	ShapeAgentChildRound  = "agent workflow: round of 8 child workflows"
 	ShapeAgentActOne      = "agent workflow: 1 activity"
 	ShapeAgentActRound    = "agent workflow: 8 activities in parallel"
+	ShapeAgentInlineOne   = "agent workflow: 1 inline call"
+	ShapeAgentInlineRound = "agent workflow: round of 8 inline calls"
 )
 
 // roundShapes lists the shapes in report order.
 func roundShapes() []string {
 	return []string{ShapeClientOne, ShapeClientParallel, ShapeClientSequential,
-		ShapeAgentEmpty, ShapeAgentChildOne, ShapeAgentChildRound, ShapeAgentActOne, ShapeAgentActRound}
+		ShapeAgentEmpty, ShapeAgentChildOne, ShapeAgentChildRound, ShapeAgentActOne, ShapeAgentActRound,
+		ShapeAgentInlineOne, ShapeAgentInlineRound}
 }
 
 // Rounds is the rounds phase: every shape measured Repeats times, shapes interleaved with the
@@ -61,6 +67,13 @@ type Rounds struct {
 	ChildPerCallMs    float64 `json:"childPerCallMs"`
 	ActivityPerCallMs float64 `json:"activityPerCallMs"`
 	ChildRoundRatio   float64 `json:"childRoundRatio"`
+	// InlineRatio and InlineRoundRatio divide the p50 of one inline call and of a round of 8
+	// inline calls by the same as plain activities; InlineCPURatio and InlineRoundCPURatio divide
+	// their CPU per run likewise (0 when the CPU time is unknown). Goal: at most GoalInline each.
+	InlineRatio         float64 `json:"inlineRatio"`
+	InlineRoundRatio    float64 `json:"inlineRoundRatio"`
+	InlineCPURatio      float64 `json:"inlineCpuRatio"`
+	InlineRoundCPURatio float64 `json:"inlineRoundCpuRatio"`
 	// ParallelCPUFloor is the least ParallelRatio the process's CPU allows: the parallel round's
 	// CPUMs spread over min(GOMAXPROCS, RoundSize) cores, divided by one call's p50 (0 when the
 	// CPU time is unknown). When it exceeds GoalRoundParallel, CPU, not waiting, bounds the round.
@@ -194,6 +207,33 @@ var inlineRegistry = sync.OnceValues(func() (*toolcore.Registry, error) {
 	return toolcore.NewRegistry(tool)
 })
 
+// agentQueueOf is the queue the bench agent runs on in mode: inline calls' agent on the toolgate
+// worker (its ExecuteTool activities dispatched eagerly, as an agent's own activities are), the
+// others on agentQueue, their own worker.
+func (h *harness) agentQueueOf(mode agentMode, agentQueue string) string {
+	if mode == agentInline {
+		return h.prefix + "-toolgate"
+	}
+	return agentQueue
+}
+
+// runAgent runs the bench agent as workflow id: calls no-op calls in mode, to every call's success.
+func (h *harness) runAgent(ctx context.Context, id, agentQueue string, mode agentMode, calls int) error {
+	run, err := h.sdk.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: h.agentQueueOf(mode, agentQueue)},
+		benchAgentWorkflowName, benchAgentInput{Mode: mode, Calls: calls, ToolTaskQueue: h.prefix + "-toolgate", SearchAttributes: h.attrs})
+	if err != nil {
+		return err
+	}
+	var ran int
+	if err := run.Get(ctx, &ran); err != nil {
+		return err
+	}
+	if ran != calls {
+		return fmt.Errorf("agent ran %d calls, want %d", ran, calls)
+	}
+	return nil
+}
+
 // ensureAgentWorker starts the bench agent's worker on queue unless it runs.
 func (h *harness) ensureAgentWorker(queue string) error {
 	if h.agentQueues[queue] {
@@ -282,6 +322,13 @@ func (h *harness) rounds(ctx context.Context) (Rounds, error) {
 	out.ChildPerCallMs = round(p50(ShapeAgentChildOne)-p50(ShapeAgentEmpty), 3)
 	out.ActivityPerCallMs = round(p50(ShapeAgentActOne)-p50(ShapeAgentEmpty), 3)
 	out.ChildRoundRatio = ratio(p50(ShapeAgentChildRound), p50(ShapeAgentActRound))
+	out.InlineRatio = ratio(p50(ShapeAgentInlineOne), p50(ShapeAgentActOne))
+	out.InlineRoundRatio = ratio(p50(ShapeAgentInlineRound), p50(ShapeAgentActRound))
+	if cpuKnown {
+		cpuOf := func(s string) float64 { row, _ := out.Of(s); return row.CPUMs }
+		out.InlineCPURatio = ratio(cpuOf(ShapeAgentInlineOne), cpuOf(ShapeAgentActOne))
+		out.InlineRoundCPURatio = ratio(cpuOf(ShapeAgentInlineRound), cpuOf(ShapeAgentActRound))
+	}
 	if par, _ := out.Of(ShapeClientParallel); par.CPUMs > 0 {
 		out.ParallelCPUFloor = ratio(par.CPUMs/float64(min(runtime.GOMAXPROCS(0), RoundSize)), one)
 	}
@@ -327,19 +374,7 @@ func (h *harness) roundRun(shape, agentQueue string) func(context.Context) error
 	}
 	agent := func(mode agentMode, calls int) func(context.Context) error {
 		return func(ctx context.Context) error {
-			run, err := h.sdk.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "agent-" + h.nextID(), TaskQueue: agentQueue},
-				benchAgentWorkflowName, benchAgentInput{Mode: mode, Calls: calls, ToolTaskQueue: h.prefix + "-toolgate", SearchAttributes: h.attrs})
-			if err != nil {
-				return err
-			}
-			var ran int
-			if err := run.Get(ctx, &ran); err != nil {
-				return err
-			}
-			if ran != calls {
-				return fmt.Errorf("agent ran %d calls, want %d", ran, calls)
-			}
-			return nil
+			return h.runAgent(ctx, "agent-"+h.nextID(), agentQueue, mode, calls)
 		}
 	}
 	switch shape {
@@ -360,6 +395,10 @@ func (h *harness) roundRun(shape, agentQueue string) func(context.Context) error
 		return agent(agentChild, RoundSize)
 	case ShapeAgentActOne:
 		return agent(agentActivity, 1)
+	case ShapeAgentInlineOne:
+		return agent(agentInline, 1)
+	case ShapeAgentInlineRound:
+		return agent(agentInline, RoundSize)
 	default: // ShapeAgentActRound
 		return agent(agentActivity, RoundSize)
 	}
@@ -382,6 +421,9 @@ func (r Report) writeRounds(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "in an agent workflow, one call adds %s as a child workflow, %s as a plain activity; a round of 8 children takes %.2fx the 8 activities\n",
 		msText(ro.ChildPerCallMs), msText(ro.ActivityPerCallMs), ro.ChildRoundRatio)
+	fmt.Fprintf(b, "inline against plain activities (goal <= %.2f each): one call %.2fx wall, %.2fx CPU (%s); a round of 8 %.2fx wall, %.2fx CPU (%s)\n",
+		GoalInline, ro.InlineRatio, ro.InlineCPURatio, verdict(ro.InlineRatio <= GoalInline && ro.InlineCPURatio <= GoalInline),
+		ro.InlineRoundRatio, ro.InlineRoundCPURatio, verdict(ro.InlineRoundRatio <= GoalInline && ro.InlineRoundCPURatio <= GoalInline))
 }
 
 // verdict says whether a goal is met.
@@ -403,7 +445,7 @@ func (r Report) checkRounds() error {
 			return fmt.Errorf("rounds: shape %q: incomplete %+v", s.Shape, s)
 		}
 	}
-	if ro.ParallelRatio <= 0 || ro.SequentialRatio <= 0 || ro.ChildRoundRatio <= 0 {
+	if ro.ParallelRatio <= 0 || ro.SequentialRatio <= 0 || ro.ChildRoundRatio <= 0 || ro.InlineRatio <= 0 || ro.InlineRoundRatio <= 0 {
 		return fmt.Errorf("rounds: ratios missing %+v", ro)
 	}
 	return nil

@@ -12,7 +12,8 @@ import (
 
 // completeRounds is a structurally complete rounds phase of n runs per shape.
 func completeRounds(n int) Rounds {
-	r := Rounds{Repeats: n, ParallelRatio: 1.3, SequentialRatio: 6, ChildPerCallMs: 40, ActivityPerCallMs: 10, ChildRoundRatio: 2.5}
+	r := Rounds{Repeats: n, ParallelRatio: 1.3, SequentialRatio: 6, ChildPerCallMs: 40, ActivityPerCallMs: 10, ChildRoundRatio: 2.5,
+		InlineRatio: 1.05, InlineRoundRatio: 1.15, InlineCPURatio: 0.98, InlineRoundCPURatio: 1.25}
 	for i, s := range roundShapes() {
 		p50 := float64(10 * (i + 1))
 		r.Shapes = append(r.Shapes, RoundShape{Shape: s, Calls: shapeCalls(s), RatioP50: p50 / 10,
@@ -51,6 +52,8 @@ func TestWriteTextRoundsAndSchema(t *testing.T) {
 	assert.Contains(t, out, ShapeAgentChildRound)
 	assert.Contains(t, out, "a round of 8 in parallel takes 1.30x one call (goal <= 1.50: meets); 8 sequential take 6.00x")
 	assert.Contains(t, out, "one call adds 40.00ms as a child workflow, 10.00ms as a plain activity")
+	assert.Contains(t, out, ShapeAgentInlineRound)
+	assert.Contains(t, out, "inline against plain activities (goal <= 1.20 each): one call 1.05x wall, 0.98x CPU (meets); a round of 8 1.15x wall, 1.25x CPU (MISSES)")
 	assert.Contains(t, out, "the schema check adds 17.0 us per call (goal < 20 us: meets)")
 }
 
@@ -62,6 +65,7 @@ func TestShapeCalls(t *testing.T) {
 	assert.Equal(t, map[string]int{
 		ShapeClientOne: 1, ShapeClientParallel: 8, ShapeClientSequential: 8, ShapeAgentEmpty: 0,
 		ShapeAgentChildOne: 1, ShapeAgentChildRound: 8, ShapeAgentActOne: 1, ShapeAgentActRound: 8,
+		ShapeAgentInlineOne: 1, ShapeAgentInlineRound: 8,
 	}, calls)
 }
 
