@@ -83,7 +83,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	// reach no one; its cancellation comes from the workflow task it runs in.
 	last := lastCheckpoint(ctx)
 	report, checkpoint, stopBeats := func(toolcore.Progress) {}, func(json.RawMessage) {}, func() {}
-	lastReport := func() *wire.ProgressDetails { return nil }
+	lastReport := func() *wire.ProgressWindow { return nil }
 	if !info.IsLocalActivity {
 		hb := a.startHeartbeats(ctx, info, tool.Options().IdleHeartbeat)
 		// The previous attempt's checkpoint goes on with this attempt's heartbeats until the
@@ -91,6 +91,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		if last != nil {
 			hb.saveCheckpoint(last)
 		}
+		hb.continueProgress(lastProgressSeq(ctx)) // a reader's numbers only grow within the activity
 		remove := a.Attempts.add(info.WorkflowExecution.ID, hb)
 		report, checkpoint, lastReport = hb.report, hb.saveCheckpoint, hb.latest
 		stopBeats = func() { remove(); hb.stop() }

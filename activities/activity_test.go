@@ -265,8 +265,9 @@ func TestExecuteToolHeartbeatsCarryProgress(t *testing.T) {
 	assert.Equal(t, want, got)
 }
 
-// TestExecuteToolResultCarriesLastProgress: the result carries the last report, also one made
-// just before returning that no heartbeat carried (issue 23); none without reports.
+// TestExecuteToolResultCarriesLastProgress: the result carries the progress window, the last
+// report included, also reports made just before returning that no heartbeat carried (issue 23);
+// none without reports.
 func TestExecuteToolResultCarriesLastProgress(t *testing.T) {
 	reg := newRegistry(t,
 		tool("reports", toolcore.Options{}, func(ctx context.Context) (any, error) {
@@ -284,11 +285,37 @@ func TestExecuteToolResultCarriesLastProgress(t *testing.T) {
 	require.NoError(t, err)
 	var out activities.ExecuteToolOutput
 	require.NoError(t, val.Get(&out))
-	assert.Equal(t, &wire.ProgressDetails{Completed: 3, Total: 3, Message: "done"}, out.Progress)
+	step := func(k int64) wire.ProgressDetails {
+		return wire.ProgressDetails{Completed: k, Total: 3, Message: "step"}
+	}
+	all := &wire.ProgressWindow{ProgressDetails: wire.ProgressDetails{Completed: 3, Total: 3, Message: "done"}, Seq: 5,
+		Earlier: []wire.ProgressDetails{step(0), step(1), step(2), step(3)}}
+	assert.Equal(t, all, out.Progress, "every report, numbered from 1, the last one latest")
 
 	val, err = env.ExecuteActivity(wire.ExecuteToolName, input("silent"))
 	require.NoError(t, err)
 	out = activities.ExecuteToolOutput{}
 	require.NoError(t, val.Get(&out))
 	assert.Nil(t, out.Progress)
+
+	// A retried attempt numbers on from the previous attempt's last heartbeat, so a reader's
+	// numbers only grow within the activity; details of the older shape count as none.
+	for _, tt := range []struct {
+		previous any
+		wantSeq  int64
+	}{
+		{previous: wire.ProgressWindow{ProgressDetails: wire.ProgressDetails{Completed: 9}, Seq: 7}, wantSeq: 12},
+		{previous: wire.ProgressDetails{Completed: 9}, wantSeq: 5},
+	} {
+		env := suite.NewTestActivityEnvironment()
+		(&activities.Activities{Registry: reg}).Register(env)
+		env.SetHeartbeatDetails(tt.previous)
+		val, err = env.ExecuteActivity(wire.ExecuteToolName, input("reports"))
+		require.NoError(t, err)
+		out = activities.ExecuteToolOutput{}
+		require.NoError(t, val.Get(&out))
+		want := *all
+		want.Seq = tt.wantSeq
+		assert.Equal(t, &want, out.Progress, "numbered on from %v", tt.previous)
+	}
 }

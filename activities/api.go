@@ -34,9 +34,9 @@ type ExecuteToolInput struct {
 type ExecuteToolOutput struct {
 	Content string `json:"content"`
 	IsError bool   `json:"isError"`
-	// Progress is the last progress report of the attempt that returned the result, or nil (no
-	// report, or a local activity). Heartbeat details vanish with the attempt and are throttled,
-	// so the report a tool makes just before returning reaches a caller only here, in history:
-	// the wire.ProgressDetails of the result's "progress" member.
-	Progress *wire.ProgressDetails `json:"progress,omitempty"`
+	// Progress is the progress window of the attempt that returned the result when its tool
+	// returned, or nil (no report, or a local activity). Heartbeat details vanish with the
+	// attempt and are throttled, so the reports a tool makes just before returning reach a
+	// caller only here, in history: wire.FinalProgress.
+	Progress *wire.ProgressWindow `json:"progress,omitempty"`
 }

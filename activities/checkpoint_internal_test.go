@@ -19,11 +19,11 @@ func TestHeartbeatLoopCarriesTheCheckpoint(t *testing.T) {
 	ctx := toolcore.WithExecution(context.Background(), toolcore.Execution{OnCheckpoint: h.saveCheckpoint})
 
 	assert.NoError(t, toolcore.Checkpoint(ctx, map[string]int{"next": 3}))
-	assert.Equal(t, []any{(*wire.ProgressDetails)(nil), json.RawMessage(`{"next":3}`)}, <-log.next,
+	assert.Equal(t, []any{(*wire.ProgressWindow)(nil), json.RawMessage(`{"next":3}`)}, <-log.next,
 		"a checkpoint beats at once, after a null progress")
 
 	h.report(toolcore.Progress{Completed: 3, Total: 9})
-	assert.Equal(t, []any{&wire.ProgressDetails{Completed: 3, Total: 9}, json.RawMessage(`{"next":3}`)}, <-log.next,
+	assert.Equal(t, []any{&wire.ProgressWindow{ProgressDetails: wire.ProgressDetails{Completed: 3, Total: 9}, Seq: 1}, json.RawMessage(`{"next":3}`)}, <-log.next,
 		"later beats repeat the checkpoint")
 }
 

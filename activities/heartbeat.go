@@ -27,8 +27,9 @@ import (
 //   - Idle: every idle period after the last beat the server took (idleInterval): the tool's
 //     IdleHeartbeat where cancellation is pushed (30 s by default), else half the
 //     HeartbeatTimeout, at most FallbackHeartbeatInterval.
-//   - Progress: at once on a report, at most once per ProgressHeartbeatGap (later reports
-//     coalesce; the latest is sent).
+//   - Progress: at once on a report, at most once per ProgressHeartbeatGap. Every beat carries
+//     the progress window (progress.go), so the reports made between two beats travel together
+//     in the second.
 //   - Hurried: every HurryHeartbeatInterval for HurryWindow after Attempts.Hurry, which the
 //     workflow worker of the same process calls when the call is canceled, so the heartbeat
 //     that carries the cancellation back comes within a fraction of a second. Where cancellation
@@ -101,12 +102,12 @@ type heartbeats struct {
 
 	mu         sync.Mutex
 	c          cadence
-	timer      *time.Timer           // the next wake-up
-	beating    bool                  // a beat is in flight
-	ended      bool                  // stop was called or the attempt ended: no further beat
-	missed     bool                  // plan.missed was called
-	progress   *wire.ProgressDetails // latest report, nil until the first
-	checkpoint json.RawMessage       // latest checkpoint (see checkpoint.go), nil until the first
+	timer      *time.Timer     // the next wake-up
+	beating    bool            // a beat is in flight
+	ended      bool            // stop was called or the attempt ended: no further beat
+	missed     bool            // plan.missed was called
+	progress   progressWindow  // the latest reports, numbered
+	checkpoint json.RawMessage // latest checkpoint (see checkpoint.go), nil until the first
 }
 
 // beatPlan is how an attempt's loop beats.
@@ -380,11 +381,11 @@ func transientBeatError(err error) bool {
 	}
 }
 
-// detailsLocked returns what a beat carries: the latest progress, if any, and the checkpoint,
-// if any; h.mu is held. Sending no details after a report would erase the progress the server
-// shows, so the latest report is repeated.
+// detailsLocked returns what a beat carries: the progress window, if any report was made, and
+// the checkpoint, if any; h.mu is held. Sending no details after a report would erase the
+// progress the server shows, so the window is repeated.
 func (h *heartbeats) detailsLocked() []any {
-	p, cp := h.progress, h.checkpoint
+	p, cp := h.progress.window(), h.checkpoint
 	switch {
 	case cp != nil:
 		return []any{p, cp} // wire.CheckpointDetails: progress (or null) first, checkpoint second
@@ -404,23 +405,30 @@ func (h *heartbeats) beat(now, deadline time.Time, details []any) error {
 	return h.send(ctx, details...)
 }
 
-// report is the tool's progress reporter: it stores the report and wakes the loop without ever
-// blocking the tool.
+// report is the tool's progress reporter: it numbers the report, puts it in the window and wakes
+// the loop without ever blocking the tool.
 func (h *heartbeats) report(p toolcore.Progress) {
 	d := wire.ProgressDetails(p)
 	d.Message = boundMessage(d.Message)
 	h.poke(func(c *cadence) {
-		h.progress = &d
+		h.progress.add(d)
 		c.pending = true
 	})
 }
 
-// latest returns the tool's latest progress report, nil before the first: the ExecuteTool result
-// carries it, so the final report outlives the attempt's heartbeat details.
-func (h *heartbeats) latest() *wire.ProgressDetails {
+// continueProgress makes the next report number seq+1 (the previous attempt's last number).
+func (h *heartbeats) continueProgress(seq int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.progress
+	h.progress.continueFrom(seq)
+}
+
+// latest returns the progress window, nil before the first report: the ExecuteTool result
+// carries it, so the reports made since the last beat outlive the attempt's heartbeat details.
+func (h *heartbeats) latest() *wire.ProgressWindow {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.progress.window()
 }
 
 // hurryUp makes the loop beat every HurryHeartbeatInterval for HurryWindow, without blocking;

@@ -92,22 +92,36 @@ func TestHeartbeatLoopBeatsAtOnceOnProgress(t *testing.T) {
 	h := startLoop(context.Background(), time.Hour, log.send, log.relay) // the ticker never fires
 	defer h.stop()
 	h.report(toolcore.Progress{Completed: 1, Total: 2, Message: "half"})
-	assert.Equal(t, []any{wire.ProgressDetails{Completed: 1, Total: 2, Message: "half"}}, <-log.next)
+	assert.Equal(t, []any{numbered(1, wire.ProgressDetails{Completed: 1, Total: 2, Message: "half"})}, <-log.next)
+}
+
+// numbered is the window whose latest report is latest, numbered seq, after earlier.
+func numbered(seq int64, latest wire.ProgressDetails, earlier ...wire.ProgressDetails) wire.ProgressWindow {
+	return wire.ProgressWindow{ProgressDetails: latest, Seq: seq, Earlier: earlier}
+}
+
+// upTo is the window of reports 1..n of n (Completed k, Total n).
+func upTo(n int64) wire.ProgressWindow {
+	var earlier []wire.ProgressDetails
+	for k := int64(1); k < n; k++ {
+		earlier = append(earlier, wire.ProgressDetails{Completed: k, Total: n})
+	}
+	return numbered(n, wire.ProgressDetails{Completed: n, Total: n}, earlier...)
 }
 
 func TestHeartbeatLoopRepeatsLatestProgress(t *testing.T) {
 	log := newBeatLog()
 	h := startLoop(context.Background(), time.Millisecond, log.send, log.relay)
-	for i := range 100 { // reports coalesce: the loop sends the latest, never blocks the tool
+	for i := range 100 { // the loop never blocks the tool; a beat carries the window of all 100
 		h.report(toolcore.Progress{Completed: int64(i + 1), Total: 100})
 	}
-	want := []any{wire.ProgressDetails{Completed: 100, Total: 100}}
+	want := []any{upTo(100)}
 	for got := <-log.next; ; got = <-log.next {
 		if assert.ObjectsAreEqual(want, got) {
 			break
 		}
 	}
-	// Later ticks repeat the latest report: an empty heartbeat would erase the shown progress.
+	// Later ticks repeat the window: an empty heartbeat would erase the shown progress.
 	assert.Equal(t, want, <-log.next)
 	h.stop()
 }
@@ -222,7 +236,7 @@ func TestHeartbeatLoopRetriesTransientFailures(t *testing.T) {
 	h := startLoop(context.Background(), time.Hour, log.send, log.relay) // idle beats never come
 	defer h.stop()
 	h.report(toolcore.Progress{Completed: 1, Total: 2})
-	want := []any{wire.ProgressDetails{Completed: 1, Total: 2}}
+	want := []any{numbered(1, wire.ProgressDetails{Completed: 1, Total: 2})}
 	assert.Equal(t, want, <-log.next, "the beat that fails")
 	assert.Equal(t, want, <-log.next, "sent again after RetryHeartbeatPause, the same report")
 	h.stop()
@@ -247,7 +261,7 @@ func TestHeartbeatLoopRelaysTheServersAnswer(t *testing.T) {
 			h := startLoop(context.Background(), time.Hour, log.send, log.relay)
 			defer h.stop()
 			h.report(toolcore.Progress{Completed: 1, Total: 2})
-			want := []any{wire.ProgressDetails{Completed: 1, Total: 2}}
+			want := []any{numbered(1, wire.ProgressDetails{Completed: 1, Total: 2})}
 			assert.Equal(t, want, <-log.next)
 			assert.Equal(t, want, <-log.relayed, "the SDK hears the answer with the same details")
 		})
@@ -401,15 +415,16 @@ func TestHeartbeatLoopSpacesProgressBeats(t *testing.T) {
 	h := startLoop(context.Background(), time.Hour, log.send, log.relay)
 	defer h.stop()
 	h.report(toolcore.Progress{Completed: 1, Total: 3})
-	assert.Equal(t, []any{wire.ProgressDetails{Completed: 1, Total: 3}}, <-log.next, "the first report at once")
+	r := func(k int64) wire.ProgressDetails { return wire.ProgressDetails{Completed: k, Total: 3} }
+	assert.Equal(t, []any{numbered(1, r(1))}, <-log.next, "the first report at once")
 	h.report(toolcore.Progress{Completed: 2, Total: 3})
 	h.report(toolcore.Progress{Completed: 3, Total: 3})
-	// Within the gap the reports coalesce: the next beat carries the latest (the cadence itself
-	// is TestCadence's).
-	want := []any{wire.ProgressDetails{Completed: 3, Total: 3}}
+	// Within the gap the reports wait: the next beat carries the window with both (the cadence
+	// itself is TestCadence's).
+	want := []any{numbered(3, r(3), r(1), r(2))}
 	got := <-log.next
 	if !assert.ObjectsAreEqual(want, got) { // report 2 may have gone out alone if the test stalled
-		require.Equal(t, []any{wire.ProgressDetails{Completed: 2, Total: 3}}, got, "only a report, in order")
+		require.Equal(t, []any{numbered(2, r(2), r(1))}, got, "only a report, in order")
 		assert.Equal(t, want, <-log.next)
 	}
 }

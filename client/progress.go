@@ -19,20 +19,44 @@ const executeToolName = wire.ExecuteToolName
 
 type pendingActivity = *workflowpb.PendingActivityInfo
 
-// decodeProgress decodes heartbeat details: the first payload is the latest report, a
-// wire.ProgressDetails. ok is false when there are none (the tool has not reported progress).
+// decodeProgress decodes heartbeat details' latest report (decodeProgressWindow). ok is false
+// when there is none (the tool has not reported progress).
 func (c *Client) decodeProgress(details *commonpb.Payloads) (p toolcore.Progress, ok bool, err error) {
+	w, ok, err := c.decodeProgressWindow(details)
+	return toolcore.Progress(w.ProgressDetails), ok, err
+}
+
+// decodeProgressWindow decodes heartbeat details: the first payload is the progress window, a
+// wire.ProgressWindow (a bare wire.ProgressDetails in details recorded before windows: a window
+// of one). ok is false when there is none.
+func (c *Client) decodeProgressWindow(details *commonpb.Payloads) (w wire.ProgressWindow, ok bool, err error) {
 	if len(details.GetPayloads()) == 0 {
-		return toolcore.Progress{}, false, nil
+		return wire.ProgressWindow{}, false, nil
 	}
-	var d *wire.ProgressDetails // nil for the null a checkpoint without progress sends
+	var d *wire.ProgressWindow // nil for the null a checkpoint without progress sends
 	if err := c.opts.DataConverter.FromPayload(details.GetPayloads()[0], &d); err != nil {
-		return toolcore.Progress{}, false, err
+		return wire.ProgressWindow{}, false, err
 	}
 	if d == nil {
-		return toolcore.Progress{}, false, nil
+		return wire.ProgressWindow{}, false, nil
 	}
-	return toolcore.Progress(*d), true, nil
+	return *d, true, nil
+}
+
+// runningProgressWindow reads the progress window of workflowID's running ExecuteTool attempt,
+// with the activity's ID (the source its numbers count in); ok is false when no tool runs or it
+// has reported nothing.
+func (c *Client) runningProgressWindow(ctx context.Context, workflowID string) (source string, w wire.ProgressWindow, ok bool, err error) {
+	desc, err := c.describe(ctx, workflowID)
+	if err != nil {
+		return "", wire.ProgressWindow{}, false, err
+	}
+	act, running := toolActivity(desc)
+	if !running {
+		return "", wire.ProgressWindow{}, false, nil
+	}
+	w, ok, err = c.decodeProgressWindow(act.GetHeartbeatDetails())
+	return act.GetActivityId(), w, ok, err
 }
 
 // decodeCheckpoint returns the checkpoint in heartbeat details (wire.CheckpointDetailsIndex), or
@@ -58,31 +82,39 @@ func (c *Client) decodeCheckpoint(details *commonpb.Payloads) (json.RawMessage, 
 // of a running attempt, which are throttled and gone once it ends. ok is false when the run has
 // no completed attempt (still running, failed, canceled, no tool ran) or its tool reported none.
 func (c *Client) FinalProgress(ctx context.Context, workflowID, runID string) (p toolcore.Progress, ok bool, err error) {
+	_, w, ok, err := c.finalProgressWindow(ctx, workflowID, runID)
+	return toolcore.Progress(w.ProgressDetails), ok, err
+}
+
+// finalProgressWindow is FinalProgress's whole window, with the ID of the activity that returned
+// it (the source its numbers count in).
+func (c *Client) finalProgressWindow(ctx context.Context, workflowID, runID string) (source string, w wire.ProgressWindow, ok bool, err error) {
 	it := c.sdk.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	attempts := map[int64]bool{} // event IDs of the ExecuteTool activities scheduled
-	var last *wire.ProgressDetails
+	attempts := map[int64]string{} // event IDs of the ExecuteTool activities scheduled: their activity IDs
+	var last *wire.ProgressWindow
 	for it.HasNext() {
 		e, err := it.Next()
 		if err != nil {
-			return toolcore.Progress{}, false, fmt.Errorf("read progress of %s: %w", workflowID, err)
+			return "", wire.ProgressWindow{}, false, fmt.Errorf("read progress of %s: %w", workflowID, err)
 		}
 		if s := e.GetActivityTaskScheduledEventAttributes(); s != nil && s.GetActivityType().GetName() == executeToolName {
-			attempts[e.GetEventId()] = true
+			attempts[e.GetEventId()] = s.GetActivityId()
 		}
 		done := e.GetActivityTaskCompletedEventAttributes()
-		if done == nil || !attempts[done.GetScheduledEventId()] || len(done.GetResult().GetPayloads()) == 0 {
+		id, scheduled := attempts[done.GetScheduledEventId()]
+		if done == nil || !scheduled || len(done.GetResult().GetPayloads()) == 0 {
 			continue
 		}
 		var out wire.FinalProgress
 		if err := c.opts.DataConverter.FromPayload(done.GetResult().GetPayloads()[0], &out); err != nil {
-			return toolcore.Progress{}, false, fmt.Errorf("decode progress of %s: %w", workflowID, err)
+			return "", wire.ProgressWindow{}, false, fmt.Errorf("decode progress of %s: %w", workflowID, err)
 		}
-		last = out.Progress
+		source, last = id, out.Progress
 	}
 	if last == nil {
-		return toolcore.Progress{}, false, nil
+		return "", wire.ProgressWindow{}, false, nil
 	}
-	return toolcore.Progress(*last), true, nil
+	return source, *last, true, nil
 }
 
 // DefaultProgressInterval is the default of Options.ProgressInterval.
@@ -97,11 +129,14 @@ type ProgressEvent struct {
 	Progress   toolcore.Progress
 }
 
-// ProgressWatch hands one call's progress to a deliver function: while the call runs, the running
-// attempt's heartbeat details, read every interval; on Finish of a call closed with a result, its
-// last report, read from history. Each value once, in the order read, and every delivery before
-// Finish returns. Execute uses it for Options.OnProgress, and package mcp for progress
-// notifications.
+// ProgressWatch hands one call's progress reports to a deliver function: while the call runs,
+// the reports in the running attempt's heartbeat details (its progress window,
+// wire.ProgressWindow), read every interval; on Finish of a call closed with a result, those in the
+// window its result carries, read from history. Every report once, in the order the tool made
+// them, except one equal to the report delivered just before it, and every delivery before Finish
+// returns. A report is lost only when more than the window holds (wire.MaxProgressWindowReports,
+// wire.MaxProgressWindowBytes) were made between two reads (Skipped counts them). Execute uses
+// it for Options.OnProgress, and package mcp for progress notifications.
 type ProgressWatch struct {
 	c          *Client
 	workflowID string
@@ -111,6 +146,7 @@ type ProgressWatch struct {
 	done       chan struct{}      // closed when the poll loop has returned
 
 	// Owned by the poll loop until done is closed, then by Finish.
+	cursor    progressCursor
 	last      toolcore.Progress
 	delivered bool // last was delivered
 	broken    bool // deliver failed: nobody to tell any more
@@ -141,11 +177,11 @@ func (w *ProgressWatch) poll(ctx, readCtx context.Context, interval time.Duratio
 			return
 		case <-ticker.C:
 		}
-		p, ok, err := w.c.ProgressByWorkflowID(readCtx, w.workflowID)
+		source, win, ok, err := w.c.runningProgressWindow(readCtx, w.workflowID)
 		if err != nil || !ok || readCtx.Err() != nil {
 			continue
 		}
-		w.send(ctx, p)
+		w.sendWindow(ctx, source, win)
 	}
 }
 
@@ -153,8 +189,8 @@ func (w *ProgressWatch) poll(ctx, readCtx context.Context, interval time.Duratio
 func (w *ProgressWatch) Done() <-chan struct{} { return w.done }
 
 // Finish stops reading and waits for a delivery in flight; when the run closed with a result
-// (closed true), it then delivers the run's last report unless it is the value delivered last.
-// A nil watch does nothing.
+// (closed true), it then delivers the reports of the window the result carries that were not
+// delivered yet, the tool's last report last. A nil watch does nothing.
 func (w *ProgressWatch) Finish(ctx context.Context, closed bool) {
 	if w == nil {
 		return
@@ -164,12 +200,31 @@ func (w *ProgressWatch) Finish(ctx context.Context, closed bool) {
 	if !closed || w.broken || ctx.Err() != nil {
 		return
 	}
-	if p, ok, err := w.c.FinalProgress(ctx, w.workflowID, w.runID); err == nil && ok {
+	if source, win, ok, err := w.c.finalProgressWindow(ctx, w.workflowID, w.runID); err == nil && ok {
+		w.sendWindow(ctx, source, win)
+	}
+}
+
+// Skipped returns how many reports were lost so far: made, but out of the window before a read
+// saw them. Read it once Done is closed (after Finish).
+func (w *ProgressWatch) Skipped() int64 {
+	if w == nil {
+		return 0
+	}
+	return w.cursor.skipped
+}
+
+// sendWindow delivers the reports of win (read from activity source) not delivered yet.
+func (w *ProgressWatch) sendWindow(ctx context.Context, source string, win wire.ProgressWindow) {
+	for _, p := range w.cursor.next(source, win) {
+		if w.broken {
+			return
+		}
 		w.send(ctx, p)
 	}
 }
 
-// send delivers p unless it is the value delivered last.
+// send delivers p unless it is the report delivered last.
 func (w *ProgressWatch) send(ctx context.Context, p toolcore.Progress) {
 	if w.delivered && p == w.last {
 		return

@@ -15,8 +15,8 @@
 //   - workflowid.go: [WorkflowIDPrefix] of a call's workflow ID and [ToolSetIdentityMarker] of a
 //     worker's identity.
 //   - searchattr.go: the custom search attribute names and the values of ToolOutcome.
-//   - progress.go: [ProgressDetails], the heartbeat details a running tool's progress travels in,
-//     and [FinalProgress], the last report in the activity's result.
+//   - progress.go: [ProgressWindow], the numbered reports a running tool's heartbeat details carry,
+//     and [FinalProgress], the window in the activity's result.
 //   - checkpoint.go: [CheckpointDetailsIndex], where a tool's checkpoint travels in them.
 //   - approval.go: the approval updates and query, [ApprovalDecision], [ApprovalRecord] and
 //     [ApprovalState].
