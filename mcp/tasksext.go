@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"reflect"
 	"strings"
 	"time"
 
@@ -38,12 +39,17 @@ const approvalWaitQueryTimeout = 5 * time.Second
 // maxApprovalArgumentsBytes bounds the arguments an approval request quotes.
 const maxApprovalArgumentsBytes = 2048
 
-// requestMeta is req's params _meta; nil without params.
+// requestMeta is req's params _meta; nil without params (a notification's params may be a
+// typed nil).
 func requestMeta(req sdk.Request) map[string]any {
-	if p := req.GetParams(); p != nil {
-		return p.GetMeta()
+	p := req.GetParams()
+	if p == nil {
+		return nil
 	}
-	return nil
+	if v := reflect.ValueOf(p); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil
+	}
+	return p.GetMeta()
 }
 
 // newProtocol reports whether a request's _meta names 2026-07-28 or later (SEP-2575).
