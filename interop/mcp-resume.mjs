@@ -24,7 +24,8 @@ try {
     onprogress: (p) => report.progress.push(p),
     onresumptiontoken: (token) => report.tokens.push(token),
   });
-  process.stdout.write(JSON.stringify(report) + "\n");
-} finally {
-  await client.close();
+} catch (err) {
+  report.error = String(err);
 }
+process.stdout.write(JSON.stringify(report) + "\n");
+await client.close();

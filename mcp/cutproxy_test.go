@@ -11,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -171,16 +170,6 @@ func (p *cutProxy) cutConn(c *proxiedConn, client, server net.Conn) {
 	_ = server.(*net.TCPConn).CloseWrite()
 	_, _ = io.Copy(io.Discard, server)
 	close(p.cut)
-}
-
-// awaitSignal waits until ch is closed, failing the test after a minute with what it waited for.
-func awaitSignal(t *testing.T, ch <-chan struct{}, what string) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(time.Minute):
-		t.Fatalf("still waiting after a minute for %s", what)
-	}
 }
 
 // proxiedRequest is one HTTP request that went through the proxy.

@@ -55,9 +55,10 @@ func TestTypeScriptClientResumesAfterConnectionCut(t *testing.T) {
 		Tokens   []string         `json:"tokens"`
 		Errors   []string         `json:"errors"`
 		Result   tsToolResult     `json:"result"`
+		Error    string           `json:"error"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(stdout.String()), &report), "report: %s", stdout.String())
-	t.Logf("transport errors: %q", report.Errors)
+	require.Empty(t, report.Error, "the call failed; the transport reported %q", report.Errors)
 	assert.Equal(t, []progressReport{{1, 3, passedMessage}, {2, 3, withheldMessage}, {3, 3, lastMessage}}, report.Progress,
 		"every report once, in order, the one sent while the connection was cut included")
 	assert.False(t, report.Result.IsError)
