@@ -10,7 +10,7 @@ import (
 )
 
 // startProgress sends one call's progress as notifications for req's progress token, through
-// client.ProgressWatch: each value once, in order, the last one before the result (the caller
+// client.ProgressWatch: every report once, in order, the last one before the result (the caller
 // sends the result after Finish). A notification that cannot be sent (the connection or the
 // stream is gone) ends the notifications.
 func (h *callHandler) startProgress(ctx context.Context, req *sdk.CallToolRequest, token any, workflowID, runID string) *client.ProgressWatch {

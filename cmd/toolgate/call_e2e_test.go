@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,8 +10,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sdkclient "go.temporal.io/sdk/client"
 
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/worker"
 )
 
 // A foreground call on a queue no worker polls says so on stderr, at the default log level, and
@@ -76,6 +79,70 @@ func TestCallProgressEndsOnTheLastReport(t *testing.T) {
 				require.GreaterOrEqual(t, k, next, "frames out of order or repeated: %q", shown)
 				next = k + 1
 			}
+		})
+	}
+}
+
+// A foreground call shows every report of a tool that reports 100 times in a tight loop (well
+// within 50 ms) and returns, once each, in order, the last one before the result, and the one
+// report of a tool that reports once just before returning (issue 23 item 2; the heartbeats and
+// the result carry the progress window). The tools run on a worker of this test process.
+func TestCallProgressShowsEveryReportOfABurst(t *testing.T) {
+	dev := startDev(t, "--in-memory", "--no-ui")
+	c, err := sdkclient.Dial(sdkclient.Options{HostPort: dev.addr["frontend"], Namespace: "default"})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	type noArgs struct{}
+	reg, err := toolcore.NewRegistry(
+		toolcore.MustDefine(toolcore.Definition[noArgs]{
+			Name:        "burst",
+			Description: "Report 1/100 to 100/100 in a tight loop, then return.",
+			Execute: func(ctx context.Context, _ noArgs) (any, error) {
+				for k := int64(1); k <= 100; k++ {
+					toolcore.ReportProgress(ctx, toolcore.Progress{Completed: k, Total: 100})
+				}
+				return "burst", nil
+			},
+			Options: toolcore.Options{SideEffect: toolcore.ReadOnly},
+		}),
+		toolcore.MustDefine(toolcore.Definition[noArgs]{
+			Name:        "once",
+			Description: "Report 1/1 just before returning.",
+			Execute: func(ctx context.Context, _ noArgs) (any, error) {
+				toolcore.ReportProgress(ctx, toolcore.Progress{Completed: 1, Total: 1, Message: "done"})
+				return "once", nil
+			},
+			Options: toolcore.Options{SideEffect: toolcore.ReadOnly},
+		}))
+	require.NoError(t, err)
+	const queue = "e2e-burst"
+	w, err := worker.New(c, "default", reg, worker.Options{TaskQueue: queue, StopTimeout: 5 * time.Second})
+	require.NoError(t, err)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+
+	for _, tt := range []struct {
+		tool string
+		want []toolcore.Progress
+	}{
+		{tool: "burst", want: func() (all []toolcore.Progress) {
+			for k := int64(1); k <= 100; k++ {
+				all = append(all, toolcore.Progress{Completed: k, Total: 100})
+			}
+			return all
+		}()},
+		{tool: "once", want: []toolcore.Progress{{Completed: 1, Total: 1, Message: "done"}}},
+	} {
+		t.Run(tt.tool, func(t *testing.T) {
+			id := "e2e-progress-" + tt.tool
+			got := toolgate(t, dev.env(), "", "call", "--task-queue", queue, "--id", id, "--progress", string(progressPlain), tt.tool, `{}`)
+			require.Equal(t, ExitOK, got.code, got.stderr)
+			assert.Contains(t, got.stdout, fmt.Sprintf(`"content":"\"%s\""`, tt.tool), "the result")
+			var want []string
+			for _, p := range tt.want {
+				want = append(want, "progress "+renderProgress(p))
+			}
+			assert.Equal(t, want, strings.Split(strings.TrimSuffix(got.stderr, "\n"), "\n"), "every report once, in order, the last one last")
 		})
 	}
 }
