@@ -32,6 +32,10 @@ import (
 // protocolVersion20260728 is the first revision with the tasks extension and stateless requests.
 const protocolVersion20260728 = "2026-07-28"
 
+// mcpNameHeader is the SEP-2243 routing header that names a request's target: for tasks/get,
+// tasks/update and tasks/cancel, the task (SEP-2663).
+const mcpNameHeader = "Mcp-Name"
+
 // approvalWaitQueryTimeout bounds the approval query of a task that runs no tool: a worker that
 // does not answer leaves the task "working".
 const approvalWaitQueryTimeout = 5 * time.Second
@@ -183,15 +187,22 @@ func (t *tasks) middlewareV2(ctx context.Context, method string, req sdk.Request
 	case wire.MCPMethodTasksResult, wire.MCPMethodTasksList:
 		return nil, methodNotFound(fmt.Sprintf("%s is not part of the %s tasks extension: tasks/get inlines the result", method, protocolVersion20260728))
 	case wire.MCPMethodTasksGet, wire.MCPMethodTasksCancel, wire.MCPMethodTasksUpdate:
-		if !declaresTasks(meta) {
-			return nil, missingTasksCapability(method + " needs the tasks extension")
-		}
 		var taskID string
 		switch p := req.GetParams().(type) {
 		case *taskIDParams:
 			taskID = p.TaskID
 		case *taskUpdateParams:
 			taskID = p.TaskID
+		}
+		if extra := req.GetExtra(); extra != nil {
+			// SEP-2663 routing header: an HTTP request's Mcp-Name, when present, names the task.
+			if names := extra.Header.Values(mcpNameHeader); len(names) > 0 && strings.TrimSpace(names[0]) != taskID {
+				return nil, &jsonrpc.Error{Code: sdk.CodeHeaderMismatch,
+					Message: fmt.Sprintf("header mismatch: Mcp-Name %q is not the taskId %q", names[0], taskID)}
+			}
+		}
+		if !declaresTasks(meta) {
+			return nil, missingTasksCapability(method + " needs the tasks extension")
 		}
 		st, err := t.status(ctx, &taskIDParams{TaskID: taskID})
 		if err != nil {
