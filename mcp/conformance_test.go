@@ -57,11 +57,23 @@ func runConformanceFixture(mode string) int {
 			Name:        "schema_2020_12_tool",
 			Description: "Tool with JSON Schema 2020-12 features",
 			Annotations: readOnly,
+			// 0.2.0-alpha.12's fixture (SEP-1613 and SEP-2106: $anchor, allOf/anyOf,
+			// if/then/else), a superset of 0.1.16's.
 			InputSchema: json.RawMessage(`{
 				"$schema": "https://json-schema.org/draft/2020-12/schema",
 				"type": "object",
-				"$defs": {"address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
-				"properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+				"$defs": {"address": {"$anchor": "addressDef", "type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+				"properties": {
+					"name": {"type": "string"},
+					"address": {"$ref": "#/$defs/address"},
+					"contactMethod": {"type": "string", "enum": ["phone", "email"]},
+					"phone": {"type": "string"},
+					"email": {"type": "string"}
+				},
+				"allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+				"if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+				"then": {"required": ["phone"]},
+				"else": {"required": ["email"]},
 				"additionalProperties": false
 			}`),
 		}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -262,7 +274,24 @@ const (
 // conformanceInapplicable are checks (scenario + "/" + check id) that cannot apply to toolgate
 // within a scenario that otherwise does: runConformanceScenarios accepts their failure or warning
 // and logs the reason. A test file of another feature may add its own in an init func.
-var conformanceInapplicable = map[string]string{}
+var conformanceInapplicable = map[string]string{
+	// server-stateless probes three diagnostic tools a server of durable tools has no use for; its
+	// twelve other checks run.
+	"server-stateless/sep-2575-server-rejects-undeclared-capability": "needs test_missing_capability, a tool that " +
+		"relies on the client's sampling capability: no toolgate tool asks its client anything (a durable call runs on a worker)",
+	"server-stateless/sep-2575-missing-capability-http-400": "the HTTP status of the -32021 that " +
+		"test_missing_capability would provoke (see sep-2575-server-rejects-undeclared-capability)",
+	"server-stateless/sep-2575-http-server-no-independent-requests-on-stream": "needs test_streaming_elicitation, " +
+		"a tool that elicits while it runs: toolgate sends no server-initiated requests on any stream",
+	"server-stateless/sep-2575-server-no-log-without-loglevel": "needs test_logging_tool, a tool that logs: " +
+		"toolgate declares no logging capability and sends no log notifications at all",
+	// caching checks the caching hints of every list result: toolgate's tools/list carries them
+	// (sep-2549-tools-list-caching-hints, -ttl-non-negative and -cache-scope-valid run); the
+	// other lists are of capabilities toolgate does not declare, and answer -32601.
+	"caching/sep-2549-prompts-list-caching-hints":             skipNoPrompts + ": prompts/list is Method not found",
+	"caching/sep-2549-resources-list-caching-hints":           skipNoResources + ": resources/list is Method not found",
+	"caching/sep-2549-resources-templates-list-caching-hints": skipNoResources + ": resources/templates/list is Method not found",
+}
 
 // conformanceNode returns the pinned Node.js and suite's entry point, failing the test with the
 // fix when `make setup` has not installed them.

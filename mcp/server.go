@@ -74,6 +74,7 @@ func NewServer(tg *client.Client, tools []toolcore.ToolInfo, opts Options) *sdk.
 	caps.AddExtension(wire.MCPTasksExtension, tasksCapability)
 	s := sdk.NewServer(&sdk.Implementation{Name: opts.Name, Version: opts.Version},
 		&sdk.ServerOptions{Logger: opts.Logger, Capabilities: caps})
+	s.AddReceivingMiddleware(rejectUndeclared)
 	t := &tasks{tg: tg, handlers: map[string]*callHandler{}, infos: map[string]toolcore.ToolInfo{},
 		support: map[string]string{}, ttl: opts.TaskTTL}
 	for _, info := range tools {

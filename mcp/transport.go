@@ -86,3 +86,25 @@ func liftTaskBody(body []byte) []byte {
 	}
 	return out
 }
+
+// undeclaredMethods are the request methods of capabilities toolgate does not declare (prompts,
+// resources, completions, logging): the SDK would answer them (an empty list, for one), which
+// tells a client the capability is there after all (2026-07-28's server-stateless checks exactly
+// that).
+var undeclaredMethods = map[string]bool{
+	"prompts/list": true, "prompts/get": true,
+	"resources/list": true, "resources/read": true, "resources/templates/list": true,
+	"resources/subscribe": true, "resources/unsubscribe": true,
+	"completion/complete": true, "logging/setLevel": true,
+}
+
+// rejectUndeclared is receiving middleware of NewServer: a method of undeclaredMethods gets
+// Method not found (-32601; over 2026-07-28 HTTP, 404), at every revision and transport.
+func rejectUndeclared(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if undeclaredMethods[method] {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: toolgate serves tools only, not " + method}
+		}
+		return next(ctx, method, req)
+	}
+}
