@@ -50,7 +50,8 @@ type extArgs struct {
 
 // startExtWorker runs the extension tests' tools on a worker in this process: ext_echo answers
 // at once, ext_sum adds, ext_hold waits until canceled, ext_release and ext_operator require
-// approval (ext_release by its caller, ext_operator by an operator), ext_required adds too.
+// approval (ext_release by its caller, ext_operator by an operator, ext_reviewed by its caller
+// if that is alice), ext_required adds too.
 func startExtWorker(t *testing.T) (*extTools, string) {
 	et := &extTools{runs: map[string]int{}, started: make(chan struct{}, 4), stopped: make(chan error, 4)}
 	sum := func(_ context.Context, a extArgs) (any, error) { return map[string]any{"sum": a.A + a.B}, nil }
@@ -80,6 +81,8 @@ func startExtWorker(t *testing.T) (*extTools, string) {
 			Execute: release, Options: toolcore.Options{RequireApproval: true, ApprovalByCaller: true}}),
 		toolcore.MustDefine(toolcore.Definition[extArgs]{Name: "ext_operator", Description: "Release the item, once an operator approves.",
 			Execute: release, Options: toolcore.Options{RequireApproval: true}}),
+		toolcore.MustDefine(toolcore.Definition[extArgs]{Name: "ext_reviewed", Description: "Release the item, once alice approves.",
+			Execute: release, Options: toolcore.Options{RequireApproval: true, ApprovalByCaller: true, Reviewers: []string{"alice"}}}),
 	)
 	require.NoError(t, err)
 	queue := devtest.TaskQueue(t)
@@ -101,12 +104,24 @@ var extFlags = []string{"--task-support-forbidden", "ext_echo", "--task-support-
 
 // A 2026-07-28 client (go-sdk's, in a process of its own) runs tools/list, a sync call, a task
 // to completion, a cancel and approvals through input_required against a real `toolgate mcp`
-// process over stdio (issue 23 item 5; contract 10.24-10.28).
+// process, over stdio and over streamable HTTP (issue 23 item 5; contract 10.24-10.28).
 func TestTasksExtensionGoClient(t *testing.T) {
-	et, queue := startExtWorker(t)
-	argv, err := json.Marshal(mcpCommand(t, &fixture{queue: queue}, extFlags...))
-	require.NoError(t, err)
-	runExtClient(t, et, "TASKS_CLIENT_COMMAND="+string(argv))
+	t.Run("stdio", func(t *testing.T) {
+		et, queue := startExtWorker(t)
+		argv, err := json.Marshal(mcpCommand(t, &fixture{queue: queue}, extFlags...))
+		require.NoError(t, err)
+		runExtClient(t, et, "TASKS_CLIENT_COMMAND="+string(argv))
+	})
+	t.Run("http", func(t *testing.T) {
+		et, queue := startExtWorker(t)
+		server := startMCPProcess(t, &fixture{queue: queue}, extFlags...)
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("toolgate mcp:\n%s", server.log())
+			}
+		})
+		runExtClient(t, et, "TASKS_CLIENT_URL="+server.url)
+	})
 }
 
 // extStep is one line of the client's report.
@@ -144,7 +159,7 @@ func runExtClient(t *testing.T, et *extTools, env ...string) {
 
 	s = next("tools")
 	assert.Equal(t, map[string]any{"ext_echo": "forbidden", "ext_sum": "optional", "ext_required": "required",
-		"ext_hold": "optional", "ext_release": "optional", "ext_operator": "optional"}, s["taskSupport"])
+		"ext_hold": "optional", "ext_release": "optional", "ext_operator": "optional", "ext_reviewed": "optional"}, s["taskSupport"])
 
 	s = next("sync")
 	assert.Equal(t, "complete", s.str("resultType"))
@@ -213,6 +228,12 @@ func runExtClient(t *testing.T, et *extTools, env ...string) {
 	assert.Equal(t, float64(jsonrpc.CodeInvalidParams), s["forgedCode"], "a caller cannot decide an operator's approval: %v", s["forgedMessage"])
 	assert.Equal(t, "cancelled", s.str("finalStatus"))
 	assert.Zero(t, et.runsOf("c"))
+
+	s = next("reviewed")
+	assert.Equal(t, float64(jsonrpc.CodeInvalidParams), s["refusedCode"], "the tool's Reviewers refuse the caller (mcp): %v", s["refusedMessage"])
+	assert.Contains(t, s.str("refusedMessage"), "refused")
+	assert.Equal(t, "input_required", s.str("after"), "a refused decision leaves the call waiting")
+	assert.Zero(t, et.runsOf("d"))
 
 	s = next("errors")
 	assert.Equal(t, float64(jsonrpc.CodeInvalidParams), s["unknownGet"])
@@ -580,6 +601,32 @@ func tasksClientScript(ctx context.Context, report func(string, map[string]any))
 		fields["forgedMessage"] = forged.Error()
 	}
 	report("operator", fields)
+
+	// A caller the tool's Reviewers do not name: refused, and the call goes on waiting.
+	if taskID, err = s.callTask(ctx, "ext_reviewed", map[string]any{"item": "d"}); err != nil {
+		return err
+	}
+	asked, err := s.until(ctx, taskID, func(task *extTask) bool { return task.Status == "input_required" || terminal(task) })
+	if err != nil {
+		return err
+	}
+	responses := map[string]any{}
+	for key := range asked.InputRequests {
+		responses[key] = map[string]any{"action": "accept", "content": map[string]any{"approve": true}}
+	}
+	_, refused := s.task(ctx, wire.MCPMethodTasksUpdate, taskID, responses)
+	after, err := s.task(ctx, wire.MCPMethodTasksGet, taskID, nil)
+	if err != nil {
+		return err
+	}
+	fields = map[string]any{"refusedCode": rpcCode(refused), "after": after.Status}
+	if refused != nil {
+		fields["refusedMessage"] = refused.Error()
+	}
+	report("reviewed", fields)
+	if _, err := s.task(ctx, wire.MCPMethodTasksCancel, taskID, nil); err != nil {
+		return err
+	}
 
 	_, unknownGet := s.task(ctx, wire.MCPMethodTasksGet, "mcp/toolcall-no-such-task", nil)
 	_, unknownCancel := s.task(ctx, wire.MCPMethodTasksCancel, "mcp/toolcall-no-such-task", nil)
