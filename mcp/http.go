@@ -88,6 +88,13 @@ type HTTPOptions struct {
 // the limit, never buffered further); 503 to an initialize when opts.MaxSessions are live. Like
 // Transport, it moves the "task" member of a tools/call request into _meta for the server's task
 // support.
+//
+// One endpoint serves both kinds of revision, chosen per request (isStatelessRequest):
+// server/discover and requests naming StatelessRevision or later (Mcp-Protocol-Version header or
+// _meta) are served statelessly, each POST on its own with no Mcp-Session-Id read or set (one sent
+// is ignored); everything else (2025-06-18, 2025-11-25) keeps its session, resumable streams and
+// standalone stream. Every check above guards both, and a stateless request counts against
+// opts.MaxSessions while it runs.
 func HTTPHandler(s *sdk.Server, opts HTTPOptions) http.Handler {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes

@@ -79,7 +79,7 @@ func post2026(t *testing.T, url, method string, params map[string]any, header ht
 	return resp, string(out)
 }
 
-// One endpoint serves both revisions, negotiated per request (contract 10.23): a go-sdk client of
+// One endpoint serves both revisions, negotiated per request (contract 10.29): a go-sdk client of
 // 2026-07-28 (server/discover, per-request _meta, no session) and one of 2025-11-25 (initialize,
 // a session) list and call against the same HTTPHandler; a 2026-07-28 request carrying a live
 // session's Mcp-Session-Id is served without it and leaves the session alone; GET of 2026-07-28
@@ -115,7 +115,7 @@ func TestHTTPServesBothRevisions(t *testing.T) {
 	_ = getResp.Body.Close()
 	assert.Equal(t, http.StatusMethodNotAllowed, getResp.StatusCode)
 
-	// Capabilities toolgate does not declare are Method not found at both revisions.
+	// Capabilities toolgate does not declare are Method not found at both revisions (10.32).
 	resp, body = post2026(t, srv.URL, "prompts/list", nil, nil)
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode, body)
 	assert.Contains(t, body, `-32601`)
@@ -126,7 +126,7 @@ func TestHTTPServesBothRevisions(t *testing.T) {
 }
 
 // Every protection in front of the 2025-11-25 handler guards 2026-07-28 requests too (contract
-// 10.23): Host (403), Origin (403), the body bound (413), the bearer token (401 with a challenge)
+// 10.30): Host (403), Origin (403), the body bound (413), the bearer token (401 with a challenge)
 // and the cap on live sessions (503: a stateless request is a session while it runs).
 func TestHTTPStatelessRevisionProtections(t *testing.T) {
 	f := newFixture(t)
@@ -168,7 +168,7 @@ func TestHTTPStatelessRevisionProtections(t *testing.T) {
 }
 
 // A go-sdk client of 2026-07-28 lists and calls through a real `toolgate mcp` over stdio
-// (contract 10.23): stdio has no sessions to drop, the revision is negotiated per request.
+// (contract 10.31): stdio has no sessions to drop, the revision is negotiated per request.
 func TestStdioServesStatelessRevision(t *testing.T) {
 	f := newFixture(t)
 	args := mcpCommand(t, f)
