@@ -663,3 +663,31 @@ func tasksClientScript(ctx context.Context, report func(string, map[string]any))
 	report("undeclared", fields)
 	return nil
 }
+
+// For a 2025-11-25 client, task support per tool holds too: a task-augmented call of a forbidden
+// tool and a plain call of a required one are -32601, and start nothing (contract 10.24).
+func TestTaskSupportAt20251125(t *testing.T) {
+	f := newFixture(t)
+	s := mcp.NewServer(f.tg, f.infos, mcp.Options{TaskSupportForbidden: []string{"ech?"}, TaskSupportRequired: []string{"count", "echo"}})
+	serverT, clientT := sdk.NewInMemoryTransports()
+	ss, err := s.Connect(t.Context(), serverT, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ss.Close() })
+	cs, err := newExtClient(false).Connect(t.Context(), clientT, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	require.Equal(t, "2025-11-25", cs.InitializeResult().ProtocolVersion)
+
+	_, err = cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"},
+		Meta: sdk.Meta{wire.MCPTaskMeta: map[string]any{}}})
+	assert.EqualValues(t, jsonrpc.CodeMethodNotFound, rpcCode(err), "forbidden wins over required: %v", err)
+	res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+	require.NoError(t, err, "a forbidden tool answers a plain call")
+	assert.False(t, res.IsError)
+
+	_, err = cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "count", Arguments: map[string]any{"key": "required-plain"}})
+	assert.EqualValues(t, jsonrpc.CodeMethodNotFound, rpcCode(err), "%v", err)
+	assert.Zero(t, f.tools.runsOf("required-plain"), "nothing started")
+	_, err = sdk.CallCustomMethod[*extTaskParams, *extTask](t.Context(), cs, wire.MCPMethodTasksUpdate, &extTaskParams{TaskID: "x"})
+	assert.EqualValues(t, jsonrpc.CodeMethodNotFound, rpcCode(err), "tasks/update is of the 2026-07-28 extension: %v", err)
+}
