@@ -38,7 +38,7 @@ const mcpNameHeader = "Mcp-Name"
 
 // approvalWaitQueryTimeout bounds the approval query of a task that runs no tool: a worker that
 // does not answer leaves the task "working".
-const approvalWaitQueryTimeout = 5 * time.Second
+const approvalWaitQueryTimeout = 2 * time.Second
 
 // maxApprovalArgumentsBytes bounds the arguments an approval request quotes.
 const maxApprovalArgumentsBytes = 2048
