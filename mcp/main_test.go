@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) == 2 && os.Args[1] == tasksClientArg {
 		os.Exit(runTasksClient())
 	}
+	if len(os.Args) == 5 && os.Args[1] == tasksWorkerArg {
+		os.Exit(runTasksWorker(os.Args[2], os.Args[3], os.Args[4]))
+	}
 	code := devtest.Main(m)
 	testbin.Cleanup()
 	os.Exit(code)
