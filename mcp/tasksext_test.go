@@ -110,17 +110,19 @@ func TestTasksExtensionGoClient(t *testing.T) {
 		et, queue := startExtWorker(t)
 		argv, err := json.Marshal(mcpCommand(t, &fixture{queue: queue}, extFlags...))
 		require.NoError(t, err)
-		runExtClient(t, et, "TASKS_CLIENT_COMMAND="+string(argv))
+		runExtClient(t, et, func() {}, "TASKS_CLIENT_COMMAND="+string(argv))
 	})
 	t.Run("http", func(t *testing.T) {
 		et, queue := startExtWorker(t)
 		server := startMCPProcess(t, &fixture{queue: queue}, extFlags...)
+		other := startMCPProcess(t, &fixture{queue: queue}, extFlags...)
 		t.Cleanup(func() {
 			if t.Failed() {
-				t.Logf("toolgate mcp:\n%s", server.log())
+				t.Logf("toolgate mcp:\n%s\nthe other toolgate mcp:\n%s", server.log(), other.log())
 			}
 		})
-		runExtClient(t, et, "TASKS_CLIENT_URL="+server.url)
+		// The first server dies while the call waits for approval; the other one takes the decision.
+		runExtClient(t, et, func() { require.NoError(t, server.cmd.Process.Kill()) }, "TASKS_CLIENT_URL="+server.url, "TASKS_CLIENT_URL2="+other.url)
 	})
 }
 
@@ -129,8 +131,9 @@ type extStep map[string]any
 
 func (s extStep) str(key string) string { v, _ := s[key].(string); return v }
 
-// runExtClient runs the client process with env and checks its report step by step.
-func runExtClient(t *testing.T, et *extTools, env ...string) {
+// runExtClient runs the client process with env and checks its report step by step; asked runs
+// while the first approval waits, before the client decides it through another server process.
+func runExtClient(t *testing.T, et *extTools, asked func(), env ...string) {
 	cmd := exec.CommandContext(t.Context(), os.Args[0], tasksClientArg)
 	cmd.Env = append(childEnv(), env...)
 	stdin, err := cmd.StdinPipe()
@@ -205,6 +208,7 @@ func runExtClient(t *testing.T, et *extTools, env ...string) {
 	assert.Contains(t, s.str("message"), strings.TrimPrefix(s.str("key"), wire.MCPApprovalInputPrefix), "the message names the call hash")
 	assert.Equal(t, "object", s["schema"].(map[string]any)["type"])
 	assert.Zero(t, et.runsOf("a"), "nothing runs before the decision")
+	asked()
 	_, err = fmt.Fprintln(stdin, "go")
 	require.NoError(t, err)
 	s = next("approved")
@@ -361,9 +365,15 @@ func newExtClient(declareTasks bool) *sdk.Client {
 	return c
 }
 
-func connectExt(ctx context.Context, declareTasks bool) (*extSession, error) {
+// connectExt connects a session to $TASKS_CLIENT_URL, or to $TASKS_CLIENT_URL2 when second (the
+// HTTP test's other server process); over stdio each session spawns a server process of its own.
+func connectExt(ctx context.Context, declareTasks, second bool) (*extSession, error) {
 	var transport sdk.Transport
-	if url := os.Getenv("TASKS_CLIENT_URL"); url != "" {
+	url := os.Getenv("TASKS_CLIENT_URL")
+	if second {
+		url = os.Getenv("TASKS_CLIENT_URL2")
+	}
+	if url != "" {
 		transport = &sdk.StreamableClientTransport{Endpoint: url}
 	} else {
 		var argv []string
@@ -453,11 +463,17 @@ func runTasksClient() int {
 }
 
 func tasksClientScript(ctx context.Context, report func(string, map[string]any)) error {
-	s, err := connectExt(ctx, true)
+	s, err := connectExt(ctx, true, false)
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
-	defer s.cs.Close()
+	first := s
+	defer func() {
+		_ = first.cs.Close()
+		if s != first {
+			_ = s.cs.Close()
+		}
+	}()
 	discovered := s.rec.find("supportedVersions")
 	caps, _ := discovered["capabilities"].(map[string]any)
 	extensions, _ := caps["extensions"].(map[string]any)
@@ -530,7 +546,8 @@ func tasksClientScript(ctx context.Context, report func(string, map[string]any))
 	report("cancelled", map[string]any{"ackResultType": ack.ResultType, "status": got.Status, "againResultType": again.ResultType})
 
 	// Approvals through input_required and tasks/update.
-	decide := func(item, action string, content map[string]any, asking func(asked *extTask, key string) error) (final *extTask, ackType string, err error) {
+	// asking may return another session to decide through (nil: the same).
+	decide := func(item, action string, content map[string]any, asking func(asked *extTask, key string) (*extSession, error)) (final *extTask, ackType string, err error) {
 		taskID, err := s.callTask(ctx, "ext_release", map[string]any{"item": item})
 		if err != nil {
 			return nil, "", err
@@ -543,34 +560,45 @@ func tasksClientScript(ctx context.Context, report func(string, map[string]any))
 			return nil, "", fmt.Errorf("ext_release ended %s without asking", asked.Status)
 		}
 		responses := map[string]any{}
+		deciding := s
 		for key := range asked.InputRequests {
 			responses[key] = map[string]any{"action": action, "content": content}
-			if err := asking(asked, key); err != nil {
+			other, err := asking(asked, key)
+			if err != nil {
 				return nil, "", err
 			}
+			if other != nil {
+				deciding = other
+			}
 		}
-		ack, err := s.task(ctx, wire.MCPMethodTasksUpdate, taskID, responses)
+		ack, err := deciding.task(ctx, wire.MCPMethodTasksUpdate, taskID, responses)
 		if err != nil {
 			return nil, "", fmt.Errorf("tasks/update: %w", err)
 		}
-		final, err = s.until(ctx, taskID, terminal)
+		final, err = deciding.until(ctx, taskID, terminal)
 		return final, ack.ResultType, err
 	}
-	final, ackType, err := decide("a", "accept", map[string]any{"approve": true}, func(asked *extTask, key string) error {
+	// The decision goes through another server process: every answer reads Temporal.
+	final, ackType, err := decide("a", "accept", map[string]any{"approve": true}, func(asked *extTask, key string) (*extSession, error) {
 		request := asked.InputRequests[key]
 		report("approval-asked", map[string]any{"status": asked.Status, "key": key, "method": request.Method,
 			"message": request.Params.Message, "schema": request.Params.RequestedSchema})
 		if !stdin.Scan() {
-			return errors.New("no go-ahead on stdin")
+			return nil, errors.New("no go-ahead on stdin")
 		}
-		return nil
+		other, err := connectExt(ctx, true, true)
+		if err != nil {
+			return nil, fmt.Errorf("connect to the other server: %w", err)
+		}
+		s = other // from now on (over HTTP the first server is dead)
+		return other, nil
 	})
 	if err != nil {
 		return err
 	}
 	text, isError = extResultText(final)
 	report("approved", map[string]any{"ackResultType": ackType, "status": final.Status, "text": text, "isError": isError})
-	if final, _, err = decide("b", "decline", map[string]any{"reason": "not today"}, func(*extTask, string) error { return nil }); err != nil {
+	if final, _, err = decide("b", "decline", map[string]any{"reason": "not today"}, func(*extTask, string) (*extSession, error) { return nil, nil }); err != nil {
 		return err
 	}
 	text, isError = extResultText(final)
@@ -636,7 +664,7 @@ func tasksClientScript(ctx context.Context, report func(string, map[string]any))
 		"tasksResult": rpcCode(tasksResult), "tasksList": rpcCode(tasksList)})
 
 	// A client that does not declare the extension gets no task.
-	plain, err := connectExt(ctx, false)
+	plain, err := connectExt(ctx, false, true)
 	if err != nil {
 		return fmt.Errorf("connect without the extension: %w", err)
 	}
