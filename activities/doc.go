@@ -14,7 +14,7 @@
 //  1. Look the tool up in [Activities.Registry] (missing: a non-retryable
 //     [wire.ErrTypeToolNotRegistered]; the tool did not run).
 //  2. Start the heartbeat loop: every half of the HeartbeatTimeout and at once on a progress
-//     report, carrying the latest report; with [Activities.Heartbeats] a late beat is sent again
+//     report, carrying the progress window (progress.go); with [Activities.Heartbeats] a late beat is sent again
 //     instead of ending the attempt (see heartbeat.go). Cancellation and worker loss reach the activity only
 //     through heartbeats.
 //  3. Run toolcore.Tool.Invoke (panics recovered) with a context that carries cancellation and

@@ -69,14 +69,14 @@ type Options struct {
 	// NoWorkerDelay is how long after its start a call waits before Execute asks whether a worker
 	// polls (see NoWorker). Optional: default DefaultNoWorkerDelay (3 s).
 	NoWorkerDelay time.Duration
-	// OnProgress, when set, hears the progress of each call Execute waits for: every value once
-	// (a value equal to the one delivered last is not delivered again), in the order the tool
-	// reported them, and, when the call ends with a result (error results included), its last
-	// report before Execute returns that result. While the call runs, Execute reads the running
-	// attempt's latest report every ProgressInterval (one DescribeWorkflowExecution); once it has
-	// a result, it reads the last report from history (FinalProgress, one history read), so the
-	// report a tool makes just before returning always arrives. Reports closer together than the
-	// heartbeat throttle (500 ms) coalesce, the latest winning. Execute calls it from one
+	// OnProgress, when set, hears the progress of each call Execute waits for: every report once
+	// (a report equal to the one delivered just before it is not delivered again), in the order
+	// the tool made them, and, when the call ends with a result (error results included), its
+	// last report before Execute returns that result. While the call runs, Execute reads the
+	// running attempt's progress window every ProgressInterval (one DescribeWorkflowExecution);
+	// once it has a result, the window in history (one history read), so the reports a tool
+	// makes just before returning always arrive. A report is lost only beyond the window's bound
+	// (ProgressWatch; contract 10.6: up to 256 reports a second arrive). Execute calls it from one
 	// goroutine at a time, never after it returned: keep it short. Optional: default none
 	// (nothing is read).
 	OnProgress func(ProgressEvent)

@@ -74,7 +74,7 @@
 // [Client.Progress] returns the latest progress the running tool reported (the pending activity's
 // heartbeat details, read with DescribeWorkflowExecution), and [Client.FinalProgress] the last
 // report of a closed call (from history). With [Options.OnProgress] set, Execute delivers a call's
-// reports as it waits: each value once, in order, and the tool's last report before the result. [Client.Status] adds the state, the
+// reports as it waits: every report once, in order, and the tool's last report before the result. [Client.Status] adds the state, the
 // attempt, and the result or error of a closed call; it also reads the first history event to name
 // the call (two to three round trips: for operators, not for hot loops).
 package client

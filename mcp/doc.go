@@ -23,11 +23,11 @@
 // # Progress, cancellation, durability
 //
 // When the request carries a progress token, the tool's progress is sent as
-// notifications/progress, each value once and in order: read from the running attempt's heartbeat
-// details every ProgressInterval, and once the call has closed, before the result, its last
-// report from history (the completed attempt's result carries it), so the report a tool makes
-// just before returning always arrives. Reports closer together than the heartbeat gap (500 ms)
-// coalesce to the latest (docs/contract.md, section 10 rule 6). notifications/cancelled for the request
+// notifications/progress, every report once and in order: read from the running attempt's
+// heartbeat details (its window of numbered reports) every ProgressInterval, and once the call has
+// closed, before the result, the rest from history (the completed attempt's result carries the
+// window), so the reports a tool makes just before returning always arrive (docs/contract.md,
+// section 10 rule 6, with the window's bound). notifications/cancelled for the request
 // cancels the workflow and waits until it has closed, so the tool has seen its context canceled.
 // A connection that merely goes away (the client or the MCP server dies) cancels nothing: the
 // workflow goes on.
