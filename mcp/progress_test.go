@@ -11,6 +11,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/mcp"
 )
 
 // wireLog records, in the order the client reads them off its connection, the progress
@@ -68,6 +70,11 @@ func (c *wireLogConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // connectLogged connects a client whose progress notifications go to the returned channel and
 // whose incoming messages are logged in wire order.
 func connectLogged(t *testing.T, f *fixture) (*sdk.ClientSession, <-chan *sdk.ProgressNotificationParams, *wireLog) {
+	return connectLoggedTo(t, f.server())
+}
+
+// connectLoggedTo is connectLogged to server s.
+func connectLoggedTo(t *testing.T, s *sdk.Server) (*sdk.ClientSession, <-chan *sdk.ProgressNotificationParams, *wireLog) {
 	progress := make(chan *sdk.ProgressNotificationParams, 256)
 	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
@@ -75,7 +82,7 @@ func connectLogged(t *testing.T, f *fixture) (*sdk.ClientSession, <-chan *sdk.Pr
 		},
 	})
 	serverT, clientT := sdk.NewInMemoryTransports()
-	ss, err := f.server().Connect(t.Context(), serverT, nil)
+	ss, err := s.Connect(t.Context(), serverT, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ss.Close() })
 	log := &wireLog{Transport: clientT}
@@ -139,4 +146,26 @@ func TestProgressEveryReportOnceAndLastBeforeResult(t *testing.T) {
 		want = append(want, fmt.Sprintf("progress %d/100", k))
 	}
 	assert.Equal(t, append(want, "response"), log.snapshot()[before:], "all 100 reports, in order, each once, then the result")
+}
+
+// A mounted tool whose remote reports three times in a row just before its result (the
+// conformance suite's tools-call-with-progress reports 0, 50 and 100 within about 100 ms) has
+// all three reach toolgate mcp's client, in order, before the result.
+func TestProgressOfAMountedToolAllArrive(t *testing.T) {
+	_, url := newRemoteServer(t)
+	transport, err := mcp.Target(url)
+	require.NoError(t, err)
+	tg := mountedWorker(t, "go", transport)
+	infos, err := tg.ListTools(t.Context())
+	require.NoError(t, err)
+	cs, _, log := connectLoggedTo(t, mcp.NewServer(tg, infos, mcp.Options{}))
+	for i := range 3 {
+		before := len(log.snapshot())
+		params := &sdk.CallToolParams{Name: "go_finish", Arguments: map[string]any{}}
+		params.SetProgressToken(fmt.Sprintf("finish-%d", i))
+		res, err := cs.CallTool(t.Context(), params)
+		require.NoError(t, err)
+		assert.Equal(t, "finished", text(t, res))
+		assert.Equal(t, []string{"progress 1/3", "progress 2/3", "progress 3/3", "response"}, log.snapshot()[before:], "call %d", i)
+	}
 }
