@@ -172,7 +172,7 @@ func runExtClient(t *testing.T, et *extTools, asked func(), env ...string) {
 	s = next("task")
 	assert.Equal(t, "task", s.str("resultType"))
 	assert.NotEmpty(t, s.str("taskId"))
-	assert.Equal(t, "working", s.str("status"))
+	assert.Contains(t, []string{"working", "completed"}, s.str("status"), "the status when the answer was made (a quick tool may be done)")
 	retention, err := mcp.NamespaceRetention(t.Context(), devtest.Client(t), devtest.Server(t).Namespace())
 	require.NoError(t, err)
 	assert.Equal(t, float64(retention.Milliseconds()), s["ttlMs"], "ttlMs is the namespace's retention")
