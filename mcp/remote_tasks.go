@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -97,7 +98,9 @@ func (r *Remote) callTask(ctx context.Context, name string, args json.RawMessage
 	if cp.ProgressToken == "" {
 		cp.ProgressToken = progressToken()
 	}
-	route := r.route(ctx, cp.ProgressToken)
+	held := &heldProgress{ctx: ctx, open: cp.RemoteTaskID != ""}
+	route := newProgressRoute(held.report)
+	r.progress.Store(cp.ProgressToken, route)
 	defer r.progress.Delete(cp.ProgressToken)
 
 	var task *remoteTask
@@ -120,6 +123,7 @@ func (r *Remote) callTask(ctx context.Context, name string, args json.RawMessage
 		created, ok := createdTask(res)
 		if !ok {
 			// The server answered at once, without a task.
+			held.release()
 			route.drain(ctx)
 			return r.output(res)
 		}
@@ -128,6 +132,7 @@ func (r *Remote) callTask(ctx context.Context, name string, args json.RawMessage
 		if err := toolcore.Checkpoint(ctx, cp); err != nil {
 			return nil, fmt.Errorf("MCP server %s: record remote task %s: %w", r.prefix, cp.RemoteTaskID, err)
 		}
+		held.release()
 	}
 	res, err := r.awaitTask(ctx, cp.RemoteTaskID, task)
 	if err != nil {
@@ -240,4 +245,40 @@ func taskSupportOf(remote *sdk.Tool) string {
 		return "forbidden"
 	}
 	return execution.TaskSupport
+}
+
+// heldProgressMax bounds the reports heldProgress keeps (the latest ones).
+const heldProgressMax = 64
+
+// heldProgress reports a task call's progress once released, after the task's checkpoint:
+// every heartbeat that carries remote progress carries the task ID too. Reports that come
+// before are kept, in order, and reported at the release.
+type heldProgress struct {
+	ctx  context.Context
+	mu   sync.Mutex
+	open bool
+	held []toolcore.Progress
+}
+
+func (h *heldProgress) report(p toolcore.Progress) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.open {
+		if len(h.held) == heldProgressMax {
+			h.held = h.held[1:]
+		}
+		h.held = append(h.held, p)
+		return
+	}
+	toolcore.ReportProgress(h.ctx, p)
+}
+
+func (h *heldProgress) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.open = true
+	for _, p := range h.held {
+		toolcore.ReportProgress(h.ctx, p)
+	}
+	h.held = nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,6 +64,14 @@ type fixtureRaw struct {
 func (r *fixtureRaw) MarshalJSON() ([]byte, error) { return r.raw, nil }
 
 func runTaskFixtureServer(dir, shape string) int {
+	if err := newTaskFixtureServer(dir, shape).Run(context.Background(), mcp.Transport(&sdk.StdioTransport{})); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// newTaskFixtureServer is the server of runTaskFixtureServer.
+func newTaskFixtureServer(dir, shape string) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "task-fixture", Version: "1"}, nil)
 	s.AddTool(&sdk.Tool{Name: "double", Description: "Doubles n once released; only as a task.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`),
@@ -209,10 +218,7 @@ func runTaskFixtureServer(dir, shape string) int {
 		data, err := json.Marshal(taskJSON(id, task))
 		return &fixtureRaw{raw: data}, err
 	}))
-	if err := s.Run(context.Background(), mcp.Transport(&sdk.StdioTransport{})); err != nil {
-		return 1
-	}
-	return 0
+	return s
 }
 
 // lines returns the lines of DIR/name (none when it does not exist).
@@ -230,10 +236,17 @@ func taskFixtureTarget(dir, shape string) string {
 	return os.Args[0] + " " + taskFixtureArg + " " + dir + " " + shape
 }
 
-// taskFixtureWorker mounts the task fixture as prefix "fx" on an in-process worker.
-func taskFixtureWorker(t *testing.T, dir, shape string) *tgclient.Client {
+// taskFixtureWorker mounts the task fixture as prefix "fx" on an in-process worker: spawned over
+// stdio, or served by this process over streamable HTTP when overHTTP.
+func taskFixtureWorker(t *testing.T, dir, shape string, overHTTP bool) *tgclient.Client {
 	t.Helper()
-	transport, err := mcp.Target(taskFixtureTarget(dir, shape))
+	target := taskFixtureTarget(dir, shape)
+	if overHTTP {
+		srv := httptest.NewServer(mcp.HTTPHandler(newTaskFixtureServer(dir, shape), mcp.HTTPOptions{}))
+		t.Cleanup(srv.Close)
+		target = srv.URL
+	}
+	transport, err := mcp.Target(target)
 	require.NoError(t, err)
 	remote, err := mcp.Mount(t.Context(), "fx", transport, mcp.MountOptions{HeartbeatTimeout: 2 * time.Second})
 	require.NoError(t, err)
@@ -249,14 +262,19 @@ func taskFixtureWorker(t *testing.T, dir, shape string) *tgclient.Client {
 	return tgclient.New(c, tgclient.Options{TaskQueue: queue})
 }
 
-// A remote tool that requires tasks is called as one task, in both shapes: the result is the
-// task's, and the remote's last progress report (sent just before the result) is the call's.
+// A remote tool that requires tasks is called as one task, in both shapes, over stdio and
+// streamable HTTP: the result is the task's, and the remote's last progress report (sent just
+// before the result) is the call's.
 func TestMountedToolRequiringTasks(t *testing.T) {
-	for _, shape := range []string{"2025-11-25", "2026-07-28"} {
-		t.Run(shape, func(t *testing.T) {
+	for _, tc := range []struct {
+		shape    string
+		overHTTP bool
+	}{{"2025-11-25", false}, {"2026-07-28", false}, {"2025-11-25", true}, {"2026-07-28", true}} {
+		name := tc.shape + map[bool]string{false: " stdio", true: " http"}[tc.overHTTP]
+		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			tg := taskFixtureWorker(t, dir, shape)
-			call, err := toolcore.NewToolCall("double-"+shape, "fx_double", []byte(`{"n":21}`))
+			tg := taskFixtureWorker(t, dir, tc.shape, tc.overHTTP)
+			call, err := toolcore.NewToolCall("double-"+strings.ReplaceAll(name, " ", "-"), "fx_double", []byte(`{"n":21}`))
 			require.NoError(t, err)
 			workflowID, err := tg.Start(t.Context(), call)
 			require.NoError(t, err)
@@ -281,7 +299,7 @@ func TestMountedToolRequiringTasks(t *testing.T) {
 // Cancelling the toolgate call of a remote task sends tasks/cancel: the remote task is cancelled.
 func TestMountedTaskCancellation(t *testing.T) {
 	dir := t.TempDir()
-	tg := taskFixtureWorker(t, dir, "2025-11-25")
+	tg := taskFixtureWorker(t, dir, "2025-11-25", false)
 	call, err := toolcore.NewToolCall("double-cancel", "fx_double", []byte(`{"n":1}`))
 	require.NoError(t, err)
 	workflowID, err := tg.Start(t.Context(), call)
