@@ -25,7 +25,8 @@ import (
 // toolgate's transports (Transport, HTTPHandler) move it into _meta (wire.MCPTaskMeta) first.
 //
 // A task is the call's workflow: its ID is the workflow ID, and every answer reads Temporal, so
-// tasks survive restarts of the MCP server.
+// tasks survive restarts of the MCP server. Requests of MCP 2026-07-28 take the tasks extension's
+// shapes instead (tasksext.go); both share the task middleware below.
 
 // TaskPollInterval is the pollInterval (ms) tasks suggest to requestors.
 const TaskPollInterval = 500
