@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -26,7 +27,8 @@ const (
 	DefaultMaxBodyBytes = 1 << 20
 	// DefaultSessionTimeout closes a session that received no request for this long.
 	DefaultSessionTimeout = 10 * time.Minute
-	// DefaultMaxSessions bounds the live sessions; an initialize beyond it gets 503.
+	// DefaultMaxSessions bounds the live sessions; an initialize or a stateless request beyond it
+	// gets 503.
 	DefaultMaxSessions = 1024
 	// DefaultBodyReadTimeout bounds reading one request body.
 	DefaultBodyReadTimeout = time.Minute
@@ -66,8 +68,9 @@ type HTTPOptions struct {
 	// SessionTimeout closes a session idle for this long. Optional: default
 	// DefaultSessionTimeout.
 	SessionTimeout time.Duration
-	// MaxSessions bounds the live sessions: an initialize beyond it gets 503 with Retry-After.
-	// Optional: default DefaultMaxSessions.
+	// MaxSessions bounds the live sessions: an initialize beyond it gets 503 with Retry-After, and
+	// so does a stateless (2026-07-28) request, a session while it runs. Optional: default
+	// DefaultMaxSessions.
 	MaxSessions int
 	// BodyReadTimeout bounds reading a request body (a read deadline on the connection, lifted
 	// once the body is read: http.Server's ReadTimeout would also cancel the long-lived SSE
@@ -123,12 +126,13 @@ func HTTPHandler(s *sdk.Server, opts HTTPOptions) http.Handler {
 		MaxRequestBodyBytes: opts.MaxBodyBytes + 1,
 	})
 	// The same server without sessions, for the revisions that have none (2026-07-28, SEP-2575):
-	// each POST is a whole request with its own answer stream; GET and DELETE get 405. A client
-	// that drops the POST does not cancel the call (no PropagateRequestCancellation): as over
-	// 2025-11-25, only a cancellation the revision defines does.
+	// each POST is a whole request with its own answer stream; GET and DELETE get 405. With
+	// nothing to resume, a POST's handler ends with it (PropagateRequestCancellation), under
+	// errRequestGone (see serveStateless).
 	stateless := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{
-		Stateless:           true,
-		MaxRequestBodyBytes: opts.MaxBodyBytes + 1,
+		Stateless:                    true,
+		MaxRequestBodyBytes:          opts.MaxBodyBytes + 1,
+		PropagateRequestCancellation: true,
 	})
 	var handler http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body []byte
@@ -151,7 +155,7 @@ func HTTPHandler(s *sdk.Server, opts HTTPOptions) http.Handler {
 		if sessionless {
 			// The revision has no sessions: an Mcp-Session-Id header is ignored, and the
 			// session it names (if any) is neither used nor touched.
-			stateless.ServeHTTP(w, r)
+			serveStateless(stateless, w, r)
 			return
 		}
 		sessionVersion(s, r)
@@ -179,6 +183,21 @@ func HTTPHandler(s *sdk.Server, opts HTTPOptions) http.Handler {
 		}
 		handler.ServeHTTP(w, r)
 	})
+}
+
+// errRequestGone ends the handler of a stateless request whose client went away. It is not
+// context.Canceled, which only a notifications/cancelled gives: the call goes on (contract 10.7),
+// and a retry with its idempotency key attaches to it.
+var errRequestGone = errors.New("the client closed its request; the call goes on")
+
+// serveStateless serves r with h, whose handlers' context ends when r's does, with the cause
+// errRequestGone instead of r's context.Canceled.
+func serveStateless(h http.Handler, w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
+	defer cancel(nil)
+	stop := context.AfterFunc(r.Context(), func() { cancel(errRequestGone) })
+	defer stop()
+	h.ServeHTTP(w, r.WithContext(ctx))
 }
 
 // readBody reads r's body up to limit bytes within timeout: a declared or actual length beyond

@@ -2,8 +2,10 @@ package mcp_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -16,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolgate/toolgate/mcp"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // connectRevision connects a go-sdk client speaking revision (empty: the SDK's default,
@@ -49,18 +52,34 @@ func listAndCall(t *testing.T, cs *sdk.ClientSession) {
 // url with extra headers, and returns the response and its body.
 func post2026(t *testing.T, url, method string, params map[string]any, header http.Header) (*http.Response, string) {
 	t.Helper()
+	resp, body, err := post2026Context(t.Context(), url, method, params, header)
+	require.NoError(t, err)
+	return resp, body
+}
+
+// post2026Context is post2026 within ctx, returning the error of a request that did not complete.
+// A "_meta" in params adds to the revision's.
+func post2026Context(ctx context.Context, url, method string, params map[string]any, header http.Header) (*http.Response, string, error) {
 	if params == nil {
 		params = map[string]any{}
 	}
-	params["_meta"] = map[string]any{
+	meta := map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    mcp.StatelessRevision,
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw", "version": "1"},
 	}
+	if extra, ok := params["_meta"].(map[string]any); ok {
+		maps.Copy(meta, extra)
+	}
+	params["_meta"] = meta
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
-	require.NoError(t, err)
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader(body))
-	require.NoError(t, err)
+	if err != nil {
+		return nil, "", err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, "", err
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Protocol-Version", mcp.StatelessRevision)
@@ -72,11 +91,12 @@ func post2026(t *testing.T, url, method string, params map[string]any, header ht
 		req.Header[k] = v
 	}
 	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	if err != nil {
+		return nil, "", err
+	}
 	defer resp.Body.Close()
 	out, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp, string(out)
+	return resp, string(out), err
 }
 
 // One endpoint serves both revisions, negotiated per request (contract 10.29): a go-sdk client of
@@ -123,6 +143,45 @@ func TestHTTPServesBothRevisions(t *testing.T) {
 	var rpcErr *jsonrpc.Error
 	require.ErrorAs(t, err, &rpcErr)
 	assert.Equal(t, int64(jsonrpc.CodeMethodNotFound), rpcErr.Code)
+}
+
+// A 2026-07-28 client that drops its tools/call POST mid-call cancels nothing, as at 2025-11-25
+// (contract 10.7, 10.29): the request's handler ends with it (nothing is left to resume), the
+// durable call goes on, and the same idempotency key attaches to its one run and gets its result.
+func TestStatelessRevisionDroppedRequestCancelsNothing(t *testing.T) {
+	f := newFixture(t)
+	served := make(chan struct{}, 2)
+	handler := mcp.HTTPHandler(f.server(), mcp.HTTPOptions{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		handler.ServeHTTP(w, r)
+		served <- struct{}{}
+	}))
+	t.Cleanup(srv.Close)
+	gate := f.tools.hold("dropped")
+	call := map[string]any{"name": "count", "arguments": map[string]any{"key": "dropped"},
+		"_meta": map[string]any{wire.MCPIdempotencyKeyMeta: "dropped-2026"}}
+
+	ctx, drop := context.WithCancel(t.Context())
+	dropped := make(chan error, 1)
+	go func() {
+		_, _, err := post2026Context(ctx, srv.URL, "tools/call", maps.Clone(call), nil)
+		dropped <- err
+	}()
+	require.Equal(t, "dropped", <-f.tools.started)
+	drop()
+	require.Error(t, <-dropped)
+	<-served // the handler has seen its request end, and returned while the tool still waits
+
+	again := make(chan string, 1)
+	go func() {
+		_, body, err := post2026Context(t.Context(), srv.URL, "tools/call", maps.Clone(call), nil)
+		assert.NoError(t, err)
+		again <- body
+	}()
+	close(gate)
+	body := <-again
+	assert.Contains(t, body, `\"runs\":1`, "the dropped call's run completes and the key attaches to it")
+	assert.Equal(t, 1, f.tools.runsOf("dropped"))
 }
 
 // Every protection in front of the 2025-11-25 handler guards 2026-07-28 requests too (contract
