@@ -57,7 +57,8 @@ print the ratios (absolute times on a shared machine are noise; ratios taken sid
                cancel request to workflow closed Canceled (goal p99 <= 1.5 s)
   rounds       a round of 8 calls in parallel and in sequence against one call (goal: parallel
                <= 1.5x one call), and calls from an agent workflow: as child workflows
-               (workflows.ExecuteRound) against the same tool as plain activities
+               (workflows.ExecuteRound) and inline (workflows.Inline, the agent on the toolgate
+               worker) against the same tool as plain activities (goal: inline <= 1.2x them)
   schema       in process: validating one call against a 10-field schema (goal < 20 us)
   cost         billable actions (Temporal Cloud) per call, from the histories and the heartbeat
                RPCs sent: toolgate, bare, bare-eager, and from an agent workflow a child call,

@@ -62,7 +62,10 @@
 //     toolgate call, bare, bare-eager, and from an agent workflow a child call, a plain activity,
 //     an inline call (workflows.Inline) and rounds of 8; then one idle held call, its heartbeats
 //     per minute from their cadence over CostHold ([GoalCostStandalone], [GoalCostInline],
-//     [GoalCostHeldMinute]).
+//     [GoalCostHeldMinute]). The inline calls' agent runs on the toolgate worker, as
+//     workflows.Inline's documentation sets it up, so ExecuteTool is dispatched eagerly, as the
+//     plain activities on their agent's own queue are; the rounds phase compares the two in wall
+//     time and CPU ([GoalInline]).
 //
 // They run in the order 3, 1, 2, 5, cancel, 6, rounds, 7, 4 (Config.Phases selects some): in process while the server is idle, in flight last
 // because it loads the server most. Any failed call ends the run; Run returns the phases
