@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,16 +14,18 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // A remote tool whose tools/list entry says execution.taskSupport "required" is called as a
-// task (MCP 2025-11-25 tasks; the 2026-07-28 io.modelcontextprotocol/tasks extension's shapes are
-// read too): tools/call with a "task" member creates it, tasks/get polls it at the remote's
-// pollInterval (bounded by remoteTaskMinPoll and remoteTaskMaxPoll), tasks/result (or the result
-// tasks/get inlines) is its result, and cancelling the call sends tasks/cancel. The task's ID and
-// progress token are the call's checkpoint (toolcore.Checkpoint: the activity's heartbeat
-// details), recorded before the first poll and so before any remote progress is reported: an
-// attempt after a lost worker polls the same task and never creates a second.
+// task (MCP 2025-11-25 tasks, or at 2026-07-28 the io.modelcontextprotocol/tasks extension):
+// tools/call with a "task" member (2026-07-28: declaring the extension in its _meta) creates it,
+// tasks/get polls it at the remote's pollInterval (bounded by remoteTaskMinPoll and
+// remoteTaskMaxPoll), tasks/result (or the result tasks/get inlines) is its result, and
+// cancelling the call sends tasks/cancel (cancelTask). The task's ID and progress token are the
+// call's checkpoint (toolcore.Checkpoint: the activity's heartbeat details), recorded before
+// any remote progress is reported (heldProgress): an attempt after a lost worker polls the same
+// task and never creates a second.
 
 const (
 	remoteTaskMinPoll     = 20 * time.Millisecond
@@ -53,6 +56,8 @@ type remoteTask struct {
 	Status        string `json:"status"`
 	StatusMessage string `json:"statusMessage,omitempty"`
 	PollInterval  *int64 `json:"pollInterval,omitempty"`
+	// PollIntervalMs is the 2026-07-28 extension's name of PollInterval.
+	PollIntervalMs *int64 `json:"pollIntervalMs,omitempty"`
 	// Result and Error are what the 2026-07-28 extension inlines in a terminal task.
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  *jsonrpc.Error  `json:"error,omitempty"`
@@ -109,9 +114,16 @@ func (r *Remote) callTask(ctx context.Context, name string, args json.RawMessage
 		if err != nil {
 			return nil, err
 		}
-		params := &sdk.CallToolParams{Name: name, Arguments: args, Meta: sdk.Meta{
-			remoteTaskRequestMeta: map[string]any{"ttl": ttl.Milliseconds()},
-		}}
+		params := &sdk.CallToolParams{Name: name, Arguments: args, Meta: sdk.Meta{}}
+		if res := cs.InitializeResult(); res != nil && res.ProtocolVersion >= protocolVersion20260728 {
+			// 2026-07-28: the server makes a task of the call of a client that declares the
+			// extension in the request's _meta (SEP-2575: no session remembers it).
+			params.Meta[sdk.MetaKeyClientCapabilities] = map[string]any{
+				"extensions": map[string]any{wire.MCPTasksExtension: map[string]any{}},
+			}
+		} else {
+			params.Meta[remoteTaskRequestMeta] = map[string]any{"ttl": ttl.Milliseconds()}
+		}
 		if key := toolcore.IdempotencyKey(ctx); key != "" {
 			params.Meta[IdempotencyKeyMeta] = key
 		}
@@ -156,8 +168,10 @@ func (r *Remote) awaitTask(ctx context.Context, id string, task *remoteTask) (*s
 			}
 		}
 		wait := remoteTaskDefaultPoll
-		if task != nil && task.PollInterval != nil {
-			wait = min(max(time.Duration(*task.PollInterval)*time.Millisecond, remoteTaskMinPoll), remoteTaskMaxPoll)
+		if task != nil {
+			if ms := cmp.Or(task.PollInterval, task.PollIntervalMs); ms != nil {
+				wait = min(max(time.Duration(*ms)*time.Millisecond, remoteTaskMinPoll), remoteTaskMaxPoll)
+			}
 		}
 		if task != nil { // the first poll of a later attempt does not wait
 			select {
@@ -172,6 +186,9 @@ func (r *Remote) awaitTask(ctx context.Context, id string, task *remoteTask) (*s
 			task, err = sdk.CallCustomMethod[*remoteTaskParams, *remoteTask](ctx, cs, "tasks/get", &remoteTaskParams{TaskID: id})
 			if err != nil {
 				err = r.callError(ctx, cs, err)
+			} else if lifted, ok := createdTask(&sdk.CallToolResult{Meta: task.Meta}); ok {
+				// A task that says resultType "task" was lifted into _meta like a created one.
+				task = lifted
 			}
 		}
 		switch {

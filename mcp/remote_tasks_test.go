@@ -30,8 +30,10 @@ import (
 
 // taskFixtureArg makes the test binary a stdio MCP server whose tool "double" (idempotent) can
 // only be called as a task (execution.taskSupport "required"): `ARG DIR SHAPE`, SHAPE
-// "2025-11-25" (CreateTaskResult {task}, tasks/result) or "2026-07-28" (the tasks extension's flat
-// task, the result inlined by tasks/get). Its tasks live in DIR, so a second server process (of
+// "2025-11-25" (a 2025-11-25 server: no server/discover; a "task" member asks for a task,
+// CreateTaskResult {task}, tasks/result) or "2026-07-28" (the tasks extension: declared in the
+// request's _meta, a flat task with resultType "task", the result inlined by tasks/get, no
+// tasks/result). Its tasks live in DIR, so a second server process (of
 // a second worker) answers for the tasks of the first, like a remote service with a database:
 //   - DIR/starts gets one line per task created (a start of the tool);
 //   - DIR/task-ID holds the task (arguments, progress token, cancelled);
@@ -111,8 +113,24 @@ func newTaskFixtureServer(dir, shape string) *sdk.Server {
 		return "working"
 	}
 	taskJSON := func(id string, task fixtureTask) map[string]any {
+		if shape == "2026-07-28" {
+			return map[string]any{"taskId": id, "status": status(task), "createdAt": task.Created,
+				"lastUpdatedAt": task.Created, "ttlMs": nil, "pollIntervalMs": 50}
+		}
 		return map[string]any{"taskId": id, "status": status(task), "createdAt": task.Created,
 			"lastUpdatedAt": task.Created, "ttl": nil, "pollInterval": 50}
+	}
+	// asksForTask reports whether a tools/call asks for a task the way its shape says: a "task"
+	// member (moved to _meta by mcp.Transport), or the extension declared in its _meta.
+	asksForTask := func(meta sdk.Meta) bool {
+		if shape != "2026-07-28" {
+			_, asked := meta[wire.MCPTaskMeta]
+			return asked
+		}
+		caps, _ := meta[sdk.MetaKeyClientCapabilities].(map[string]any)
+		extensions, _ := caps["extensions"].(map[string]any)
+		_, declared := extensions[wire.MCPTasksExtension]
+		return declared
 	}
 	result := func(ctx context.Context, ss *sdk.ServerSession, task fixtureTask) map[string]any {
 		if task.Token != nil {
@@ -126,8 +144,12 @@ func newTaskFixtureServer(dir, shape string) *sdk.Server {
 	}
 	s.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method == "server/discover" && shape != "2026-07-28" {
+				// A 2025-11-25 server: the client falls back to initialize.
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "server/discover: no such method"}
+			}
 			if call, ok := req.(*sdk.CallToolRequest); ok && method == "tools/call" {
-				if _, asked := call.Params.Meta[wire.MCPTaskMeta]; asked {
+				if asksForTask(call.Params.Meta) {
 					var args struct{ N int }
 					_ = json.Unmarshal(call.Params.Arguments, &args)
 					id := fmt.Sprintf("t%d", time.Now().UnixNano())
@@ -185,13 +207,19 @@ func newTaskFixtureServer(dir, shape string) *sdk.Server {
 			}
 		}
 		out := taskJSON(id, task)
-		if shape == "2026-07-28" && out["status"] == "completed" {
-			out["result"] = result(ctx, ss, task)
+		if shape == "2026-07-28" {
+			out["resultType"] = "complete"
+			if out["status"] == "completed" {
+				out["result"] = result(ctx, ss, task)
+			}
 		}
 		data, err := json.Marshal(out)
 		return &fixtureRaw{raw: data}, err
 	}))
 	must(sdk.AddReceivingCustomMethod(s, "tasks/result", func(ctx context.Context, ss *sdk.ServerSession, params *fixtureTaskParams) (*fixtureRaw, error) {
+		if shape == "2026-07-28" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tasks/get inlines the result"}
+		}
 		task, err := load(params.TaskID)
 		if err != nil {
 			return nil, err
