@@ -63,6 +63,25 @@ type remoteTask struct {
 	Error  *jsonrpc.Error  `json:"error,omitempty"`
 }
 
+// taskMeta is the _meta of a task request on cs: at 2026-07-28, the tasks extension declared
+// (SEP-2575: no session remembers it; the server makes a task of the call of a client that
+// declares it, and answers the task methods only then); before, empty.
+func taskMeta(cs *sdk.ClientSession) sdk.Meta {
+	if res := cs.InitializeResult(); res == nil || res.ProtocolVersion < protocolVersion20260728 {
+		return sdk.Meta{}
+	}
+	return sdk.Meta{sdk.MetaKeyClientCapabilities: map[string]any{
+		"extensions": map[string]any{wire.MCPTasksExtension: map[string]any{}},
+	}}
+}
+
+// taskParams are the params of a task method on cs for the task id.
+func taskParams(cs *sdk.ClientSession, id string) *remoteTaskParams {
+	p := &remoteTaskParams{TaskID: id}
+	p.Meta = taskMeta(cs)
+	return p
+}
+
 // installTaskMethods lets c send the task methods.
 func installTaskMethods(c *sdk.Client) error {
 	for _, err := range []error{
@@ -114,14 +133,8 @@ func (r *Remote) callTask(ctx context.Context, name string, args json.RawMessage
 		if err != nil {
 			return nil, err
 		}
-		params := &sdk.CallToolParams{Name: name, Arguments: args, Meta: sdk.Meta{}}
-		if res := cs.InitializeResult(); res != nil && res.ProtocolVersion >= protocolVersion20260728 {
-			// 2026-07-28: the server makes a task of the call of a client that declares the
-			// extension in the request's _meta (SEP-2575: no session remembers it).
-			params.Meta[sdk.MetaKeyClientCapabilities] = map[string]any{
-				"extensions": map[string]any{wire.MCPTasksExtension: map[string]any{}},
-			}
-		} else {
+		params := &sdk.CallToolParams{Name: name, Arguments: args, Meta: taskMeta(cs)}
+		if len(params.Meta) == 0 {
 			params.Meta[remoteTaskRequestMeta] = map[string]any{"ttl": ttl.Milliseconds()}
 		}
 		if key := toolcore.IdempotencyKey(ctx); key != "" {
@@ -183,7 +196,7 @@ func (r *Remote) awaitTask(ctx context.Context, id string, task *remoteTask) (*s
 		}
 		cs, err := r.session(ctx)
 		if err == nil {
-			task, err = sdk.CallCustomMethod[*remoteTaskParams, *remoteTask](ctx, cs, "tasks/get", &remoteTaskParams{TaskID: id})
+			task, err = sdk.CallCustomMethod[*remoteTaskParams, *remoteTask](ctx, cs, "tasks/get", taskParams(cs, id))
 			if err != nil {
 				err = r.callError(ctx, cs, err)
 			} else if lifted, ok := createdTask(&sdk.CallToolResult{Meta: task.Meta}); ok {
@@ -222,7 +235,7 @@ func (r *Remote) taskResult(ctx context.Context, id string, task *remoteTask) (*
 	if err != nil {
 		return nil, err
 	}
-	res, err := sdk.CallCustomMethod[*remoteTaskParams, *sdk.CallToolResult](ctx, cs, "tasks/result", &remoteTaskParams{TaskID: id})
+	res, err := sdk.CallCustomMethod[*remoteTaskParams, *sdk.CallToolResult](ctx, cs, "tasks/result", taskParams(cs, id))
 	if err != nil {
 		return nil, r.callError(ctx, cs, err)
 	}
@@ -245,7 +258,7 @@ func (r *Remote) cancelTask(ctx context.Context, id string) {
 	if err != nil {
 		return
 	}
-	_, _ = sdk.CallCustomMethod[*remoteTaskParams, *remoteTask](ctx, cs, "tasks/cancel", &remoteTaskParams{TaskID: id})
+	_, _ = sdk.CallCustomMethod[*remoteTaskParams, *remoteTask](ctx, cs, "tasks/cancel", taskParams(cs, id))
 }
 
 // taskSupportOf reads a remote tool's execution.taskSupport ("forbidden" when absent).

@@ -192,6 +192,9 @@ func newTaskFixtureServer(dir, shape string) *sdk.Server {
 		}
 	}
 	must(sdk.AddReceivingCustomMethod(s, "tasks/get", func(ctx context.Context, ss *sdk.ServerSession, params *fixtureTaskParams) (*fixtureRaw, error) {
+		if shape == "2026-07-28" && !asksForTask(params.Meta) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "declare the tasks extension"}
+		}
 		id := params.TaskID
 		task, err := load(id)
 		if err != nil {
@@ -231,6 +234,9 @@ func newTaskFixtureServer(dir, shape string) *sdk.Server {
 		return &fixtureRaw{raw: data}, err
 	}))
 	must(sdk.AddReceivingCustomMethod(s, "tasks/cancel", func(_ context.Context, _ *sdk.ServerSession, params *fixtureTaskParams) (*fixtureRaw, error) {
+		if shape == "2026-07-28" && !asksForTask(params.Meta) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "declare the tasks extension"}
+		}
 		id := params.TaskID
 		task, err := load(id)
 		if err != nil {
@@ -326,23 +332,27 @@ func TestMountedToolRequiringTasks(t *testing.T) {
 
 // Cancelling the toolgate call of a remote task sends tasks/cancel: the remote task is cancelled.
 func TestMountedTaskCancellation(t *testing.T) {
-	dir := t.TempDir()
-	tg := taskFixtureWorker(t, dir, "2025-11-25", false)
-	call, err := toolcore.NewToolCall("double-cancel", "fx_double", []byte(`{"n":1}`))
-	require.NoError(t, err)
-	workflowID, err := tg.Start(t.Context(), call)
-	require.NoError(t, err)
-	require.Eventually(t, func() bool { return len(lines(t, dir, "starts")) == 1 }, time.Minute, 20*time.Millisecond)
-	require.NoError(t, tg.CancelByWorkflowID(t.Context(), workflowID))
-	_, err = tg.ResultByWorkflowID(t.Context(), workflowID)
-	require.ErrorIs(t, err, wire.ErrCallCanceled)
-	require.Eventually(t, func() bool { return len(lines(t, dir, "cancels")) == 1 }, time.Minute, 20*time.Millisecond,
-		"tasks/cancel reaches the remote server")
-	id := lines(t, dir, "starts")[0]
-	assert.Equal(t, []string{id}, lines(t, dir, "cancels"), "the call's own task is cancelled")
-	data, err := os.ReadFile(filepath.Join(dir, "task-"+id))
-	require.NoError(t, err)
-	assert.Contains(t, string(data), `"cancelled":true`)
+	for _, shape := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(shape, func(t *testing.T) {
+			dir := t.TempDir()
+			tg := taskFixtureWorker(t, dir, shape, false)
+			call, err := toolcore.NewToolCall("double-cancel-"+shape, "fx_double", []byte(`{"n":1}`))
+			require.NoError(t, err)
+			workflowID, err := tg.Start(t.Context(), call)
+			require.NoError(t, err)
+			require.Eventually(t, func() bool { return len(lines(t, dir, "starts")) == 1 }, time.Minute, 20*time.Millisecond)
+			require.NoError(t, tg.CancelByWorkflowID(t.Context(), workflowID))
+			_, err = tg.ResultByWorkflowID(t.Context(), workflowID)
+			require.ErrorIs(t, err, wire.ErrCallCanceled)
+			require.Eventually(t, func() bool { return len(lines(t, dir, "cancels")) == 1 }, time.Minute, 20*time.Millisecond,
+				"tasks/cancel reaches the remote server")
+			id := lines(t, dir, "starts")[0]
+			assert.Equal(t, []string{id}, lines(t, dir, "cancels"), "the call's own task is cancelled")
+			data, err := os.ReadFile(filepath.Join(dir, "task-"+id))
+			require.NoError(t, err)
+			assert.Contains(t, string(data), `"cancelled":true`)
+		})
+	}
 }
 
 // startWorkerProcess runs `toolgate worker` on queue like startWorker, and returns the process
