@@ -65,7 +65,8 @@
 // Mount connects to an MCP server (Target: a command over stdio, or a streamable HTTP URL) and
 // defines each of its tools as the toolgate tool PREFIX_NAME, to register with a worker: the
 // remote input schema, a side-effect class from the annotations (SideEffectOf), and a call that
-// runs tools/call in the ExecuteTool activity. See Mount for the mapping of results and failures.
+// runs tools/call in the ExecuteTool activity (as a task, polled durably across attempts, when
+// the remote tool requires tasks). See Mount for the mapping of results and failures.
 //
 // # Transports
 //
