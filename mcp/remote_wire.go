@@ -290,9 +290,11 @@ func newSSERewriter(body io.ReadCloser, rewrite func([]byte) []byte) io.ReadClos
 			for _, line := range event {
 				if strings.HasPrefix(line, "data:") && !bytes.Equal(rewritten, joined) {
 					if !dataWritten {
-						out.WriteString("data: ")
-						out.Write(rewritten)
-						out.WriteString("\n")
+						for _, part := range bytes.Split(rewritten, []byte("\n")) {
+							out.WriteString("data: ")
+							out.Write(part)
+							out.WriteString("\n")
+						}
 						dataWritten = true
 					}
 					continue
