@@ -195,8 +195,15 @@ func (p *progressRoute) update(f func()) {
 	}
 }
 
-// drain waits until every notification read before the result has been delivered.
+// progressDrainLimit bounds drain: a notification the SDK read but drops (params it cannot
+// decode) is never delivered, and must not hold the result.
+const progressDrainLimit = 5 * time.Second
+
+// drain waits until every notification read before the result has been delivered, at most
+// progressDrainLimit.
 func (p *progressRoute) drain(ctx context.Context) {
+	limit := time.NewTimer(progressDrainLimit)
+	defer limit.Stop()
 	for {
 		p.mu.Lock()
 		done := p.handled >= p.read
@@ -207,6 +214,8 @@ func (p *progressRoute) drain(ctx context.Context) {
 		select {
 		case <-p.change:
 		case <-ctx.Done():
+			return
+		case <-limit.C:
 			return
 		}
 	}
