@@ -124,6 +124,7 @@ type tasks struct {
 	infos    map[string]toolcore.ToolInfo
 	support  map[string]string // each tool's execution.taskSupport
 	ttl      time.Duration     // Options.TaskTTL
+	sessions sessionLives      // ends each session's task watchers with it
 }
 
 // install adds the task middleware and methods to s.
@@ -230,37 +231,27 @@ func (t *tasks) start(ctx context.Context, req *sdk.CallToolRequest) (h *callHan
 	return h, workflowID, runID, nil
 }
 
-// create starts the call of a task-augmented tools/call and answers with its task.
+// create starts the call of a task-augmented tools/call and answers with its task. A watcher
+// (taskstatus.go) then sends the task's statuses as notifications/tasks/status and, when the
+// request carries a progressToken (valid for the task's lifetime), its progress until the call
+// closes, the last report included; over streamable HTTP both travel on the client's standalone
+// SSE stream.
 func (t *tasks) create(ctx context.Context, req *sdk.CallToolRequest) (sdk.Result, error) {
 	h, workflowID, runID, err := t.start(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	if token := req.Params.GetProgressToken(); token != nil {
-		// A fresh context: one derived from the request's would tie the notifications to the
-		// request, whose stream (streamable HTTP) closes with this answer.
-		go t.forwardTaskProgress(context.Background(), h, req, token, workflowID, runID)
-	}
 	st, err := t.tg.StatusByWorkflowID(ctx, workflowID)
 	if err != nil {
 		return nil, protocolError(err)
 	}
-	return &createTaskResult{Task: taskOf(st)}, nil
-}
-
-// forwardTaskProgress sends a task's progress for the request's progress token (valid for the
-// task's lifetime) until the call closes, its last report included, or a notification cannot be
-// sent. Over streamable HTTP they travel on the client's standalone SSE stream.
-func (t *tasks) forwardTaskProgress(ctx context.Context, h *callHandler, req *sdk.CallToolRequest, token any, workflowID, runID string) {
-	progress := h.startProgress(ctx, req, token, workflowID, runID)
-	waitCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	go func() {
-		<-progress.Done() // nobody to tell any more: stop waiting
-		stop()
-	}()
-	_, err := t.tg.ResultOfRun(waitCtx, workflowID, runID)
-	progress.Finish(ctx, err == nil)
+	task := taskOf(st)
+	if req.Session != nil {
+		// Not tied to the request, whose stream (streamable HTTP) closes with this answer: the
+		// watcher ends with the session.
+		go t.watchTask(req.Session, h, req, req.Params.GetProgressToken(), task, runID)
+	}
+	return &createTaskResult{Task: task}, nil
 }
 
 func (t *tasks) get(ctx context.Context, _ *sdk.ServerSession, p *taskIDParams) (*taskResult, error) {

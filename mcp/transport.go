@@ -13,8 +13,8 @@ import (
 
 // Transport wraps an SDK transport (mcp.StdioTransport, ...) for a server of NewServer: it
 // moves the "task" member of a tools/call request into _meta (wire.MCPTaskMeta), where the
-// server's task support finds it; the SDK's request type would drop it. HTTPHandler does the same
-// for streamable HTTP.
+// server's task support finds it; the SDK's request type would drop it; and it sends task statuses
+// as notifications/tasks/status (taskstatus.go). HTTPHandler does the same for streamable HTTP.
 func Transport(t sdk.Transport) sdk.Transport { return &taskTransport{t} }
 
 type taskTransport struct{ sdk.Transport }
@@ -35,6 +35,12 @@ func (c *taskConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		req.Params = liftTaskParams(req.Params)
 	}
 	return msg, err
+}
+
+// Write sends msg, a task status in disguise rewritten into notifications/tasks/status
+// (taskstatus.go).
+func (c *taskConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	return c.Connection.Write(ctx, asTaskStatus(msg))
 }
 
 // liftTaskParams returns tools/call params with their "task" member moved to

@@ -1,0 +1,93 @@
+package mcp_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"os/exec"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/internal/testbin"
+	"github.com/toolgate/toolgate/mcp"
+	"github.com/toolgate/toolgate/wire"
+)
+
+// taskStatusClient returns the command running interop/mcp-taskstatus.mjs SCENARIO.
+func taskStatusClient(t *testing.T, scenario string, env []string) *exec.Cmd {
+	cmd := typeScriptClient(t, scenario, env)
+	cmd.Args[1] = "mcp-taskstatus.mjs" // the checks and environment of mcp-client.mjs's
+	return cmd
+}
+
+type taskStatusReport struct {
+	Statuses  []mcp.Task `json:"statuses"`
+	Get       mcp.Task   `json:"get"`
+	Cancelled mcp.Task   `json:"cancelled"`
+}
+
+func statusesOf(tasks []mcp.Task) []string {
+	out := make([]string, len(tasks))
+	for i, task := range tasks {
+		out[i] = task.Status
+	}
+	return out
+}
+
+// The official TypeScript SDK client receives notifications/tasks/status for a task it created
+// (2025-11-25), over stdio and streamable HTTP: working, then completed once the held tool is
+// released, or cancelled after tasks/cancel; each once, in order, each the Task that tasks/get
+// answers once the terminal one arrived.
+func TestTypeScriptClientTaskStatusNotifications(t *testing.T) {
+	f := newFixture(t)
+	for name, env := range transports(t, f) {
+		t.Run(name+"/completed", func(t *testing.T) {
+			key := "ts-task-status-" + name
+			gate := f.tools.hold(key)
+			cmd := taskStatusClient(t, "complete", append(env, "MCP_KEY="+key))
+			stdout, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			var stderr testbin.SyncBuffer
+			cmd.Stderr = &stderr
+			require.NoError(t, cmd.Start())
+			lines := bufio.NewScanner(stdout)
+			lines.Buffer(nil, 1<<20)
+			require.True(t, lines.Scan(), "node mcp-taskstatus.mjs complete: %s", stderr.String())
+			var working struct {
+				Working mcp.Task `json:"working"`
+			}
+			require.NoError(t, json.Unmarshal(lines.Bytes(), &working), lines.Text())
+			assert.Equal(t, "mcp/toolcall-"+key, working.Working.TaskID)
+			assert.Equal(t, wire.MCPTaskWorking, working.Working.Status, "the status while the tool is held")
+			close(gate)
+			require.True(t, lines.Scan(), "node mcp-taskstatus.mjs complete: %s", stderr.String())
+			var report taskStatusReport
+			require.NoError(t, json.Unmarshal(lines.Bytes(), &report), lines.Text())
+			require.NoError(t, cmd.Wait(), "node mcp-taskstatus.mjs complete: %s", stderr.String())
+
+			assert.Equal(t, []string{wire.MCPTaskWorking, wire.MCPTaskCompleted}, statusesOf(report.Statuses))
+			assert.Equal(t, report.Get, report.Statuses[len(report.Statuses)-1], "the terminal notification is the task tasks/get answers")
+			assert.Nil(t, report.Get.TTL)
+			assert.EqualValues(t, mcp.TaskPollInterval, report.Get.PollInterval)
+			assert.Equal(t, 1, f.tools.runsOf(key))
+		})
+		t.Run(name+"/cancelled", func(t *testing.T) {
+			cmd := taskStatusClient(t, "cancel", env)
+			var stderr testbin.SyncBuffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			require.NoError(t, err, "node mcp-taskstatus.mjs cancel: %s", stderr.String())
+			var report taskStatusReport
+			require.NoError(t, json.Unmarshal(out, &report), string(out))
+			assert.Equal(t, wire.MCPTaskCancelled, report.Cancelled.Status)
+			select { // tasks/cancel answered once the workflow closed
+			case <-f.tools.canceled:
+			default:
+				t.Error("the tool did not see its context canceled")
+			}
+			assert.Equal(t, []string{wire.MCPTaskWorking, wire.MCPTaskCancelled}, statusesOf(report.Statuses))
+			assert.Equal(t, report.Get, report.Statuses[len(report.Statuses)-1], "the terminal notification is the task tasks/get answers")
+		})
+	}
+}
