@@ -159,7 +159,7 @@ func HTTPHandler(s *sdk.Server, opts HTTPOptions) http.Handler {
 			return
 		}
 		sessionVersion(s, r)
-		stateful.ServeHTTP(w, r)
+		stateful.ServeHTTP(taskStatusStream(w, r), r) // task statuses, see taskstatus.go
 	})
 	if opts.Verifier != nil {
 		var metadataURL string
