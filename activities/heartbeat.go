@@ -410,8 +410,9 @@ func (h *heartbeats) beat(now, deadline time.Time, details []any) error {
 func (h *heartbeats) report(p toolcore.Progress) {
 	d := wire.ProgressDetails(p)
 	d.Message = boundMessage(d.Message)
+	size := reportSize(d) // outside the lock: a beat's details are taken under it
 	h.poke(func(c *cadence) {
-		h.progress.add(d)
+		h.progress.addSized(d, size)
 		c.pending = true
 	})
 }

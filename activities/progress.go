@@ -37,8 +37,10 @@ func (w *progressWindow) continueFrom(seq int64) {
 
 // add numbers p and puts it in the window, dropping the oldest reports beyond the bounds (never
 // p itself).
-func (w *progressWindow) add(p wire.ProgressDetails) {
-	size := reportSize(p)
+func (w *progressWindow) add(p wire.ProgressDetails) { w.addSized(p, reportSize(p)) }
+
+// addSized is add with p's reportSize, measured by the caller (outside its lock).
+func (w *progressWindow) addSized(p wire.ProgressDetails, size int) {
 	w.seq++
 	w.reports, w.sizes, w.bytes = append(w.reports, p), append(w.sizes, size), w.bytes+size
 	drop := 0
