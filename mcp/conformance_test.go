@@ -31,20 +31,20 @@ const conformanceDir = "../interop/conformance"
 // "json" serves schema_2020_12_tool, mounted as json_schema_2020_12_tool.
 const conformanceFixtureArg = "mcp-conformance-fixture"
 
-// conformanceProgressGap spaces the fixture's progress reports. The suite's reference fixture
-// reports 0, 50 and 100 about 50 ms apart; toolgate coalesces reports closer than the 500 ms
-// heartbeat gap to the latest of them (contract 10.6), so reports that must all arrive are
-// spaced beyond it.
-const conformanceProgressGap = 600 * time.Millisecond
+// conformanceProgressGaps space the fixture's three progress reports (0, 50, 100). The suite's
+// reference fixture reports them about 50 ms apart, within one 500 ms heartbeat gap; every
+// report still arrives (contract 10.6). The last comes after conformancePollAfter, so the
+// call's stream is also closed mid-call and resumed (contract 10.22).
+var conformanceProgressGaps = []time.Duration{50 * time.Millisecond, 2 * conformancePollAfter}
 
 // conformanceReconnectionTime is how long test_reconnection runs: long past the
 // --sse-poll-after of TestConformance's server, which closes the call's stream mid-call.
 const conformanceReconnectionTime = 3 * time.Second
 
 // conformancePollAfter is TestConformance's `toolgate mcp --sse-poll-after`: shorter than
-// test_tool_with_progress (two conformanceProgressGap) too, so the suite's TypeScript SDK client
-// has that call's stream closed mid-call and resumes it with GET and Last-Event-ID, receiving the
-// progress it missed and the result from the event store.
+// test_tool_with_progress too (its last report comes two conformancePollAfter after the second),
+// so the suite's TypeScript SDK client has that call's stream closed mid-call and resumes it with
+// GET and Last-Event-ID, receiving the progress it missed and the result from the event store.
 const conformancePollAfter = 300 * time.Millisecond
 
 func runConformanceFixture(mode string) int {
@@ -94,7 +94,7 @@ func runConformanceFixture(mode string) int {
 				for i, p := range []float64{0, 50, 100} {
 					if i > 0 {
 						select {
-						case <-time.After(conformanceProgressGap):
+						case <-time.After(conformanceProgressGaps[i-1]):
 						case <-ctx.Done():
 							return nil, nil, ctx.Err()
 						}

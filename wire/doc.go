@@ -27,6 +27,8 @@
 //   - flow.go: a call's [Priority] (level, fairness key and weight) and a tool's own task queue.
 //   - catalog.go: the tool catalog workflow [ToolCatalogWorkflowName] and its ID prefix.
 //   - mcp.go: the _meta keys, task methods and task statuses toolgate uses on MCP.
+//   - mcptasks.go: the names of MCP 2026-07-28's tasks extension (tasks/update, input_required,
+//     resultType, -32021).
 //
 // TestDocListsEveryFile keeps this list equal to the package's files.
 //
