@@ -6,11 +6,15 @@
 //   node mcp-taskstatus.mjs complete   count with MCP_KEY as a task: prints {"working": task}
 //                                      once its working status arrived (the test then releases
 //                                      the tool), then the report
-//   node mcp-taskstatus.mjs cancel     wait as a task: once working arrived, tasks/cancel, then
-//                                      the report
+//   node mcp-taskstatus.mjs cancel     wait as a task: once working and its progress arrived,
+//                                      tasks/cancel, then the report
+//   node mcp-taskstatus.mjs burst      burst (100 reports, then it returns) as a task with a
+//                                      progress token, then the report
 //
 // The report: {statuses: [every status notification, in order], get: tasks/get once the terminal
-// one arrived, cancelled: the tasks/cancel answer (cancel only)}.
+// one arrived; cancelled, the tasks/cancel answer (cancel); events, the statuses and progress
+// reports in the order they arrived ("status:working", "progress:halfway", "progress:7", ...)
+// (cancel, burst)}.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -30,19 +34,32 @@ function transport() {
 }
 
 const statuses = [];
+const events = [];
 const waiters = [];
+function wake() {
+  for (const w of waiters.splice(0)) w();
+}
 function onStatus(params) {
   statuses.push(params);
-  for (const w of waiters.splice(0)) w();
+  events.push(`status:${params.status}`);
+  wake();
+}
+function onProgress(p) {
+  events.push(`progress:${p.message || p.progress}`);
+  wake();
 }
 
 // until resolves once a status notification of taskId satisfies accept.
 async function until(taskId, accept) {
+  return await untilFound(() => statuses.find((s) => s.taskId === taskId && accept(s.status)), `a status notification of ${taskId}`);
+}
+
+async function untilFound(find, what) {
   const deadline = Date.now() + NOTIFICATION_TIMEOUT_MS;
   for (;;) {
-    const found = statuses.find((s) => s.taskId === taskId && accept(s.status));
+    const found = find();
     if (found) return found;
-    if (Date.now() > deadline) throw new Error(`no such status notification of ${taskId}; got ${JSON.stringify(statuses)}`);
+    if (Date.now() > deadline) throw new Error(`no ${what}; got ${JSON.stringify(events)}`);
     await new Promise((resolve) => {
       waiters.push(resolve);
       setTimeout(resolve, 1000); // look at the deadline again
@@ -50,9 +67,9 @@ async function until(taskId, accept) {
   }
 }
 
-async function createTask(client, params) {
+async function createTask(client, params, onprogress) {
   await client.listTools(); // caches each tool's execution.taskSupport
-  const { task } = await client.request({ method: "tools/call", params }, CreateTaskResultSchema, { task: { ttl: 60000 } });
+  const { task } = await client.request({ method: "tools/call", params }, CreateTaskResultSchema, { task: { ttl: 60000 }, onprogress });
   return task;
 }
 
@@ -65,14 +82,22 @@ async function complete(client) {
 }
 
 async function cancel(client) {
-  const task = await createTask(client, { name: "wait", arguments: {} });
+  // The request's progress token stays valid for the task's lifetime.
+  const task = await createTask(client, { name: "wait", arguments: {} }, onProgress);
   await until(task.taskId, (s) => s === "working");
+  await untilFound(() => events.includes("progress:halfway"), "progress report");
   const cancelled = await client.experimental.tasks.cancelTask(task.taskId);
   await until(task.taskId, (s) => TERMINAL.includes(s));
-  return { statuses: statuses.filter((s) => s.taskId === task.taskId), get: await client.experimental.tasks.getTask(task.taskId), cancelled };
+  return { statuses: statuses.filter((s) => s.taskId === task.taskId), get: await client.experimental.tasks.getTask(task.taskId), cancelled, events };
 }
 
-const scenarios = { complete, cancel };
+async function burst(client) {
+  const task = await createTask(client, { name: "burst", arguments: {} }, onProgress);
+  await until(task.taskId, (s) => TERMINAL.includes(s));
+  return { statuses: statuses.filter((s) => s.taskId === task.taskId), get: await client.experimental.tasks.getTask(task.taskId), events };
+}
+
+const scenarios = { complete, cancel, burst };
 const client = new Client({ name: "toolgate-interop", version: "1.0.0" });
 client.setNotificationHandler(TaskStatusNotificationSchema, (n) => onStatus(n.params));
 await client.connect(transport());

@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // Task status notifications (MCP 2025-11-25's notifications/tasks/status, params the Task). A
@@ -141,13 +142,13 @@ func (l *sessionLives) of(ss *sdk.ServerSession) context.Context {
 }
 
 // watchTask follows a task a 2025-11-25 client created on ss until its call closes, the session
-// closes or a notification cannot be sent: it sends created's status (working, or the status the
-// call already closed with), the call's progress for token when the request carried one (rule 6:
-// every report, the last once the call has closed), then the terminal status unless created had
-// it: each status once, in order. One wait on the run per task, as for a plain call's result.
+// closes or a notification cannot be sent: it sends working (when created is), the call's progress
+// for token when the request carried one (rule 6: every report, the last once the call has
+// closed), then the terminal status: each status once, in order, the last report before it. One
+// wait on the run per task, as for a plain call's result.
 func (t *tasks) watchTask(ss *sdk.ServerSession, h *callHandler, req *sdk.CallToolRequest, token any, created Task, runID string) {
 	life := t.sessions.of(ss)
-	if notifyTaskStatus(life, ss, created) != nil {
+	if created.Status == wire.MCPTaskWorking && notifyTaskStatus(life, ss, created) != nil {
 		return
 	}
 	waitCtx, stopWaiting := context.WithCancel(life)
@@ -162,8 +163,8 @@ func (t *tasks) watchTask(ss *sdk.ServerSession, h *callHandler, req *sdk.CallTo
 	}
 	st, resultErr, closed := t.waitClosed(waitCtx, created.TaskID, runID)
 	progress.Finish(life, closed && resultErr == nil) // the last report before the terminal status
-	if task := taskOf(st); closed && task.Status != created.Status {
-		_ = notifyTaskStatus(life, ss, task)
+	if closed {
+		_ = notifyTaskStatus(life, ss, taskOf(st))
 	}
 }
 

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"testing"
 
@@ -25,6 +26,7 @@ type taskStatusReport struct {
 	Statuses  []mcp.Task `json:"statuses"`
 	Get       mcp.Task   `json:"get"`
 	Cancelled mcp.Task   `json:"cancelled"`
+	Events    []string   `json:"events"`
 }
 
 func statusesOf(tasks []mcp.Task) []string {
@@ -37,8 +39,9 @@ func statusesOf(tasks []mcp.Task) []string {
 
 // The official TypeScript SDK client receives notifications/tasks/status for a task it created
 // (2025-11-25), over stdio and streamable HTTP: working, then completed once the held tool is
-// released, or cancelled after tasks/cancel; each once, in order, each the Task that tasks/get
-// answers once the terminal one arrived.
+// released, or cancelled after tasks/cancel (the task's progress between them); each once, in
+// order, the terminal one the Task that tasks/get answers once it arrived; a task reporting 100
+// times as fast as it can sends working, every report in order, then completed.
 func TestTypeScriptClientTaskStatusNotifications(t *testing.T) {
 	f := newFixture(t)
 	for name, env := range transports(t, f) {
@@ -73,13 +76,8 @@ func TestTypeScriptClientTaskStatusNotifications(t *testing.T) {
 			assert.Equal(t, 1, f.tools.runsOf(key))
 		})
 		t.Run(name+"/cancelled", func(t *testing.T) {
-			cmd := taskStatusClient(t, "cancel", env)
-			var stderr testbin.SyncBuffer
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			require.NoError(t, err, "node mcp-taskstatus.mjs cancel: %s", stderr.String())
 			var report taskStatusReport
-			require.NoError(t, json.Unmarshal(out, &report), string(out))
+			runTaskStatusClient(t, "cancel", env, &report)
 			assert.Equal(t, wire.MCPTaskCancelled, report.Cancelled.Status)
 			select { // tasks/cancel answered once the workflow closed
 			case <-f.tools.canceled:
@@ -87,7 +85,31 @@ func TestTypeScriptClientTaskStatusNotifications(t *testing.T) {
 				t.Error("the tool did not see its context canceled")
 			}
 			assert.Equal(t, []string{wire.MCPTaskWorking, wire.MCPTaskCancelled}, statusesOf(report.Statuses))
+			assert.Equal(t, []string{"status:working", "progress:halfway", "status:cancelled"}, report.Events,
+				"one stream, in order: working, the task's progress, then the terminal status")
 			assert.Equal(t, report.Get, report.Statuses[len(report.Statuses)-1], "the terminal notification is the task tasks/get answers")
 		})
+		t.Run(name+"/progress", func(t *testing.T) {
+			var report taskStatusReport
+			runTaskStatusClient(t, "burst", env, &report)
+			want := []string{"status:working"}
+			for k := 1; k <= 100; k++ {
+				want = append(want, fmt.Sprintf("progress:%d", k))
+			}
+			want = append(want, "status:completed")
+			assert.Equal(t, want, report.Events, "working, every report in order, the last one, then completed")
+			assert.Equal(t, report.Get, report.Statuses[len(report.Statuses)-1])
+		})
 	}
+}
+
+// runTaskStatusClient runs interop/mcp-taskstatus.mjs SCENARIO and decodes its report.
+func runTaskStatusClient(t *testing.T, scenario string, env []string, report any) {
+	t.Helper()
+	cmd := taskStatusClient(t, scenario, env)
+	var stderr testbin.SyncBuffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "node mcp-taskstatus.mjs %s: %s", scenario, stderr.String())
+	require.NoError(t, json.Unmarshal(out, report), string(out))
 }
