@@ -21,8 +21,9 @@ import (
 // contain `withhold` (an event the server sent and the client never got), and then both of its
 // TCP connections are closed, the HTTP response unfinished. The server sees its client gone
 // (EOF); bytes any client sends after the cut are held until the server has closed its side of
-// the cut connection, i.e. its handler has returned and released the stream (go-sdk answers 409
-// to a resumption of a stream still attached to a request).
+// the cut connection, i.e. its handler has returned and released the stream. A silent proxy
+// (newSilentCutProxy) cuts like a network drop: the server is never told, its side of the cut
+// connection stays open, and what clients send after the cut goes through at once.
 type cutProxy struct {
 	t              *testing.T
 	target         string
@@ -30,9 +31,13 @@ type cutProxy struct {
 	pass, withhold []byte
 
 	passed  chan struct{} // closed once `pass` went through to the client
-	cut     chan struct{} // closed once the server closed its side of the cut connection
-	cutting atomic.Bool   // set just before the cut
+	cut     chan struct{} // closed once the server closed its side of the cut connection (silent: once the client's is)
+	cutting atomic.Bool   // set just before a cut that is not silent: later requests wait for cut
 	claimed atomic.Bool   // one connection is cut, the first to carry `pass`
+	silent  bool          // the server is not told of the cut
+
+	redelivered     chan struct{} // closed once `withhold` reached a client (a resumption replayed it)
+	redeliveredOnce sync.Once
 
 	mu     sync.Mutex
 	conns  []*proxiedConn
@@ -54,7 +59,7 @@ func newCutProxy(t *testing.T, target, pass, withhold string) *cutProxy {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	p := &cutProxy{t: t, target: target, ln: ln, pass: []byte(pass), withhold: []byte(withhold),
-		passed: make(chan struct{}), cut: make(chan struct{})}
+		passed: make(chan struct{}), cut: make(chan struct{}), redelivered: make(chan struct{})}
 	var wg sync.WaitGroup
 	t.Cleanup(func() {
 		_ = ln.Close()
@@ -82,6 +87,13 @@ func newCutProxy(t *testing.T, target, pass, withhold string) *cutProxy {
 			}()
 		}
 	}()
+	return p
+}
+
+// newSilentCutProxy is newCutProxy whose cut the server never sees.
+func newSilentCutProxy(t *testing.T, target, pass, withhold string) *cutProxy {
+	p := newCutProxy(t, target, pass, withhold)
+	p.silent = true
 	return p
 }
 
@@ -121,7 +133,12 @@ func (p *cutProxy) serve(client net.Conn) {
 				}
 			}
 			if err != nil {
-				_ = server.(*net.TCPConn).CloseWrite()
+				c.mu.Lock()
+				cut := c.cut
+				c.mu.Unlock()
+				if !cut || !p.silent {
+					_ = server.(*net.TCPConn).CloseWrite()
+				}
 				return
 			}
 		}
@@ -152,6 +169,9 @@ func (p *cutProxy) serve(client net.Conn) {
 				withholding = true
 				close(p.passed)
 			}
+			if bytes.Contains(seen, p.withhold) {
+				p.redeliveredOnce.Do(func() { close(p.redelivered) })
+			}
 		}
 		if err != nil {
 			return
@@ -160,13 +180,20 @@ func (p *cutProxy) serve(client net.Conn) {
 }
 
 // cutConn closes both sides of c without ending its HTTP response, waits until the server has
-// closed its side (its handler returned), then lets held requests through.
+// closed its side (its handler returned), then lets held requests through. A silent cut closes
+// the client's side only, lets requests through at once, and keeps reading the server's side
+// (never closing it) until the server closes it or the test ends.
 func (p *cutProxy) cutConn(c *proxiedConn, client, server net.Conn) {
-	p.cutting.Store(true)
+	p.cutting.Store(!p.silent)
 	c.mu.Lock()
 	c.cut = true
 	c.mu.Unlock()
 	_ = client.Close()
+	if p.silent {
+		close(p.cut)
+		_, _ = io.Copy(io.Discard, server)
+		return
+	}
 	_ = server.(*net.TCPConn).CloseWrite()
 	_, _ = io.Copy(io.Discard, server)
 	close(p.cut)

@@ -119,8 +119,10 @@ func HTTPHandler(s *sdk.Server, opts HTTPOptions) http.Handler {
 	// after it, then goes on with the stream.
 	events := sdk.NewMemoryEventStore(nil)
 	events.SetMaxBytes(opts.EventStoreBytes)
+	// A resumption supersedes the request still holding its stream (supersede.go).
+	holders := newStreamHolders(events)
 	stateful := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{
-		EventStore:     events,
+		EventStore:     holders,
 		SessionTimeout: opts.SessionTimeout,
 		// The body is already bounded and read; the SDK reads our in-memory copy.
 		MaxRequestBodyBytes: opts.MaxBodyBytes + 1,
@@ -159,7 +161,7 @@ func HTTPHandler(s *sdk.Server, opts HTTPOptions) http.Handler {
 			return
 		}
 		sessionVersion(s, r)
-		stateful.ServeHTTP(taskStatusStream(w, r), r) // task statuses, see taskstatus.go
+		holders.serve(stateful, taskStatusStream(w, r), r) // task statuses, see taskstatus.go
 	})
 	if opts.Verifier != nil {
 		var metadataURL string

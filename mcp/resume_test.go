@@ -108,10 +108,24 @@ func openResumeSession(t *testing.T, url string) *resumeSession {
 // messages it replays or delivers, up to the response with id 2.
 func (s *resumeSession) resumed(lastID string) []map[string]any {
 	s.t.Helper()
+	return s.untilResult(s.resume(lastID))
+}
+
+// resume resumes the stream after lastID with GET and Last-Event-ID, which must be answered 200.
+func (s *resumeSession) resume(lastID string) *bufio.Reader {
+	s.t.Helper()
 	resp := s.request(http.MethodGet, "", "Accept", "text/event-stream", "Last-Event-ID", lastID)
-	defer resp.Body.Close()
-	require.Equal(s.t, http.StatusOK, resp.StatusCode)
-	events := bufio.NewReader(resp.Body)
+	s.t.Cleanup(func() { _ = resp.Body.Close() })
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		s.t.Fatalf("the resumption was answered %s: %s", resp.Status, body)
+	}
+	return bufio.NewReader(resp.Body)
+}
+
+// untilResult reads the JSON-RPC messages of an SSE stream up to the response with id 2.
+func (s *resumeSession) untilResult(events *bufio.Reader) []map[string]any {
+	s.t.Helper()
 	var msgs []map[string]any
 	for {
 		e, err := readEvent(events)
@@ -221,55 +235,14 @@ func newResumeFixture(t *testing.T) (*fixture, *resumeTools) {
 // what it missed and the result from the server's event store (issue 23 item 4): the TCP
 // connection is cut by a proxy after the first progress report reached the client and once
 // the server sent the second, which the client never got; with Options.PollAfter the server
-// itself closes the stream mid-call, with a retry field.
+// itself closes the stream mid-call, with a retry field. A silent cut (a network drop: the
+// server never sees the connection end, and its request still holds the stream) is resumed at
+// once too: the resumption supersedes that request (supersede.go; go-sdk alone answers 409).
 func TestStreamResumesAfterDroppedConnection(t *testing.T) {
-	t.Run("connection cut", func(t *testing.T) {
-		f, tools := newResumeFixture(t)
-		ts := httptest.NewServer(mcp.HTTPHandler(mcp.NewServer(f.tg, f.infos, mcp.Options{}), mcp.HTTPOptions{}))
-		t.Cleanup(ts.Close)
-		proxy := newCutProxy(t, ts.Listener.Addr().String(), strconv.Quote(passedMessage), strconv.Quote(withheldMessage))
-		s := openResumeSession(t, "http://"+proxy.addr())
-
-		resp := s.request(http.MethodPost, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"resumable","arguments":{},"_meta":{"progressToken":"cut"}}}`)
-		require.Equal(t, http.StatusOK, resp.StatusCode)
-		require.Contains(t, resp.Header.Get("Content-Type"), "text/event-stream")
-		events := bufio.NewReader(resp.Body)
-		prime, err := readEvent(events)
-		require.NoError(t, err)
-		assert.NotEmpty(t, prime.id, "the priming event has an id")
-		assert.Empty(t, prime.data, "the priming event has no data")
-		first, err := readEvent(events)
-		require.NoError(t, err)
-		require.Contains(t, first.data, passedMessage)
-		require.NotEmpty(t, first.id, "the progress event has an id")
-
-		close(tools.withheld) // the proxy cuts once the server sent the second report
-		_, err = readEvent(events)
-		require.ErrorIs(t, err, io.EOF, "the stream ends, unfinished, before the result")
-		require.NoError(t, resp.Body.Close())
-		close(tools.last)
-
-		msgs := s.resumed(first.id)
-		assert.Equal(t, []progressReport{{2, 3, withheldMessage}, {3, 3, lastMessage}}, progressOf(t, msgs),
-			"the missed report and the last one, once each, none seen before the cut")
-		assert.JSONEq(t, `{"runs":1}`, resultText(t, msgs[len(msgs)-1]))
-		assert.EqualValues(t, 1, tools.runs.Load(), "the call ran once")
-
-		assert.Equal(t, first.id, proxy.lastIDBeforeCut())
-		var calls, resumes int
-		for _, r := range proxy.requests() {
-			if r.method == http.MethodPost && strings.Contains(r.body, `"tools/call"`) {
-				calls++
-				assert.True(t, r.onCutConn, "the call's connection was cut")
-			}
-			if r.method == http.MethodGet && r.lastEventID != "" {
-				resumes++
-				assert.Equal(t, first.id, r.lastEventID)
-			}
-		}
-		assert.Equal(t, 1, calls, "one tools/call")
-		assert.Equal(t, 1, resumes, "one resumption")
-	})
+	for _, silent := range []bool{false, true} {
+		name := map[bool]string{false: "connection cut", true: "connection cut silently"}[silent]
+		t.Run(name, func(t *testing.T) { resumeAfterCut(t, silent) })
+	}
 
 	t.Run("server polls", func(t *testing.T) {
 		f := newFixture(t)
@@ -303,4 +276,57 @@ func TestStreamResumesAfterDroppedConnection(t *testing.T) {
 		assert.JSONEq(t, `{"runs":1}`, resultText(t, msgs[len(msgs)-1]))
 		assert.Equal(t, 1, f.tools.runsOf(key), "the call ran once")
 	})
+}
+
+// resumeAfterCut calls resumable through a cutProxy (silent or not) in raw HTTP and resumes the
+// cut stream once, with a single GET answered 200.
+func resumeAfterCut(t *testing.T, silent bool) {
+	f, tools := newResumeFixture(t)
+	ts := httptest.NewServer(mcp.HTTPHandler(mcp.NewServer(f.tg, f.infos, mcp.Options{}), mcp.HTTPOptions{}))
+	t.Cleanup(ts.Close)
+	newProxy := map[bool]func(*testing.T, string, string, string) *cutProxy{false: newCutProxy, true: newSilentCutProxy}[silent]
+	proxy := newProxy(t, ts.Listener.Addr().String(), strconv.Quote(passedMessage), strconv.Quote(withheldMessage))
+	s := openResumeSession(t, "http://"+proxy.addr())
+
+	resp := s.request(http.MethodPost, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"resumable","arguments":{},"_meta":{"progressToken":"cut"}}}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, resp.Header.Get("Content-Type"), "text/event-stream")
+	events := bufio.NewReader(resp.Body)
+	prime, err := readEvent(events)
+	require.NoError(t, err)
+	assert.NotEmpty(t, prime.id, "the priming event has an id")
+	assert.Empty(t, prime.data, "the priming event has no data")
+	first, err := readEvent(events)
+	require.NoError(t, err)
+	require.Contains(t, first.data, passedMessage)
+	require.NotEmpty(t, first.id, "the progress event has an id")
+
+	close(tools.withheld) // the proxy cuts once the server sent the second report
+	_, err = readEvent(events)
+	require.ErrorIs(t, err, io.EOF, "the stream ends, unfinished, before the result")
+	require.NoError(t, resp.Body.Close())
+
+	// Resumed while the call still runs (after a silent cut, the request still holds its stream).
+	resumed := s.resume(first.id)
+	close(tools.last)
+	msgs := s.untilResult(resumed)
+	assert.Equal(t, []progressReport{{2, 3, withheldMessage}, {3, 3, lastMessage}}, progressOf(t, msgs),
+		"the missed report and the last one, once each, none seen before the cut")
+	assert.JSONEq(t, `{"runs":1}`, resultText(t, msgs[len(msgs)-1]))
+	assert.EqualValues(t, 1, tools.runs.Load(), "the call ran once")
+
+	assert.Equal(t, first.id, proxy.lastIDBeforeCut())
+	var calls, resumes int
+	for _, r := range proxy.requests() {
+		if r.method == http.MethodPost && strings.Contains(r.body, `"tools/call"`) {
+			calls++
+			assert.True(t, r.onCutConn, "the call's connection was cut")
+		}
+		if r.method == http.MethodGet && r.lastEventID != "" {
+			resumes++
+			assert.Equal(t, first.id, r.lastEventID)
+		}
+	}
+	assert.Equal(t, 1, calls, "one tools/call")
+	assert.Equal(t, 1, resumes, "one resumption")
 }

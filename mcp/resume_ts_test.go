@@ -22,13 +22,23 @@ import (
 // (cutProxy: after the first report reached the client, once the server sent the second). The
 // SDK's transport resumes by itself with GET and the Last-Event-ID of the last event it got,
 // receives the report it missed, the last one and the result, each once, and the tool ran once
-// (issue 23 item 4).
+// (issue 23 item 4). After a silent cut (the server never sees the connection end, so its
+// request still holds the stream), the SDK's one GET supersedes that request and is answered
+// 200 at once, with the call still running (go-sdk alone answers 409, and the SDK gives up).
 func TestTypeScriptClientResumesAfterConnectionCut(t *testing.T) {
+	for _, silent := range []bool{false, true} {
+		name := map[bool]string{false: "connection cut", true: "connection cut silently"}[silent]
+		t.Run(name, func(t *testing.T) { typeScriptResumeAfterCut(t, silent) })
+	}
+}
+
+func typeScriptResumeAfterCut(t *testing.T, silent bool) {
 	f, tools := newResumeFixture(t)
 	server := startMCPProcess(t, f)
 	endpoint, err := url.Parse(server.url)
 	require.NoError(t, err)
-	proxy := newCutProxy(t, endpoint.Host, strconv.Quote(passedMessage), strconv.Quote(withheldMessage))
+	newProxy := map[bool]func(*testing.T, string, string, string) *cutProxy{false: newCutProxy, true: newSilentCutProxy}[silent]
+	proxy := newProxy(t, endpoint.Host, strconv.Quote(passedMessage), strconv.Quote(withheldMessage))
 
 	cmd := resumeClient(t, "MCP_URL=http://"+proxy.addr()+endpoint.Path)
 	var stdout, stderr testbin.SyncBuffer
@@ -47,6 +57,8 @@ func TestTypeScriptClientResumesAfterConnectionCut(t *testing.T) {
 	waitUnlessExited(proxy.passed, "the first report reached it")
 	close(tools.withheld) // the proxy cuts once the server sent the second report
 	waitUnlessExited(proxy.cut, "the cut")
+	// The call still runs when the resumption is served: it replayed the withheld report.
+	waitUnlessExited(proxy.redelivered, "its resumption replayed the report it missed")
 	close(tools.last)
 	require.NoError(t, <-exited, "node mcp-resume.mjs: %s\nserver: %s", stderr.String(), server.log())
 
@@ -66,6 +78,9 @@ func TestTypeScriptClientResumesAfterConnectionCut(t *testing.T) {
 	assert.JSONEq(t, `{"runs":1}`, report.Result.Content[0].Text)
 	assert.EqualValues(t, 1, tools.runs.Load(), "the call ran once")
 	assert.True(t, hasPrefixIn(report.Errors, "SSE stream disconnected"), "the SDK saw its stream break: %q", report.Errors)
+	for _, e := range report.Errors {
+		assert.True(t, strings.HasPrefix(e, "SSE stream disconnected"), "the only error is the break, no failed resumption: %q", e)
+	}
 
 	// The SDK resumed once, from the last event it got before the cut, and sent the call once.
 	cutAt := proxy.lastIDBeforeCut()
