@@ -155,6 +155,9 @@ func HTTPHandler(s *sdk.Server, opts HTTPOptions) http.Handler {
 			return
 		}
 		if sessionless {
+			if refuseTaskRouting(w, r, body) {
+				return // a task method's Mcp-Name is missing or not its taskId: 400, -32020
+			}
 			// The revision has no sessions: an Mcp-Session-Id header is ignored, and the
 			// session it names (if any) is neither used nor touched.
 			serveStateless(stateless, w, r)

@@ -514,7 +514,7 @@ func (r *Remote) connect(ctx context.Context) (*sdk.ClientSession, error) {
 				base = t.HTTPClient.Transport
 			}
 		}
-		client.Transport = remoteRoundTripper{base: base, wire: wire}
+		client.Transport = remoteRoundTripper{base: TaskRoutingTransport(base), wire: wire}
 		withWire.HTTPClient = client
 		transport = &withWire
 	} else {

@@ -194,13 +194,7 @@ func (t *tasks) middlewareV2(ctx context.Context, method string, req sdk.Request
 		case *taskUpdateParams:
 			taskID = p.TaskID
 		}
-		if extra := req.GetExtra(); extra != nil {
-			// SEP-2663 routing header: an HTTP request's Mcp-Name, when present, names the task.
-			if names := extra.Header.Values(mcpNameHeader); len(names) > 0 && strings.TrimSpace(names[0]) != taskID {
-				return nil, &jsonrpc.Error{Code: sdk.CodeHeaderMismatch,
-					Message: fmt.Sprintf("header mismatch: Mcp-Name %q is not the taskId %q", names[0], taskID)}
-			}
-		}
+		// Over HTTP, HTTPHandler has checked the Mcp-Name routing header (taskroute.go).
 		if !declaresTasks(meta) {
 			return nil, missingTasksCapability(method + " needs the tasks extension")
 		}

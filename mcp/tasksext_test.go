@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -185,7 +186,7 @@ func runExtClient(t *testing.T, et *extTools, asked func(), env ...string) {
 	assert.Equal(t, false, s["isError"])
 	assert.Equal(t, false, s["relatedTaskMeta"])
 
-	s = next("hold")
+	next("hold")
 	select {
 	case <-et.started:
 	case <-t.Context().Done():
@@ -374,7 +375,8 @@ func connectExt(ctx context.Context, declareTasks, second bool) (*extSession, er
 		url = os.Getenv("TASKS_CLIENT_URL2")
 	}
 	if url != "" {
-		transport = &sdk.StreamableClientTransport{Endpoint: url}
+		// go-sdk does not send the task methods' Mcp-Name, which HTTPHandler requires.
+		transport = &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: mcp.TaskRoutingTransport(nil)}}
 	} else {
 		var argv []string
 		if err := json.Unmarshal([]byte(os.Getenv("TASKS_CLIENT_COMMAND")), &argv); err != nil {
