@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"runtime"
@@ -24,6 +25,7 @@ import (
 
 type benchOptions struct {
 	address       string
+	dataDir       string
 	namespace     string
 	subjects      []string
 	phases        []string
@@ -76,8 +78,9 @@ one choice: toolgate-noeager (eager start off), toolgate-nosa (no search attribu
 (the activity as a local activity: one workflow task, no activity task), bare-noeageract (eager
 activity dispatch off).
 
-Without --address it starts its own embedded Temporal server (in memory, the same tuning as
-toolgate dev) and stops it at the end; with --address it measures that server (it starts its own
+Without --address it starts its own embedded Temporal server (the same tuning as toolgate dev;
+in memory, or in SQLite files in a new or empty --data-dir, as toolgate dev keeps them) and stops
+it at the end; with --address it measures that server (it starts its own
 workers there on fresh task queues, and leaves its calls in the namespace). Progress goes to
 stderr, the table (or --json) to stdout. The defaults take about a minute on two cores; --short
 runs every phase with tiny counts (seconds), as make test does.`,
@@ -99,6 +102,7 @@ runs every phase with tiny counts (seconds), as make test does.`,
 	fs.BoolVar(&o.burn, "burn", false, "spin one core until killed (one process of --load)")
 	_ = fs.MarkHidden("burn")
 	fs.StringVar(&o.address, "address", "", "Temporal frontend host:port to measure (default: start an embedded in-memory server)")
+	fs.StringVar(&o.dataDir, "data-dir", "", "keep the embedded server's state in SQLite files in this directory (new or empty; left in place), as toolgate dev does, instead of in memory")
 	fs.StringVarP(&o.namespace, "namespace", "n", "default", "namespace (with --address)")
 	fs.StringSliceVar(&o.subjects, "subjects", bench.DefaultSubjects(), "subjects to compare: "+strings.Join(bench.KnownSubjects(), ", ")+" (bare is always added)")
 	fs.StringSliceVar(&o.phases, "phases", bench.Phases(), "phases to run: "+strings.Join(bench.Phases(), ", "))
@@ -198,6 +202,12 @@ func runBench(ctx context.Context, a *app, cmd *cobra.Command, o benchOptions) e
 			return badInput(fmt.Errorf("unknown phase %q (known: %s)", p, strings.Join(bench.Phases(), ", ")))
 		}
 	}
+	if o.address != "" && o.dataDir != "" {
+		return badInput(errors.New("--data-dir sets the embedded server's store: not with --address"))
+	}
+	if err := checkBenchDataDir(o.dataDir); err != nil {
+		return badInput(err)
+	}
 	if o.address != "" && len(o.dynamicConfig) > 0 {
 		return badInput(errors.New("--dynamic-config-value sets the embedded server's config: not with --address"))
 	}
@@ -254,6 +264,7 @@ func runBench(ctx context.Context, a *app, cmd *cobra.Command, o benchOptions) e
 			Logger:         cfg.Logger,
 			ServerLogLevel: &quiet,
 			DynamicConfig:  dynamicConfig,
+			DataDir:        o.dataDir,
 		})
 		if err != nil {
 			return fmt.Errorf("start embedded server: %w", err)
@@ -264,7 +275,11 @@ func runBench(ctx context.Context, a *app, cmd *cobra.Command, o benchOptions) e
 			}
 		}()
 		cfg.Address, cfg.Namespace = srv.FrontendAddress(), srv.Namespace()
-		cfg.Server = "embedded " + srv.FrontendAddress() + " (in-memory SQLite, toolgate dev tuning)"
+		store := "in-memory SQLite"
+		if o.dataDir != "" {
+			store = "SQLite files in " + o.dataDir
+		}
+		cfg.Server = "embedded " + srv.FrontendAddress() + " (" + store + ", toolgate dev tuning)"
 	}
 
 	rep, err := bench.Run(ctx, cfg)
@@ -281,6 +296,24 @@ func runBench(ctx context.Context, a *app, cmd *cobra.Command, o benchOptions) e
 		return &exitError{code: ExitCanceled, err: fmt.Errorf("bench: %w", context.Cause(ctx))}
 	case err != nil:
 		return fmt.Errorf("bench (the phases before the failure are printed): %w", err)
+	}
+	return nil
+}
+
+// checkBenchDataDir refuses a --data-dir that holds anything: the bench measures a fresh store,
+// as its in-memory one is, and leaves an existing one alone.
+func checkBenchDataDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("--data-dir: %w", err)
+	case len(entries) > 0:
+		return fmt.Errorf("--data-dir %s is not empty: give a new or empty directory (the bench measures a fresh store)", dir)
 	}
 	return nil
 }

@@ -193,6 +193,7 @@ func (h *harness) inFlight(ctx context.Context, idleP50Ms float64) (InFlight, er
 		HeapFreeKiBPerCall:     perCallKiB(liveHeld.free-liveBefore.free, held),
 		RuntimeOtherKiBPerCall: perCallKiB(liveHeld.runtimeOther()-liveBefore.runtimeOther(), held),
 		OutsideGoKiBPerCall:    perCallKiB(liveHeld.outsideGo()-liveBefore.outsideGo(), held),
+		MappedKiBPerCall:       perCallKiB(liveHeld.mapped-liveBefore.mapped, held),
 		Probe:                  probe,
 		IdleP50Ms:              idleP50Ms,
 		ProbeRatioP50:          ratio(probe.P50Ms, idleP50Ms),
@@ -203,8 +204,8 @@ func (h *harness) inFlight(ctx context.Context, idleP50Ms float64) (InFlight, er
 // live is what the process holds after a GC: the live heap, the goroutine stacks and count, the
 // free space inside heap spans that still hold live objects (unused: fragmentation), the free
 // heap not yet returned to the system, the memory the Go runtime has from the system and not
-// returned (goResident), and the RSS.
-type live struct{ heap, stack, goroutines, unused, free, goResident, rss int64 }
+// returned (goResident), the RSS, and the RSS's pages of mapped files and shared memory.
+type live struct{ heap, stack, goroutines, unused, free, goResident, rss, mapped int64 }
 
 // readLive runs a GC and reads live.
 func readLive() live {
@@ -225,6 +226,7 @@ func readLive() live {
 		free:       int64(samples[3].Value.Uint64()),
 		goResident: int64(samples[0].Value.Uint64() - samples[1].Value.Uint64()),
 		rss:        st.rss,
+		mapped:     st.mapped,
 	}
 }
 
@@ -241,10 +243,12 @@ func readReturned() int64 {
 	return st.rss
 }
 
-// outsideGo is the resident memory the Go runtime does not account for: here mostly the embedded
-// server's SQLite (modernc.org/sqlite allocates with its own mmap-based malloc), whose in-memory
-// database holds every running workflow's rows.
-func (l live) outsideGo() int64 { return l.rss - l.goResident }
+// outsideGo is the anonymous resident memory the Go runtime does not account for: here mostly the
+// embedded server's SQLite (modernc.org/sqlite allocates with its own mmap-based malloc). An
+// in-memory store keeps every running workflow's rows there; a file store only its page cache,
+// bounded by cache_size per connection (the rows are on disk, in the kernel's page cache, not
+// in the RSS). Mapped files and shared memory (a file store's WAL index) are not in it: mapped.
+func (l live) outsideGo() int64 { return l.rss - l.mapped - l.goResident }
 
 func perCallKiB(bytes int64, calls int) float64 {
 	return round(float64(bytes)/1024/float64(max(calls, 1)), 1)

@@ -19,9 +19,11 @@ const (
 	peakFromGo      = "Go runtime Sys (no /proc)"
 )
 
-// memStatus is the process's resident set, in bytes: now and its peak (high-water mark).
+// memStatus is the process's resident set, in bytes: now and its peak (high-water mark), and
+// the part of it that maps files or shared memory (RssFile + RssShmem: the executable's pages,
+// a file-backed SQLite store's WAL index; 0 where the kernel does not say).
 type memStatus struct {
-	rss, hwm int64
+	rss, hwm, mapped int64
 }
 
 // readMem reads /proc/self/status; without it (not Linux) it falls back to the Go runtime's
@@ -38,26 +40,31 @@ func readMem() (memStatus, bool) {
 	return memStatus{rss: int64(ms.Sys), hwm: int64(ms.Sys)}, false
 }
 
-// parseStatus reads VmRSS and VmHWM (kB) from the text of /proc/<pid>/status.
+// parseStatus reads VmRSS and VmHWM (kB) from the text of /proc/<pid>/status, and RssFile and
+// RssShmem when present (Linux >= 4.5).
 func parseStatus(data []byte) (memStatus, error) {
 	var st memStatus
 	found := 0
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		key, value, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (key != "VmRSS" && key != "VmHWM") {
+		if !ok || (key != "VmRSS" && key != "VmHWM" && key != "RssFile" && key != "RssShmem") {
 			continue
 		}
 		kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(value), "kB")), 10, 64)
 		if err != nil {
 			return memStatus{}, errors.New("parse " + key + ": " + err.Error())
 		}
-		if key == "VmRSS" {
+		switch key {
+		case "VmRSS":
 			st.rss = kb << 10
-		} else {
+			found++
+		case "VmHWM":
 			st.hwm = kb << 10
+			found++
+		default:
+			st.mapped += kb << 10
 		}
-		found++
 	}
 	if found != 2 {
 		return memStatus{}, errors.New("parse status: VmRSS or VmHWM missing")

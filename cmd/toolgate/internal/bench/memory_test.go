@@ -20,6 +20,12 @@ func TestParseStatus(t *testing.T) {
 			give: "Name:\ttoolgate\nVmPeak:\t 2000000 kB\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\nThreads:\t12\n",
 			want: memStatus{rss: 100 << 20, hwm: 200 << 20},
 		},
+		{
+			name: "mapped files and shared memory",
+			give: "VmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\nRssAnon:\t   90000 kB\nRssFile:\t    8192 kB\nRssShmem:\t    4208 kB\n",
+			want: memStatus{rss: 100 << 20, hwm: 200 << 20, mapped: 12400 << 10},
+		},
+		{name: "garbage RssFile", give: "VmRSS:\t 1 kB\nVmHWM:\t 1 kB\nRssFile:\t x kB\n", wantErr: "parse RssFile"},
 		{name: "missing HWM", give: "VmRSS:\t 1 kB\n", wantErr: "missing"},
 		{name: "garbage number", give: "VmRSS:\t x kB\nVmHWM:\t 1 kB\n", wantErr: "parse VmRSS"},
 	}

@@ -153,12 +153,15 @@ type InFlight struct {
 	GoroutinesPerCall  float64 `json:"goroutinesPerCall"`
 	// The rest of what the Go runtime holds, per held call after a GC: free space inside heap
 	// spans that still hold live objects (fragmentation: it cannot be returned), free heap not
-	// yet returned to the system, and runtime metadata; then the resident memory the Go runtime
-	// does not account for (the embedded SQLite).
+	// yet returned to the system, and runtime metadata; then the anonymous resident memory the
+	// Go runtime does not account for (the embedded SQLite's heap: an in-memory store's rows, a
+	// file store's page cache), and the resident pages of mapped files and shared memory (a file
+	// store's WAL index; Linux only, else 0).
 	HeapUnusedKiBPerCall   float64 `json:"heapUnusedKibPerCall"`
 	HeapFreeKiBPerCall     float64 `json:"heapFreeKibPerCall"`
 	RuntimeOtherKiBPerCall float64 `json:"runtimeOtherKibPerCall"`
 	OutsideGoKiBPerCall    float64 `json:"outsideGoKibPerCall"`
+	MappedKiBPerCall       float64 `json:"mappedKibPerCall"`
 	// Probe is the latency of sequential no-op calls made while the calls were held;
 	// ProbeRatioP50 divides its p50 by toolgate's idle p50 of the latency phase.
 	Probe         Latencies `json:"probe"`

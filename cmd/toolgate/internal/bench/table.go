@@ -188,9 +188,9 @@ func (r Report) writeInFlight(b *strings.Builder) {
 	fmt.Fprintf(b, "process RSS (server + workers + client): %.0f MiB before, %.0f MiB held (%+.0f KiB per call), peak %.0f MiB (%s); Go heap %.0f MiB held\n",
 		f.RSSBeforeMiB, f.RSSHeldMiB, f.KiBPerCall, f.PeakRSSMiB, f.PeakSource, f.GoHeapHeldMiB)
 	fmt.Fprintf(b, "per held call with the Go runtime's free pages returned to the system: %+.0f KiB of RSS\n", f.ReturnedKiBPerCall)
-	fmt.Fprintf(b, "per held call, after a GC: %.1f KiB live heap, %.1f KiB goroutine stacks (%.1f goroutines), %.1f KiB free in partly used heap spans, %.1f KiB free heap, %.1f KiB runtime metadata, %.1f KiB outside the Go runtime (SQLite)\n",
+	fmt.Fprintf(b, "per held call, after a GC: %.1f KiB live heap, %.1f KiB goroutine stacks (%.1f goroutines), %.1f KiB free in partly used heap spans, %.1f KiB free heap, %.1f KiB runtime metadata, %.1f KiB outside the Go runtime (SQLite's heap), %.1f KiB of mapped files and shared memory\n",
 		f.LiveHeapKiBPerCall, f.StackKiBPerCall, f.GoroutinesPerCall, f.HeapUnusedKiBPerCall, f.HeapFreeKiBPerCall,
-		f.RuntimeOtherKiBPerCall, f.OutsideGoKiBPerCall)
+		f.RuntimeOtherKiBPerCall, f.OutsideGoKiBPerCall, f.MappedKiBPerCall)
 	fmt.Fprintf(b, "no-op call meanwhile (%d sequential): p50 %s, p95 %s, max %s = %.2fx the idle toolgate p50 (%s)\n",
 		f.Probe.N, msText(f.Probe.P50Ms), msText(f.Probe.P95Ms), msText(f.Probe.MaxMs), f.ProbeRatioP50, msText(f.IdleP50Ms))
 }
