@@ -80,10 +80,10 @@ activity dispatch off).
 
 Without --address it starts its own embedded Temporal server (the same tuning as toolgate dev;
 in memory, or in SQLite files in a new or empty --data-dir, as toolgate dev keeps them) and stops
-it at the end; with --address it measures that server (it starts its own
-workers there on fresh task queues, and leaves its calls in the namespace). Progress goes to
-stderr, the table (or --json) to stdout. The defaults take about a minute on two cores; --short
-runs every phase with tiny counts (seconds), as make test does.`,
+it at the end; with --address it measures that server (it starts its own workers there on fresh
+task queues, and leaves its calls in the namespace). Progress goes to stderr, the table (or
+--json) to stdout. The defaults take about a minute on two cores; --short runs every phase with
+tiny counts (seconds), as make test does.`,
 		Example: `  toolgate bench
   toolgate bench --json > bench.json
   toolgate bench --subjects toolgate,bare,bare-eager,toolgate-noeager,bare-local --cpuprofile cpu.out
