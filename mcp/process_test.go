@@ -192,6 +192,13 @@ func TestWorkerCommandMountsMCPServer(t *testing.T) {
 // args after the connection flags, stops it with SIGTERM at cleanup, and returns its stderr.
 func startWorker(t *testing.T, queue string, env []string, args ...string) *testbin.SyncBuffer {
 	t.Helper()
+	_, stderr := startWorkerProcess(t, queue, env, args...)
+	return stderr
+}
+
+// startWorkerProcess is startWorker returning the process too, for a test that kills it.
+func startWorkerProcess(t *testing.T, queue string, env []string, args ...string) (*exec.Cmd, *testbin.SyncBuffer) {
+	t.Helper()
 	srv := devtest.Server(t)
 	cmd := exec.Command(toolgateBinary(t), append([]string{"worker", "--address", srv.FrontendAddress(),
 		"--namespace", srv.Namespace(), "--task-queue", queue}, args...)...)
@@ -203,5 +210,5 @@ func startWorker(t *testing.T, queue string, env []string, args ...string) *test
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
 	})
-	return stderr
+	return cmd, stderr
 }

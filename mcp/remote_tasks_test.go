@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,7 +20,6 @@ import (
 
 	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/devtest"
-	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/mcp"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
@@ -355,31 +353,15 @@ func TestMountedTaskCancellation(t *testing.T) {
 	}
 }
 
-// startWorkerProcess runs `toolgate worker` on queue like startWorker, and returns the process
-// for the test to kill.
-func startWorkerProcess(t *testing.T, queue string, args ...string) (*exec.Cmd, *testbin.SyncBuffer) {
-	t.Helper()
-	srv := devtest.Server(t)
-	cmd := exec.Command(toolgateBinary(t), append([]string{"worker", "--address", srv.FrontendAddress(),
-		"--namespace", srv.Namespace(), "--task-queue", queue}, args...)...)
-	cmd.Env = childEnv()
-	stderr := new(testbin.SyncBuffer)
-	cmd.Stderr = stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	})
-	return cmd, stderr
-}
-
 // A worker SIGKILLed while it waits for a remote task: the worker that takes the call over polls
 // the same remote task (its ID was in the heartbeat details) and the remote tool starts once.
 func TestMountedTaskSurvivesWorkerKill(t *testing.T) {
 	dir := t.TempDir()
 	queue := devtest.TaskQueue(t)
 	mount := "fx=" + taskFixtureTarget(dir, "2025-11-25")
-	first, stderr := startWorkerProcess(t, queue, "--mcp", mount)
+	// A short heartbeat timeout: the server counts the killed worker lost after 3 s, not 1 min.
+	mountArgs := []string{"--mcp", mount, "--mcp-heartbeat-timeout", "3s"}
+	first, stderr := startWorkerProcess(t, queue, childEnv(), mountArgs...)
 	tg := tgclient.New(devtest.Client(t), tgclient.Options{TaskQueue: queue})
 	require.Eventually(t, func() bool {
 		tools, err := tg.ListTools(t.Context())
@@ -399,7 +381,7 @@ func TestMountedTaskSurvivesWorkerKill(t *testing.T) {
 	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
 	_ = first.Wait()
 
-	startWorkerProcess(t, queue, "--mcp", mount)
+	startWorkerProcess(t, queue, childEnv(), mountArgs...)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "release"), nil, 0o600))
 	res, err := tg.ResultByWorkflowID(t.Context(), workflowID) // after the heartbeat timeout
 	require.NoError(t, err)

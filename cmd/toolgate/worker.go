@@ -25,6 +25,7 @@ type workerOptions struct {
 	mcpMounts     []string
 	mcpEnv        []string
 	mcpApprove    []string
+	mcpHeartbeat  time.Duration
 	workflowCache int
 }
 
@@ -60,7 +61,11 @@ or the database password unless named.
 --mcp-approve GLOB (repeatable, path.Match syntax over the mounted names PREFIX_NAME, such as
 'fs_delete_*' or 'fs_*' for a whole mount) makes every call of a matching tool wait for a human
 decision (toolgate approve). A remote tool without annotations is unsafe by the MCP defaults:
-'toolgate tools --remote' flags it "unsafe (assumed)".`,
+'toolgate tools --remote' flags it "unsafe (assumed)".
+
+--mcp-heartbeat-timeout D (1m) is how long a mounted tool's call may go without a heartbeat
+before Temporal counts its worker lost: then a readOnly or idempotent call, or one whose remote
+server runs it as a task (polled again, never started twice), is retried on another worker.`,
 		Example: `  toolgate worker --setup
   TEMPORAL_ADDRESS=temporal.example.com:7233 toolgate worker --task-queue tools --root /srv/docs
   toolgate worker --metrics-listen 127.0.0.1:9464
@@ -82,6 +87,7 @@ decision (toolgate approve). A remote tool without annotations is unsafe by the 
 	cmd.Flags().StringArrayVar(&o.mcpMounts, "mcp", nil, "mount an MCP server's tools as PREFIX_NAME: PREFIX=COMMAND... or PREFIX=http(s)://URL (repeat)")
 	cmd.Flags().StringArrayVar(&o.mcpEnv, "mcp-env", nil, "PREFIX=NAME: pass this process's variable NAME to the mounted command PREFIX (repeat; nothing else but PATH, HOME, locale and TMPDIR is passed)")
 	cmd.Flags().StringArrayVar(&o.mcpApprove, "mcp-approve", nil, "mounted tools whose PREFIX_NAME matches this glob require approval, such as 'fs_delete_*' (repeat)")
+	cmd.Flags().DurationVar(&o.mcpHeartbeat, "mcp-heartbeat-timeout", toolcore.DefaultHeartbeatTimeout, "how long a mounted tool's call may go without a heartbeat before its worker counts as lost")
 	return cmd
 }
 
@@ -102,8 +108,12 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 			return badInput(fmt.Errorf("--mcp-approve: %w", err))
 		}
 	}
+	if o.mcpHeartbeat <= 0 {
+		return badInput(fmt.Errorf("--mcp-heartbeat-timeout %s: want a positive duration", o.mcpHeartbeat))
+	}
+	mountOpts := mcp.MountOptions{Approve: o.mcpApprove, HeartbeatTimeout: o.mcpHeartbeat}
 	for _, spec := range o.mcpMounts {
-		remote, err := mountMCP(ctx, spec, mcpEnv, o.mcpApprove, reg)
+		remote, err := mountMCP(ctx, spec, mcpEnv, mountOpts, reg)
 		if err != nil {
 			return err
 		}
@@ -164,7 +174,7 @@ func mountEnv(specs, mounts []string, lookup func(string) (string, bool)) (map[s
 }
 
 // mountMCP mounts the MCP server of spec (PREFIX=TARGET) and registers its tools in reg.
-func mountMCP(ctx context.Context, spec string, env map[string]mcp.TargetOptions, approve []string, reg *toolcore.Registry) (*mcp.Remote, error) {
+func mountMCP(ctx context.Context, spec string, env map[string]mcp.TargetOptions, opts mcp.MountOptions, reg *toolcore.Registry) (*mcp.Remote, error) {
 	prefix, target, err := mcp.SplitMount(spec)
 	if err != nil {
 		return nil, badInput(fmt.Errorf("--mcp: %w", err))
@@ -173,7 +183,7 @@ func mountMCP(ctx context.Context, spec string, env map[string]mcp.TargetOptions
 	if err != nil {
 		return nil, badInput(fmt.Errorf("--mcp %s: %w", prefix, err))
 	}
-	remote, err := mcp.Mount(ctx, prefix, transport, mcp.MountOptions{Approve: approve})
+	remote, err := mcp.Mount(ctx, prefix, transport, opts)
 	if err != nil {
 		return nil, fmt.Errorf("--mcp %s: %w", prefix, err)
 	}
