@@ -67,7 +67,7 @@ type remoteTask struct {
 // (SEP-2575: no session remembers it; the server makes a task of the call of a client that
 // declares it, and answers the task methods only then); before, empty.
 func taskMeta(cs *sdk.ClientSession) sdk.Meta {
-	if res := cs.InitializeResult(); res == nil || res.ProtocolVersion < protocolVersion20260728 {
+	if res := cs.InitializeResult(); res == nil || res.ProtocolVersion < StatelessRevision {
 		return sdk.Meta{}
 	}
 	return sdk.Meta{sdk.MetaKeyClientCapabilities: map[string]any{

@@ -138,7 +138,7 @@ func (t *tasks) install(s *sdk.Server) error {
 		// Answered by middlewareV2; a 2025-11-25 request never reaches it.
 		sdk.AddReceivingCustomMethod(s, wire.MCPMethodTasksUpdate,
 			func(context.Context, *sdk.ServerSession, *taskUpdateParams) (*taskResult, error) {
-				return nil, methodNotFound(wire.MCPMethodTasksUpdate + " is part of the " + protocolVersion20260728 + " tasks extension")
+				return nil, methodNotFound(wire.MCPMethodTasksUpdate + " is part of the " + StatelessRevision + " tasks extension")
 			}),
 	} {
 		if err != nil {
@@ -157,7 +157,7 @@ func (t *tasks) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			return t.middlewareV2(ctx, method, req, meta, next)
 		}
 		if method == wire.MCPMethodTasksUpdate {
-			return nil, methodNotFound(wire.MCPMethodTasksUpdate + " is part of the " + protocolVersion20260728 + " tasks extension")
+			return nil, methodNotFound(wire.MCPMethodTasksUpdate + " is part of the " + StatelessRevision + " tasks extension")
 		}
 		if call, ok := req.(*sdk.CallToolRequest); ok && method == "tools/call" {
 			_, asked := call.Params.Meta[wire.MCPTaskMeta]

@@ -29,9 +29,6 @@ import (
 // human decide (toolcore.Options.ApprovalByCaller), and tasks/update delivers the decision as
 // the workflow's approval update. Like the 2025-11-25 tasks, every answer reads Temporal.
 
-// protocolVersion20260728 is the first revision with the tasks extension and stateless requests.
-const protocolVersion20260728 = "2026-07-28"
-
 // mcpNameHeader is the SEP-2243 routing header that names a request's target: for tasks/get,
 // tasks/update and tasks/cancel, the task (SEP-2663).
 const mcpNameHeader = "Mcp-Name"
@@ -59,7 +56,7 @@ func requestMeta(req sdk.Request) map[string]any {
 // newProtocol reports whether a request's _meta names 2026-07-28 or later (SEP-2575).
 func newProtocol(meta map[string]any) bool {
 	v, _ := meta[sdk.MetaKeyProtocolVersion].(string)
-	return v >= protocolVersion20260728
+	return v >= StatelessRevision
 }
 
 // declaresTasks reports whether a request's _meta declares the tasks extension among its
@@ -185,7 +182,7 @@ func (t *tasks) middlewareV2(ctx context.Context, method string, req sdk.Request
 		}
 		return t.createV2(ctx, call)
 	case wire.MCPMethodTasksResult, wire.MCPMethodTasksList:
-		return nil, methodNotFound(fmt.Sprintf("%s is not part of the %s tasks extension: tasks/get inlines the result", method, protocolVersion20260728))
+		return nil, methodNotFound(fmt.Sprintf("%s is not part of the %s tasks extension: tasks/get inlines the result", method, StatelessRevision))
 	case wire.MCPMethodTasksGet, wire.MCPMethodTasksCancel, wire.MCPMethodTasksUpdate:
 		var taskID string
 		switch p := req.GetParams().(type) {
