@@ -18,7 +18,6 @@ import (
 	"github.com/toolgate/toolgate/internal/devtest"
 	"github.com/toolgate/toolgate/mcp"
 	"github.com/toolgate/toolgate/toolcore"
-	"github.com/toolgate/toolgate/worker"
 )
 
 // fixtureArg makes the test binary a stdio MCP server (TestMain): "env" answers its environment,
@@ -67,13 +66,8 @@ func fixtureWorker(t *testing.T, dir string, topts mcp.TargetOptions, mopts mcp.
 	t.Cleanup(func() { _ = remote.Close() })
 	reg, err := toolcore.NewRegistry(remote.Tools()...)
 	require.NoError(t, err)
-	c := devtest.Client(t)
-	queue := devtest.TaskQueue(t)
-	w, err := worker.New(c, "", reg, worker.Options{TaskQueue: queue})
-	require.NoError(t, err)
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
-	return tgclient.New(c, tgclient.Options{TaskQueue: queue}), remote
+	tg, _ := servingWorker(t, reg)
+	return tg, remote
 }
 
 // A mounted command starts with BaseEnv and the variables its mount names, never the worker's

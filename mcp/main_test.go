@@ -199,16 +199,22 @@ func newFixture(t *testing.T) *fixture { return newFixtureTB(t) }
 
 func newFixtureTB(t testing.TB) *fixture {
 	tt, reg := newTestTools(t)
+	tg, queue := servingWorker(t, reg)
+	infos, err := tg.ListTools(t.Context())
+	require.NoError(t, err)
+	return &fixture{tools: tt, tg: tg, infos: infos, queue: queue}
+}
+
+// servingWorker runs an in-process worker of reg on a fresh task queue of the shared dev server
+// until the test ends, and returns a toolgate client for that queue and the queue.
+func servingWorker(t testing.TB, reg *toolcore.Registry) (*tgclient.Client, string) {
 	c := devtest.Client(t)
 	queue := devtest.TaskQueue(t)
 	w, err := worker.New(c, "", reg, worker.Options{TaskQueue: queue})
 	require.NoError(t, err)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	tg := tgclient.New(c, tgclient.Options{TaskQueue: queue})
-	infos, err := tg.ListTools(t.Context())
-	require.NoError(t, err)
-	return &fixture{tools: tt, tg: tg, infos: infos, queue: queue}
+	return tgclient.New(c, tgclient.Options{TaskQueue: queue}), queue
 }
 
 func (f *fixture) server() *sdk.Server {

@@ -23,7 +23,6 @@ import (
 	"github.com/toolgate/toolgate/mcp"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
-	"github.com/toolgate/toolgate/worker"
 )
 
 // taskFixtureArg makes the test binary a stdio MCP server whose tool "double" (idempotent) can
@@ -280,18 +279,7 @@ func taskFixtureWorker(t *testing.T, dir, shape string, overHTTP bool) *tgclient
 	}
 	transport, err := mcp.Target(target)
 	require.NoError(t, err)
-	remote, err := mcp.Mount(t.Context(), "fx", transport, mcp.MountOptions{HeartbeatTimeout: 2 * time.Second})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = remote.Close() })
-	reg, err := toolcore.NewRegistry(remote.Tools()...)
-	require.NoError(t, err)
-	c := devtest.Client(t)
-	queue := devtest.TaskQueue(t)
-	w, err := worker.New(c, "", reg, worker.Options{TaskQueue: queue})
-	require.NoError(t, err)
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
-	return tgclient.New(c, tgclient.Options{TaskQueue: queue})
+	return mountedWorker(t, "fx", transport)
 }
 
 // A remote tool that requires tasks is called as one task, in both shapes, over stdio and

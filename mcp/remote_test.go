@@ -22,11 +22,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	tgclient "github.com/toolgate/toolgate/client"
-	"github.com/toolgate/toolgate/internal/devtest"
 	"github.com/toolgate/toolgate/mcp"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
-	"github.com/toolgate/toolgate/worker"
 )
 
 // remoteServer is an MCP server written with the Go SDK, with what its tools observed.
@@ -175,13 +173,8 @@ func mountedWorker(t *testing.T, prefix string, transport mcp.NewTransport) *tgc
 	t.Cleanup(func() { _ = remote.Close() })
 	reg, err := toolcore.NewRegistry(remote.Tools()...)
 	require.NoError(t, err)
-	c := devtest.Client(t)
-	queue := devtest.TaskQueue(t)
-	w, err := worker.New(c, "", reg, worker.Options{TaskQueue: queue})
-	require.NoError(t, err)
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
-	return tgclient.New(c, tgclient.Options{TaskQueue: queue})
+	tg, _ := servingWorker(t, reg)
+	return tg
 }
 
 func execute(t *testing.T, tg *tgclient.Client, id, name, args string) toolcore.Result {

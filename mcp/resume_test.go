@@ -16,11 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	tgclient "github.com/toolgate/toolgate/client"
-	"github.com/toolgate/toolgate/internal/devtest"
 	"github.com/toolgate/toolgate/mcp"
 	"github.com/toolgate/toolgate/toolcore"
-	"github.com/toolgate/toolgate/worker"
 )
 
 // sseEvent is one server-sent event.
@@ -219,13 +216,7 @@ func newResumeFixture(t *testing.T) (*fixture, *resumeTools) {
 		Options: toolcore.Options{SideEffect: toolcore.ReadOnly},
 	}))
 	require.NoError(t, err)
-	c := devtest.Client(t)
-	queue := devtest.TaskQueue(t)
-	w, err := worker.New(c, "", reg, worker.Options{TaskQueue: queue})
-	require.NoError(t, err)
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
-	tg := tgclient.New(c, tgclient.Options{TaskQueue: queue})
+	tg, queue := servingWorker(t, reg)
 	infos, err := tg.ListTools(t.Context())
 	require.NoError(t, err)
 	return &fixture{tg: tg, infos: infos, queue: queue}, tools
