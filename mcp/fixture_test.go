@@ -157,8 +157,9 @@ func TestMountedUnsafeToolWaitsForApproval(t *testing.T) {
 }
 
 // The real `toolgate worker` process: a mounted command does not see a secret of the worker's
-// environment, sees the variable --mcp-env names, and a tool matching --mcp-approve waits; the
-// catalog, and `toolgate tools --remote`, flag the unannotated delete_all (issue 22 items 4, 6).
+// environment, sees the variable --mcp-env names, and a tool matching --mcp-approve waits (its
+// caller's human may decide it: --mcp-approve-by-caller); the catalog, and `toolgate tools
+// --remote`, flag the unannotated delete_all (issue 22 items 4, 6).
 func TestWorkerCommandMountIsolatesEnvAndRequiresApproval(t *testing.T) {
 	bin := toolgateBinary(t)
 	srv := devtest.Server(t)
@@ -166,7 +167,8 @@ func TestWorkerCommandMountIsolatesEnvAndRequiresApproval(t *testing.T) {
 	dir := t.TempDir()
 	stderr := startWorker(t, queue,
 		childEnv("AWS_SECRET_ACCESS_KEY=leaked-aws-secret", "TOOLGATE_DB=postgres://u:leaked-db-password@h/db", "FIXTURE_NAMED=named-value"),
-		"--mcp", "fx="+os.Args[0]+" "+fixtureArg+" "+dir, "--mcp-env", "fx=FIXTURE_NAMED", "--mcp-approve", "fx_delete_*")
+		"--mcp", "fx="+os.Args[0]+" "+fixtureArg+" "+dir, "--mcp-env", "fx=FIXTURE_NAMED", "--mcp-approve", "fx_delete_*",
+		"--mcp-approve-by-caller", "fx_delete_all")
 	tg := tgclient.New(devtest.Client(t), tgclient.Options{TaskQueue: queue})
 	var tools []toolcore.ToolInfo
 	require.Eventually(t, func() bool {
@@ -180,6 +182,9 @@ func TestWorkerCommandMountIsolatesEnvAndRequiresApproval(t *testing.T) {
 	}
 	assert.True(t, byName["fx_delete_all"].RequireApproval)
 	assert.True(t, byName["fx_delete_all"].SideEffectAssumed)
+	for name, info := range byName { // --mcp-approve-by-caller: the caller's human may decide
+		assert.Equal(t, name == "fx_delete_all", info.ApprovalByCaller, name)
+	}
 
 	// `toolgate tools --remote` flags the unannotated tool for the operator who reads the table.
 	list := exec.Command(bin, "tools", "--remote", "--address", srv.FrontendAddress(), "--namespace", srv.Namespace(), "--task-queue", queue)

@@ -135,6 +135,10 @@ type MountOptions struct {
 	// "fs_delete_*" or "fs_*" for a whole mount): a matching tool requires approval
 	// (toolcore.Options.RequireApproval) for every call. Optional: default none.
 	Approve []string
+	// ApproveByCaller are globs like Approve: a matching tool that requires approval lets the
+	// caller's human decide it (toolcore.Options.ApprovalByCaller: through MCP 2026-07-28's
+	// tasks/update); operators can still decide. Optional: default none, operators only.
+	ApproveByCaller []string
 }
 
 // ApprovalRequired reports whether a mounted tool name matches one of globs; a malformed glob
@@ -346,6 +350,10 @@ func (r *Remote) define(remote *sdk.Tool, opts MountOptions) (toolcore.Tool, err
 	if err != nil {
 		return toolcore.Tool{}, err
 	}
+	byCaller, err := ApprovalRequired(toolName, opts.ApproveByCaller)
+	if err != nil {
+		return toolcore.Tool{}, err
+	}
 	return toolcore.Define(toolcore.Definition[json.RawMessage]{
 		Name:         toolName,
 		Description:  description,
@@ -363,6 +371,7 @@ func (r *Remote) define(remote *sdk.Tool, opts MountOptions) (toolcore.Tool, err
 			HeartbeatTimeout: opts.HeartbeatTimeout,
 			MaxAttempts:      maxAttempts,
 			RequireApproval:  approve,
+			ApprovalByCaller: byCaller,
 			// Without annotations the MCP defaults make it Unsafe: flagged, not declared.
 			SideEffectAssumed: remote.Annotations == nil,
 		},

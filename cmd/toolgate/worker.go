@@ -25,6 +25,7 @@ type workerOptions struct {
 	mcpMounts     []string
 	mcpEnv        []string
 	mcpApprove    []string
+	mcpByCaller   []string
 	mcpHeartbeat  time.Duration
 	workflowCache int
 }
@@ -61,7 +62,9 @@ or the database password unless named.
 --mcp-approve GLOB (repeatable, path.Match syntax over the mounted names PREFIX_NAME, such as
 'fs_delete_*' or 'fs_*' for a whole mount) makes every call of a matching tool wait for a human
 decision (toolgate approve). A remote tool without annotations is unsafe by the MCP defaults:
-'toolgate tools --remote' flags it "unsafe (assumed)".
+'toolgate tools --remote' flags it "unsafe (assumed)". --mcp-approve-by-caller GLOB lets the
+human of the MCP client that called a matching tool decide its approval too (toolgate mcp shows
+the waiting call as input_required to a 2026-07-28 client, which answers with tasks/update).
 
 --mcp-heartbeat-timeout D (1m) is how long a mounted tool's call may go without a heartbeat
 before Temporal counts its worker lost: then a readOnly or idempotent call, or one whose remote
@@ -87,6 +90,7 @@ server runs it as a task (polled again, never started twice), is retried on anot
 	cmd.Flags().StringArrayVar(&o.mcpMounts, "mcp", nil, "mount an MCP server's tools as PREFIX_NAME: PREFIX=COMMAND... or PREFIX=http(s)://URL (repeat)")
 	cmd.Flags().StringArrayVar(&o.mcpEnv, "mcp-env", nil, "PREFIX=NAME: pass this process's variable NAME to the mounted command PREFIX (repeat; nothing else but PATH, HOME, locale and TMPDIR is passed)")
 	cmd.Flags().StringArrayVar(&o.mcpApprove, "mcp-approve", nil, "mounted tools whose PREFIX_NAME matches this glob require approval, such as 'fs_delete_*' (repeat)")
+	cmd.Flags().StringArrayVar(&o.mcpByCaller, "mcp-approve-by-caller", nil, "mounted tools whose PREFIX_NAME matches this glob let the calling MCP client's human decide their approval (repeat)")
 	cmd.Flags().DurationVar(&o.mcpHeartbeat, "mcp-heartbeat-timeout", toolcore.DefaultHeartbeatTimeout, "how long a mounted tool's call may go without a heartbeat before its worker counts as lost")
 	return cmd
 }
@@ -103,15 +107,18 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	for _, g := range o.mcpApprove {
-		if _, err := mcp.ApprovalRequired("", []string{g}); err != nil {
-			return badInput(fmt.Errorf("--mcp-approve: %w", err))
+	for _, f := range []struct {
+		flag  string
+		globs []string
+	}{{"--mcp-approve", o.mcpApprove}, {"--mcp-approve-by-caller", o.mcpByCaller}} {
+		if _, err := mcp.ApprovalRequired("", f.globs); err != nil {
+			return badInput(fmt.Errorf("%s: %w", f.flag, err))
 		}
 	}
 	if o.mcpHeartbeat <= 0 {
 		return badInput(fmt.Errorf("--mcp-heartbeat-timeout %s: want a positive duration", o.mcpHeartbeat))
 	}
-	mountOpts := mcp.MountOptions{Approve: o.mcpApprove, HeartbeatTimeout: o.mcpHeartbeat}
+	mountOpts := mcp.MountOptions{Approve: o.mcpApprove, ApproveByCaller: o.mcpByCaller, HeartbeatTimeout: o.mcpHeartbeat}
 	for _, spec := range o.mcpMounts {
 		remote, err := mountMCP(ctx, spec, mcpEnv, mountOpts, reg)
 		if err != nil {
