@@ -88,7 +88,8 @@ type HTTPOptions struct {
 // Origin header is present but neither a loopback origin nor one of opts.AllowedOrigins, as the
 // MCP transport spec requires; 401 to one without a valid bearer token when opts.Verifier is
 // set; 413 to a body over opts.MaxBodyBytes (refused by Content-Length or when the read passes
-// the limit, never buffered further); 503 to an initialize when opts.MaxSessions are live. Like
+// the limit, never buffered further); 503 to an initialize when opts.MaxSessions are live; 403 to
+// a request naming a session that another principal (PrincipalOf) created (sessionowner.go). Like
 // Transport, it moves the "task" member of a tools/call request into _meta for the server's task
 // support.
 //
@@ -99,6 +100,12 @@ type HTTPOptions struct {
 // standalone stream. Every check above guards both, and a stateless request counts against
 // opts.MaxSessions while it runs.
 func HTTPHandler(s *sdk.Server, opts HTTPOptions) http.Handler {
+	h, _ := httpHandler(s, opts)
+	return h
+}
+
+// httpHandler is HTTPHandler, with the owners of its sessions.
+func httpHandler(s *sdk.Server, opts HTTPOptions) (http.Handler, *sessionOwners) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -121,6 +128,8 @@ func HTTPHandler(s *sdk.Server, opts HTTPOptions) http.Handler {
 	events.SetMaxBytes(opts.EventStoreBytes)
 	// A resumption supersedes the request still holding its stream (supersede.go).
 	holders := newStreamHolders(events)
+	// A session belongs to the full principal that created it (sessionowner.go).
+	owners := newSessionOwners(s)
 	stateful := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{
 		EventStore:     holders,
 		SessionTimeout: opts.SessionTimeout,
@@ -163,8 +172,11 @@ func HTTPHandler(s *sdk.Server, opts HTTPOptions) http.Handler {
 			serveStateless(stateless, w, r)
 			return
 		}
+		if !owners.admit(w, r) {
+			return // another principal's session: 403, the session untouched
+		}
 		sessionVersion(s, r)
-		holders.serve(stateful, taskStatusStream(w, r), r) // task statuses, see taskstatus.go
+		holders.serve(stateful, taskStatusStream(owners.creating(w, r), r), r) // task statuses, see taskstatus.go
 	})
 	if opts.Verifier != nil {
 		var metadataURL string
@@ -187,7 +199,7 @@ func HTTPHandler(s *sdk.Server, opts HTTPOptions) http.Handler {
 			return
 		}
 		handler.ServeHTTP(w, r)
-	})
+	}), owners
 }
 
 // errRequestGone ends the handler of a stateless request whose client went away. It is not
