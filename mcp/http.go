@@ -270,10 +270,6 @@ var servedVersions = []string{"2025-06-18", "2025-11-25"}
 // HTTPHandler serves statelessly; revisions before it keep their sessions.
 const StatelessRevision = "2026-07-28"
 
-// metaProtocolVersion is the _meta key by which a request of StatelessRevision or later names its
-// revision (SEP-2575).
-const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
-
 // isStatelessRequest reports whether r (with its POST body) belongs to StatelessRevision or
 // later: server/discover (how such a client starts, whatever revision it ends up with), or a
 // request naming such a revision in its Mcp-Protocol-Version header or in _meta. Everything
@@ -282,7 +278,7 @@ func isStatelessRequest(r *http.Request, body []byte) bool {
 	if r.Header.Get("Mcp-Protocol-Version") >= StatelessRevision {
 		return true
 	}
-	if !bytes.Contains(body, []byte("server/discover")) && !bytes.Contains(body, []byte(metaProtocolVersion)) {
+	if !bytes.Contains(body, []byte("server/discover")) && !bytes.Contains(body, []byte(sdk.MetaKeyProtocolVersion)) {
 		return false // the common case: no second parse
 	}
 	var msg struct {
@@ -294,7 +290,7 @@ func isStatelessRequest(r *http.Request, body []byte) bool {
 	if json.Unmarshal(body, &msg) != nil {
 		return false // a batch or malformed: the handler with sessions answers it
 	}
-	return msg.Method == "server/discover" || msg.Params.Meta[metaProtocolVersion] != nil
+	return msg.Method == "server/discover" || msg.Params.Meta[sdk.MetaKeyProtocolVersion] != nil
 }
 
 // liveSessions counts s's sessions, stopping at limit.
