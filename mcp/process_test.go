@@ -212,3 +212,27 @@ func startWorkerProcess(t *testing.T, queue string, env []string, args ...string
 	})
 	return cmd, stderr
 }
+
+// lineReport starts cmd, a client process that reports one JSON line per step on stdout, and
+// returns next, which decodes its next line into v, and wait, which waits for it to exit 0; both
+// fail the test with the process's stderr.
+func lineReport(t *testing.T, cmd *exec.Cmd) (next func(v any), wait func()) {
+	t.Helper()
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	stderr := new(testbin.SyncBuffer)
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(nil, 1<<20)
+	next = func(v any) {
+		t.Helper()
+		require.True(t, lines.Scan(), "%s ended early: %s", cmd.Args, stderr.String())
+		require.NoError(t, json.Unmarshal(lines.Bytes(), v), "%s\nstderr: %s", lines.Text(), stderr.String())
+	}
+	wait = func() {
+		t.Helper()
+		require.NoError(t, cmd.Wait(), "%s: %s", cmd.Args, stderr.String())
+	}
+	return next, wait
+}

@@ -1,14 +1,12 @@
 package mcp_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/mcp"
 	"github.com/toolgate/toolgate/wire"
 )
@@ -54,21 +52,13 @@ func TestTypeScriptClientTaskSurvivesServerRestart(t *testing.T) {
 				env = startMCPProcess(t, f).env()
 			}
 			finish := typeScriptClient(t, "task-finish", append(env, "MCP_TASK_ID="+started.Task.TaskID))
-			stdout, err := finish.StdoutPipe()
-			require.NoError(t, err)
-			var stderr testbin.SyncBuffer
-			finish.Stderr = &stderr
-			require.NoError(t, finish.Start())
-			lines := bufio.NewScanner(stdout)
-			lines.Buffer(nil, 1<<20)
-			require.True(t, lines.Scan(), "node task-finish: %s", stderr.String())
+			next, wait := lineReport(t, finish)
 			var before struct {
 				Before mcp.Task `json:"before"`
 			}
-			require.NoError(t, json.Unmarshal(lines.Bytes(), &before), lines.Text())
+			next(&before)
 			assert.Equal(t, wire.MCPTaskWorking, before.Before.Status, "the new server reads the running task from Temporal")
 			close(gate)
-			require.True(t, lines.Scan(), "node task-finish: %s", stderr.String())
 			var finished struct {
 				Capabilities struct {
 					Requests struct {
@@ -83,8 +73,8 @@ func TestTypeScriptClientTaskSurvivesServerRestart(t *testing.T) {
 				CancelTerminal tsSettled    `json:"cancelTerminal"`
 				Unknown        tsSettled    `json:"unknown"`
 			}
-			require.NoError(t, json.Unmarshal(lines.Bytes(), &finished), lines.Text())
-			require.NoError(t, finish.Wait(), "node task-finish: %s", stderr.String())
+			next(&finished)
+			wait()
 
 			assert.NotNil(t, finished.Capabilities.Requests.Tools.Call, "capabilities.tasks.requests.tools.call")
 			assert.False(t, finished.Result.IsError)

@@ -20,7 +20,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolgate/toolgate/internal/devtest"
-	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/mcp"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
@@ -139,20 +138,13 @@ func runExtClient(t *testing.T, et *extTools, asked func(), env ...string) {
 	cmd.Env = append(childEnv(), env...)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	var stderr testbin.SyncBuffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
+	report, wait := lineReport(t, cmd)
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	lines := bufio.NewScanner(stdout)
-	lines.Buffer(nil, 1<<20)
 	next := func(step string) extStep {
 		t.Helper()
-		require.True(t, lines.Scan(), "the client ended before %s: %s", step, stderr.String())
 		var s extStep
-		require.NoError(t, json.Unmarshal(lines.Bytes(), &s), "%s", lines.Text())
-		require.Equal(t, step, s.str("step"), "%s\nclient stderr: %s", lines.Text(), stderr.String())
+		report(&s)
+		require.Equal(t, step, s.str("step"), "%v", s)
 		return s
 	}
 
@@ -254,7 +246,7 @@ func runExtClient(t *testing.T, et *extTools, asked func(), env ...string) {
 	assert.Equal(t, float64(wire.MCPCodeMissingRequiredClientCapability), s["getCode"])
 
 	next("done")
-	require.NoError(t, cmd.Wait(), "client stderr: %s", stderr.String())
+	wait()
 }
 
 // --- the client process ---

@@ -1,7 +1,6 @@
 package mcp_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os/exec"
@@ -48,26 +47,17 @@ func TestTypeScriptClientTaskStatusNotifications(t *testing.T) {
 		t.Run(name+"/completed", func(t *testing.T) {
 			key := "ts-task-status-" + name
 			gate := f.tools.hold(key)
-			cmd := taskStatusClient(t, "complete", append(env, "MCP_KEY="+key))
-			stdout, err := cmd.StdoutPipe()
-			require.NoError(t, err)
-			var stderr testbin.SyncBuffer
-			cmd.Stderr = &stderr
-			require.NoError(t, cmd.Start())
-			lines := bufio.NewScanner(stdout)
-			lines.Buffer(nil, 1<<20)
-			require.True(t, lines.Scan(), "node mcp-taskstatus.mjs complete: %s", stderr.String())
+			next, wait := lineReport(t, taskStatusClient(t, "complete", append(env, "MCP_KEY="+key)))
 			var working struct {
 				Working mcp.Task `json:"working"`
 			}
-			require.NoError(t, json.Unmarshal(lines.Bytes(), &working), lines.Text())
+			next(&working)
 			assert.Equal(t, "mcp/toolcall-"+key, working.Working.TaskID)
 			assert.Equal(t, wire.MCPTaskWorking, working.Working.Status, "the status while the tool is held")
 			close(gate)
-			require.True(t, lines.Scan(), "node mcp-taskstatus.mjs complete: %s", stderr.String())
 			var report taskStatusReport
-			require.NoError(t, json.Unmarshal(lines.Bytes(), &report), lines.Text())
-			require.NoError(t, cmd.Wait(), "node mcp-taskstatus.mjs complete: %s", stderr.String())
+			next(&report)
+			wait()
 
 			assert.Equal(t, []string{wire.MCPTaskWorking, wire.MCPTaskCompleted}, statusesOf(report.Statuses))
 			assert.Equal(t, report.Get, report.Statuses[len(report.Statuses)-1], "the terminal notification is the task tasks/get answers")
