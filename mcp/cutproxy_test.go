@@ -8,10 +8,12 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -255,4 +257,23 @@ func (p *cutProxy) lastIDBeforeCut() string {
 		}
 	}
 	return ""
+}
+
+// assertOneCallOneResumption checks what passed through the proxy: one tools/call, on the
+// connection that was cut, and one resumption, a GET whose Last-Event-ID is lastEventID.
+func (p *cutProxy) assertOneCallOneResumption(lastEventID string) {
+	p.t.Helper()
+	var calls, resumes int
+	for _, r := range p.requests() {
+		if r.method == http.MethodPost && strings.Contains(r.body, `"tools/call"`) {
+			calls++
+			assert.True(p.t, r.onCutConn, "the call's connection was cut")
+		}
+		if r.method == http.MethodGet && r.lastEventID != "" {
+			resumes++
+			assert.Equal(p.t, lastEventID, r.lastEventID, "the resumption's Last-Event-ID")
+		}
+	}
+	assert.Equal(p.t, 1, calls, "one tools/call")
+	assert.Equal(p.t, 1, resumes, "one resumption")
 }

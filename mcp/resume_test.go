@@ -307,17 +307,5 @@ func resumeAfterCut(t *testing.T, silent bool) {
 	assert.EqualValues(t, 1, tools.runs.Load(), "the call ran once")
 
 	assert.Equal(t, first.id, proxy.lastIDBeforeCut())
-	var calls, resumes int
-	for _, r := range proxy.requests() {
-		if r.method == http.MethodPost && strings.Contains(r.body, `"tools/call"`) {
-			calls++
-			assert.True(t, r.onCutConn, "the call's connection was cut")
-		}
-		if r.method == http.MethodGet && r.lastEventID != "" {
-			resumes++
-			assert.Equal(t, first.id, r.lastEventID)
-		}
-	}
-	assert.Equal(t, 1, calls, "one tools/call")
-	assert.Equal(t, 1, resumes, "one resumption")
+	proxy.assertOneCallOneResumption(first.id)
 }

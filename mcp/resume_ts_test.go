@@ -2,7 +2,6 @@ package mcp_test
 
 import (
 	"encoding/json"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -86,19 +85,7 @@ func typeScriptResumeAfterCut(t *testing.T, silent bool) {
 	cutAt := proxy.lastIDBeforeCut()
 	require.NotEmpty(t, cutAt, "the client got events with ids before the cut")
 	assert.Contains(t, report.Tokens, cutAt)
-	var calls, resumes int
-	for _, r := range proxy.requests() {
-		if r.method == http.MethodPost && strings.Contains(r.body, `"tools/call"`) {
-			calls++
-			assert.True(t, r.onCutConn, "the call's connection was cut")
-		}
-		if r.method == http.MethodGet && r.lastEventID != "" {
-			resumes++
-			assert.Equal(t, cutAt, r.lastEventID, "the resumption's Last-Event-ID")
-		}
-	}
-	assert.Equal(t, 1, calls, "one tools/call")
-	assert.Equal(t, 1, resumes, "one resumption")
+	proxy.assertOneCallOneResumption(cutAt)
 }
 
 // resumeClient returns the command running interop/mcp-resume.mjs with env, failing the test
