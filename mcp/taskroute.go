@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,7 +21,9 @@ import (
 // params.taskId of its body. go-sdk v1.8.0 checks Mcp-Name for tools/call, prompts/get and
 // resources/read only, and sends it only for those: HTTPHandler checks the task methods before
 // dispatch (refuseTaskRouting), and toolgate's clients set it (TaskRoutingTransport). Headers
-// exist over HTTP only: stdio has nothing to check.
+// exist over HTTP only: stdio has nothing to check. A task ID that cannot ride as a plain header
+// value travels as SEP-2243's sentinel `=?base64?<standard Base64 of its UTF-8>?=`: the server
+// decodes before comparing, the transport encodes (mcpNameValue, mcpNameDecoded).
 
 // taskRoutedMethods are the methods whose Mcp-Name is the task ID.
 var taskRoutedMethods = []string{wire.MCPMethodTasksGet, wire.MCPMethodTasksUpdate, wire.MCPMethodTasksCancel}
@@ -57,10 +60,16 @@ func refuseTaskRouting(w http.ResponseWriter, r *http.Request, body []byte) bool
 	switch names := r.Header.Values(mcpNameHeader); {
 	case len(names) == 0:
 		message = fmt.Sprintf("missing required %s header for method %q: it names the task, %q", mcpNameHeader, req.Method, taskID)
-	case strings.TrimSpace(names[0]) != taskID:
-		message = fmt.Sprintf("header mismatch: %s %q is not the taskId %q", mcpNameHeader, names[0], taskID)
 	default:
-		return false
+		name, ok := mcpNameDecoded(strings.TrimSpace(names[0]))
+		switch {
+		case !ok:
+			message = fmt.Sprintf("header mismatch: %s %q is not valid =?base64?...?=", mcpNameHeader, names[0])
+		case name != taskID:
+			message = fmt.Sprintf("header mismatch: %s %q is not the taskId %q", mcpNameHeader, names[0], taskID)
+		default:
+			return false
+		}
 	}
 	data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: sdk.CodeHeaderMismatch, Message: message}})
 	if err != nil {
@@ -100,7 +109,39 @@ func (t taskRoutingTransport) RoundTrip(req *http.Request) (*http.Response, erro
 	req.ContentLength = int64(len(body))
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	if _, taskID, ok := taskRouting(body); ok && req.Header.Get(mcpNameHeader) == "" {
-		req.Header.Set(mcpNameHeader, taskID)
+		req.Header.Set(mcpNameHeader, mcpNameValue(taskID))
 	}
 	return t.base.RoundTrip(req)
+}
+
+// The SEP-2243 sentinel of a header value carried as Base64.
+const base64Prefix, base64Suffix = "=?base64?", "?="
+
+// mcpNameValue is name as a header value: itself when it is printable ASCII without surrounding
+// blanks and does not look like the sentinel, the sentinel of its UTF-8 bytes otherwise.
+func mcpNameValue(name string) string {
+	plain := strings.Trim(name, " \t") == name &&
+		!(strings.HasPrefix(name, base64Prefix) && strings.HasSuffix(name, base64Suffix)) &&
+		!strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r > 0x7e })
+	if plain {
+		return name
+	}
+	return base64Prefix + base64.StdEncoding.EncodeToString([]byte(name)) + base64Suffix
+}
+
+// mcpNameDecoded is the name a header value carries: the decoded sentinel, or the value itself.
+// It is false for a sentinel whose Base64 is invalid.
+func mcpNameDecoded(value string) (string, bool) {
+	encoded, ok := strings.CutPrefix(value, base64Prefix)
+	if !ok {
+		return value, true
+	}
+	if encoded, ok = strings.CutSuffix(encoded, base64Suffix); !ok {
+		return value, true
+	}
+	decoded, err := base64.StdEncoding.DecodeString(encoded)
+	if err != nil {
+		return "", false
+	}
+	return string(decoded), true
 }

@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -21,7 +22,8 @@ import (
 // A 2026-07-28 tasks/get, tasks/update or tasks/cancel over HTTP must carry Mcp-Name: <taskId>
 // (SEP-2663 routing headers): without it, or with another value, it is HTTP 400 with the JSON-RPC
 // error -32020 before dispatch; with it (surrounding whitespace ignored) the task method answers
-// (-32602 for an unknown task). mcp.TaskRoutingTransport adds the header go-sdk's client omits.
+// (-32602 for an unknown task), also as SEP-2243's =?base64?...?= sentinel (an invalid one is 400).
+// mcp.TaskRoutingTransport adds the header go-sdk's client omits.
 func TestHTTPTaskRoutingHeader(t *testing.T) {
 	f := newFixture(t)
 	srv := httptest.NewServer(mcp.HTTPHandler(f.server(), mcp.HTTPOptions{}))
@@ -41,8 +43,16 @@ func TestHTTPTaskRoutingHeader(t *testing.T) {
 			assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "another Mcp-Name: %s", body)
 			assert.Equal(t, int64(sdk.CodeHeaderMismatch), rpcErrorCode(t, body), "another Mcp-Name")
 
+			resp, body = post2026(t, srv.URL, method, params(), http.Header{"Mcp-Name": {"=?base64?not base64?="}})
+			assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "an invalid sentinel: %s", body)
+			assert.Equal(t, int64(sdk.CodeHeaderMismatch), rpcErrorCode(t, body), "an invalid sentinel")
+
 			_, body = post2026(t, srv.URL, method, params(), http.Header{"Mcp-Name": {"  " + taskID + " "}})
 			assert.Equal(t, int64(jsonrpc.CodeInvalidParams), rpcErrorCode(t, body), "the task's Mcp-Name: the method answers")
+
+			sentinel := "=?base64?" + base64.StdEncoding.EncodeToString([]byte(taskID)) + "?="
+			_, body = post2026(t, srv.URL, method, params(), http.Header{"Mcp-Name": {sentinel}})
+			assert.Equal(t, int64(jsonrpc.CodeInvalidParams), rpcErrorCode(t, body), "the task's Mcp-Name as Base64: the method answers")
 		})
 	}
 
