@@ -83,6 +83,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	// reach no one; its cancellation comes from the workflow task it runs in.
 	last := lastCheckpoint(ctx)
 	report, checkpoint, stopBeats := func(toolcore.Progress) {}, func(json.RawMessage) {}, func() {}
+	saved := func() json.RawMessage { return nil }
 	lastReport := func() *wire.ProgressWindow { return nil }
 	if !info.IsLocalActivity {
 		hb := a.startHeartbeats(ctx, info, tool.Options().IdleHeartbeat)
@@ -93,7 +94,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		}
 		hb.continueProgress(lastProgressSeq(ctx)) // a reader's numbers only grow within the activity
 		remove := a.Attempts.add(info.WorkflowExecution.ID, hb)
-		report, checkpoint, lastReport = hb.report, hb.saveCheckpoint, hb.latest
+		report, checkpoint, lastReport, saved = hb.report, hb.saveCheckpoint, hb.latest, hb.savedCheckpoint
 		stopBeats = func() { remove(); hb.stop() }
 	}
 	output, toolErr := invoke(toolcore.WithExecution(ctx, toolcore.Execution{
@@ -120,7 +121,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	// recorded as canceled (or interrupted), never as a failure of the tool.
 	if err := stopped(ctx, toolErr == nil); err != nil {
 		activity.GetLogger(ctx).Info("Tool stopped", "toolCallId", in.ToolCallID, "toolName", in.ToolName, "reason", err.Error())
-		return ExecuteToolOutput{}, err
+		return ExecuteToolOutput{}, interruptedWithCheckpoint(err, saved())
 	}
 	if _, fatal := toolcore.AsNonRecoverable(toolErr); !fatal && toolcore.IsTransient(toolErr) &&
 		tool.Options().SideEffect != toolcore.Unsafe && !lastAttempt(info, in.MaxAttempts) {

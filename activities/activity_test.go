@@ -236,6 +236,38 @@ func TestExecuteToolCancellation(t *testing.T) {
 	}
 }
 
+// An attempt its worker cuts off (wire.ErrTypeInterrupted) carries its latest checkpoint as the
+// error's details: no heartbeat timeout brings it to the workflow, which gives it to the Reconcile
+// of an Unsafe tool. Without a checkpoint the error has no details.
+func TestExecuteToolInterruptedCarriesCheckpoint(t *testing.T) {
+	for _, checkpoint := range []bool{true, false} {
+		t.Run(map[bool]string{true: "checkpoint", false: "none"}[checkpoint], func(t *testing.T) {
+			parent, cancel := context.WithCancelCause(context.Background())
+			t.Cleanup(func() { cancel(nil) })
+			reg := newRegistry(t, tool("t", toolcore.Options{}, func(ctx context.Context) (any, error) {
+				if checkpoint {
+					if err := toolcore.Checkpoint(ctx, map[string]string{"job": "j-7"}); err != nil {
+						return nil, err
+					}
+				}
+				cancel(errors.New("worker is stopping"))
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}))
+			_, err := execute(t, reg, input("t"), parent)
+			var appErr *temporal.ApplicationError
+			require.ErrorAs(t, err, &appErr)
+			assert.Equal(t, wire.ErrTypeInterrupted, appErr.Type())
+			assert.Equal(t, checkpoint, appErr.HasDetails())
+			if checkpoint {
+				var cp json.RawMessage
+				require.NoError(t, appErr.Details(&cp))
+				assert.JSONEq(t, `{"job":"j-7"}`, string(cp))
+			}
+		})
+	}
+}
+
 // TestExecuteToolHeartbeatsCarryProgress: a progress report reaches the server as heartbeat
 // details at once (the loop itself is tested in heartbeat_internal_test.go).
 func TestExecuteToolHeartbeatsCarryProgress(t *testing.T) {

@@ -16,8 +16,10 @@ import (
 // reaches the tool.
 //
 // A tool without a Compensate is wire.UndoSkipped (nothing runs). When the effect's outcome is
-// unknown, the tool's Reconcile is asked first: not found is wire.UndoNotFound, no Reconcile
-// wire.UndoUnresolved (neither compensates), found compensates with the reconciled output.
+// unknown, the tool's Reconcile is asked first: not found, or found failed
+// (toolcore.EffectFailed: like an error result, nothing to undo), is wire.UndoNotFound, no
+// Reconcile wire.UndoUnresolved (neither compensates), found compensates with the reconciled
+// output. The effect records no checkpoint: toolcore.LastCheckpoint finds none in that Reconcile.
 //
 // Errors, mapped like ExecuteTool's: a cancellation requested by the server is returned as
 // cancellation; a genuine NonRecoverableToolError is a non-retryable ApplicationError of type
@@ -63,8 +65,13 @@ func (a *Activities) CompensateTool(ctx context.Context, in wire.CompensateToolI
 			return wire.CompensateToolOutput{Status: wire.UndoUnresolved}, nil
 		}
 		reconciled, found, recErr := tool.Reconcile(exec, e.IdempotencyKey)
-		if err := stopped(ctx, recErr == nil); err != nil {
+		_, effectFailed := toolcore.EffectFailure(recErr)
+		if err := stopped(ctx, recErr == nil || effectFailed); err != nil {
 			return wire.CompensateToolOutput{}, err
+		}
+		if effectFailed {
+			// The effect ended in an error: like an error result, nothing to compensate.
+			return wire.CompensateToolOutput{Status: wire.UndoNotFound}, nil
 		}
 		if recErr != nil {
 			return wire.CompensateToolOutput{}, temporal.NewApplicationError("reconcile: "+toolcore.ErrorText(recErr), wire.ErrTypeReconcileFailed)

@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -15,6 +16,10 @@ type ReconcileToolInput struct {
 	ToolCallID     string `json:"toolCallId"`
 	ToolName       string `json:"toolName"`
 	IdempotencyKey string `json:"idempotencyKey"`
+	// LastCheckpoint is the checkpoint the lost ExecuteTool attempt's last heartbeat carried,
+	// which toolcore.LastCheckpoint returns in Reconcile. Optional: absent when there was none,
+	// and in histories recorded before it existed.
+	LastCheckpoint json.RawMessage `json:"lastCheckpoint,omitempty"`
 }
 
 // ReconcileToolOutput is ReconcileTool's result: whether the effect was found and, if so, the
@@ -26,9 +31,13 @@ type ReconcileToolOutput struct {
 }
 
 // ReconcileTool asks the tool's Reconcile whether the effect of the call with in.IdempotencyKey
-// happened. Found: the output is serialized like Execute's output. An error or a panic of
-// Reconcile is a retryable ApplicationError of type wire.ErrTypeReconcileFailed (the workflow's
-// retry policy bounds the attempts); a cancellation is returned as cancellation.
+// happened; toolcore.LastCheckpoint there returns in.LastCheckpoint. Found: the output is
+// serialized like Execute's output. An effect Reconcile found failed (toolcore.EffectFailed) is
+// found with the result Execute's error would have made (an error result; a genuine
+// NonRecoverableToolError is a non-retryable wire.ErrTypeNonRecoverable, as from ExecuteTool). An
+// error or a panic of Reconcile is a retryable ApplicationError of type
+// wire.ErrTypeReconcileFailed (the workflow's retry policy bounds the attempts); a cancellation
+// is returned as cancellation.
 func (a *Activities) ReconcileTool(ctx context.Context, in ReconcileToolInput) (ReconcileToolOutput, error) {
 	call, err := toolcore.NewToolCall(in.ToolCallID, in.ToolName, []byte("{}"))
 	if err != nil {
@@ -48,20 +57,27 @@ func (a *Activities) ReconcileTool(ctx context.Context, in ReconcileToolInput) (
 		ToolName:       in.ToolName,
 		Attempt:        int(info.Attempt),
 		IdempotencyKey: in.IdempotencyKey,
+		LastCheckpoint: in.LastCheckpoint,
 	}), in.IdempotencyKey)
 	hb.stop()
-	if err := stopped(ctx, recErr == nil); err != nil {
+	effectErr, effectFailed := toolcore.EffectFailure(recErr)
+	if err := stopped(ctx, recErr == nil || effectFailed); err != nil {
 		return ReconcileToolOutput{}, err
 	}
-	if recErr != nil {
+	switch {
+	case effectFailed:
+		output, found = nil, true
+	case recErr != nil:
 		return ReconcileToolOutput{}, temporal.NewApplicationError("reconcile: "+toolcore.ErrorText(recErr), wire.ErrTypeReconcileFailed)
-	}
-	if !found {
+	case !found:
 		return ReconcileToolOutput{}, nil
 	}
-	result, err := toolcore.Complete(call, output, nil)
-	if err != nil { // unreachable: Complete lets only a tool's fatal error escape
-		return ReconcileToolOutput{}, temporal.NewNonRetryableApplicationError(toolcore.ErrorText(err), wire.ErrTypeNonRecoverable, nil)
+	result, err := toolcore.Complete(call, output, effectErr)
+	if err != nil {
+		// Only a genuine NonRecoverableToolError the effect failed with escapes Complete: the
+		// call fails as if ExecuteTool had returned it.
+		return ReconcileToolOutput{}, temporal.NewApplicationErrorWithOptions(toolcore.ErrorText(err), wire.ErrTypeNonRecoverable,
+			temporal.ApplicationErrorOptions{NonRetryable: true, Category: temporal.ApplicationErrorCategoryBenign})
 	}
 	return ReconcileToolOutput{Found: true, Content: result.Content(), IsError: result.IsError()}, nil
 }

@@ -44,7 +44,8 @@ func Checkpoint(ctx context.Context, v any) error {
 // LastCheckpoint decodes into v the last checkpoint recorded by an earlier attempt of this call
 // and reports whether there was one. It is false on a first attempt, in process, and when no
 // earlier attempt's checkpoint reached a heartbeat. Checkpoints recorded by the current attempt
-// are not returned: the tool already knows them.
+// are not returned: the tool already knows them. In a Reconcile (the durable path), it returns
+// the checkpoint the lost attempt's last heartbeat carried.
 func LastCheckpoint(ctx context.Context, v any) (found bool, err error) {
 	e := executionFrom(ctx)
 	if e == nil || len(e.LastCheckpoint) == 0 || bytes.Equal(e.LastCheckpoint, []byte("null")) {

@@ -186,7 +186,10 @@ type Definition[A any] struct {
 	// becomes the result (serialized like Execute's output) and the tool does not run again;
 	// not found, the call ends outcome-unknown, or runs once more with
 	// Options.RerunWhenNotReconciled. An error is retried with backoff, a bounded number of
-	// times. Only Unsafe tools may declare it. Optional: default nil (outcome unknown, as without).
+	// times; EffectFailed(err) says instead that the effect happened and ended in err, which
+	// becomes the result as Execute's error would. LastCheckpoint in Reconcile returns the
+	// checkpoint the lost attempt's last heartbeat carried (a remote job's ID, say). Only Unsafe
+	// tools may declare it. Optional: default nil (outcome unknown, as without).
 	Reconcile func(ctx context.Context, idempotencyKey string) (output any, found bool, err error)
 	// Compensate undoes the effect of one completed call (a refund for a charge, a cancellation
 	// for a booking) when an agent run or an operator undoes the run's effects (workflows.Undo,

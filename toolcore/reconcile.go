@@ -25,3 +25,34 @@ func (t Tool) Reconcile(ctx context.Context, idempotencyKey string) (output any,
 	}()
 	return t.d.reconcile(ctx, idempotencyKey)
 }
+
+// EffectFailed is what a Reconcile returns as its error when it found that the lost attempt ran
+// and ended in err (a remote job that failed): the call's result is then what Execute returning
+// err would have made of it (Complete(call, nil, err): an error result, a genuine
+// NonRecoverableToolError fails the call), whatever found says. Any other error of Reconcile
+// means it could not tell, and is retried. A nil err is returned as nil.
+func EffectFailed(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &effectFailedError{err: err}
+}
+
+// EffectFailure returns the err a Reconcile wrapped with EffectFailed, and whether recErr is such
+// an error. It is a type assertion on recErr itself, not a walk of its chain (a tool's Unwrap
+// and As methods never run unguarded).
+func EffectFailure(recErr error) (err error, ok bool) {
+	e, ok := recErr.(*effectFailedError)
+	if !ok {
+		return nil, false
+	}
+	return e.err, true
+}
+
+// effectFailedError marks the outcome a Reconcile found: the effect ended in err.
+type effectFailedError struct{ err error }
+
+func (e *effectFailedError) Error() string {
+	return "the lost attempt's effect failed: " + ErrorText(e.err)
+}
+func (e *effectFailedError) Unwrap() error { return e.err }

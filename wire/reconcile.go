@@ -11,6 +11,11 @@ const (
 	// ChangeReconcile is the workflow.GetVersion change ID of the reconcile step: histories
 	// recorded before it replay without reconciling.
 	ChangeReconcile = "toolgate-reconcile"
+	// ChangeReconcileCheckpoint is the workflow.GetVersion change ID of passing the lost
+	// attempt's last checkpoint to ReconcileTool (ReconcileToolInput.LastCheckpoint). It is asked
+	// only when the lost attempt left a checkpoint: histories recorded before it reconcile
+	// without one.
+	ChangeReconcileCheckpoint = "toolgate-reconcile-checkpoint"
 	// ReconcileMaxAttempts bounds the attempts of ReconcileTool.
 	ReconcileMaxAttempts = 5
 )

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"errors"
 
 	"go.temporal.io/sdk/temporal"
@@ -48,13 +49,23 @@ func (w *Workflows) reconcileLost(ctx workflow.Context, call toolcore.ToolCall, 
 			wire.ErrTypeNonRecoverable, wire.ErrTypeToolNotRegistered, wire.ErrTypeInvalidInput,
 		},
 	}
+	rin := activities.ReconcileToolInput{ToolCallID: in.ToolCallID, ToolName: in.ToolName, IdempotencyKey: in.IdempotencyKey}
+	// Asked only when there is a checkpoint: the inputs and markers of every other reconcile
+	// stay those recorded before it existed.
+	if cp := lostCheckpoint(execErr); cp != nil &&
+		workflow.GetVersion(ctx, wire.ChangeReconcileCheckpoint, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		rin.LastCheckpoint = cp
+	}
 	var out activities.ReconcileToolOutput
-	rerr := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, rao), wire.ReconcileToolName, activities.ReconcileToolInput{
-		ToolCallID: in.ToolCallID, ToolName: in.ToolName, IdempotencyKey: in.IdempotencyKey,
-	}).Get(ctx, &out)
+	rerr := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, rao), wire.ReconcileToolName, rin).Get(ctx, &out)
+	var fatal *temporal.ApplicationError
 	switch {
 	case ctx.Err() != nil:
 		res, err := w.canceled(ctx, call)
+		return true, res, err
+	case errors.As(rerr, &fatal) && fatal.Type() == wire.ErrTypeNonRecoverable:
+		// Reconcile found the effect failed with a NonRecoverableToolError: as from ExecuteTool.
+		res, err := w.activityFailed(ctx, call, opts, rerr)
 		return true, res, err
 	case rerr != nil:
 		msg := OutcomeUnknownMessage + " (" + lost + "); Reconcile failed after " + plural(wire.ReconcileMaxAttempts, "attempt") +
@@ -98,4 +109,28 @@ func outcomeUnknown(err error) bool {
 	}
 	var canceled *temporal.CanceledError
 	return !errors.As(err, &canceled)
+}
+
+// lostCheckpoint is the checkpoint of the attempt that ended with err, or nil: of a timeout (a
+// lost worker), what its last heartbeat carried (wire.CheckpointDetailsIndex of the last
+// heartbeat details); of an attempt the worker cut off (wire.ErrTypeInterrupted), the error's
+// details. It reads history only: the same on every replay.
+func lostCheckpoint(err error) json.RawMessage {
+	var progress, cp json.RawMessage
+	var timeoutErr *temporal.TimeoutError
+	var appErr *temporal.ApplicationError
+	switch {
+	case errors.As(err, &timeoutErr):
+		if !timeoutErr.HasLastHeartbeatDetails() || timeoutErr.LastHeartbeatDetails(&progress, &cp) != nil {
+			return nil
+		}
+	case errors.As(err, &appErr) && appErr.Type() == wire.ErrTypeInterrupted:
+		if !appErr.HasDetails() || appErr.Details(&cp) != nil {
+			return nil
+		}
+	}
+	if len(cp) == 0 || string(cp) == "null" {
+		return nil
+	}
+	return cp
 }
