@@ -21,6 +21,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // NewTransport returns a fresh transport to one MCP server: a mount reconnects with a new one
@@ -235,7 +236,8 @@ func (p *progressRoute) drain(ctx context.Context) {
 //     reaches the remote call as notifications/cancelled; the remote server's progress becomes the
 //     call's progress, and _meta carries the call's idempotency key (IdempotencyKeyMeta);
 //   - a tool whose execution.taskSupport is "required" is called as a task (remote_tasks.go):
-//     created once per call, polled durably, cancelled with tasks/cancel;
+//     created once per call, polled durably, cancelled with tasks/cancel; an Unsafe one declares
+//     a Reconcile that polls the task of a lost attempt to its end (remote_reconcile.go);
 //   - a result with isError is an error result whose message is the result's text; a JSON-RPC
 //     error of the remote server is one too; a transport failure is toolcore.Transient (retried
 //     for ReadOnly and Idempotent tools only) and the next call reconnects;
@@ -343,8 +345,14 @@ func (r *Remote) define(remote *sdk.Tool, opts MountOptions) (toolcore.Tool, err
 	if timeout <= 0 {
 		timeout = toolcore.DefaultTimeout
 	}
-	// The remote task outlives every attempt that may poll it.
+	// The remote task outlives every attempt that may poll it: of an Unsafe tool, its one
+	// attempt and the ReconcileTool attempts after a lost one (reconcileTask).
 	ttl := timeout * time.Duration(max(maxAttempts, toolcore.DefaultMaxAttempts, 1))
+	var reconcile func(context.Context, string) (any, bool, error)
+	if asTask && sideEffect == toolcore.Unsafe {
+		ttl = timeout * (1 + wire.ReconcileMaxAttempts)
+		reconcile = func(ctx context.Context, _ string) (any, bool, error) { return r.reconcileTask(ctx) }
+	}
 	toolName := r.prefix + "_" + notToolNameChar.ReplaceAllString(name, "_")
 	approve, err := ApprovalRequired(toolName, opts.Approve)
 	if err != nil {
@@ -365,6 +373,7 @@ func (r *Remote) define(remote *sdk.Tool, opts MountOptions) (toolcore.Tool, err
 			}
 			return r.call(ctx, name, args)
 		},
+		Reconcile: reconcile,
 		Options: toolcore.Options{
 			SideEffect:       sideEffect,
 			Timeout:          opts.Timeout,

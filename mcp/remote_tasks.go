@@ -198,7 +198,7 @@ func (r *Remote) awaitTask(ctx context.Context, id string, task *remoteTask) (*s
 		if err == nil {
 			task, err = sdk.CallCustomMethod[*remoteTaskParams, *remoteTask](ctx, cs, "tasks/get", taskParams(cs, id))
 			if err != nil {
-				err = r.callError(ctx, cs, err)
+				err = r.taskCallError(ctx, cs, err)
 			} else if lifted, ok := createdTask(&sdk.CallToolResult{Meta: task.Meta}); ok {
 				// A task that says resultType "task" was lifted into _meta like a created one.
 				task = lifted
@@ -237,9 +237,27 @@ func (r *Remote) taskResult(ctx context.Context, id string, task *remoteTask) (*
 	}
 	res, err := sdk.CallCustomMethod[*remoteTaskParams, *sdk.CallToolResult](ctx, cs, "tasks/result", taskParams(cs, id))
 	if err != nil {
-		return nil, r.callError(ctx, cs, err)
+		return nil, r.taskCallError(ctx, cs, err)
 	}
 	return res, nil
+}
+
+// remoteTaskGone is the error of a task method the remote server answered with invalid params
+// (-32602), its answer for a task ID it does not know (expired, or never created). Its text is
+// callError's: the call's result reads the same.
+type remoteTaskGone struct{ error }
+
+func (e remoteTaskGone) Unwrap() error { return e.error }
+
+// taskCallError is callError for a task method: a remote that does not know the task is
+// remoteTaskGone.
+func (r *Remote) taskCallError(ctx context.Context, cs *sdk.ClientSession, err error) error {
+	mapped := r.callError(ctx, cs, err)
+	var rpcErr *jsonrpc.Error
+	if ctx.Err() == nil && errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeInvalidParams {
+		return remoteTaskGone{mapped}
+	}
+	return mapped
 }
 
 // cancelTask sends tasks/cancel for id when ctx ended because the call was canceled: by

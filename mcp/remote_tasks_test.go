@@ -17,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 
 	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/devtest"
@@ -25,8 +26,9 @@ import (
 	"github.com/toolgate/toolgate/wire"
 )
 
-// taskFixtureArg makes the test binary a stdio MCP server whose tool "double" (idempotent) can
-// only be called as a task (execution.taskSupport "required"): `ARG DIR SHAPE`, SHAPE
+// taskFixtureArg makes the test binary a stdio MCP server whose tools "double" (idempotent) and
+// "charge" (destructive, so Unsafe; it doubles n too) can only be called as tasks
+// (execution.taskSupport "required"): `ARG DIR SHAPE`, SHAPE
 // "2025-11-25" (a 2025-11-25 server: no server/discover; a "task" member asks for a task,
 // CreateTaskResult {task}, tasks/result) or "2026-07-28" (the tasks extension: declared in the
 // request's _meta, a flat task with resultType "task", the result inlined by tasks/get, no
@@ -77,6 +79,13 @@ func newTaskFixtureServer(dir, shape string) *sdk.Server {
 		Annotations: &sdk.ToolAnnotations{IdempotentHint: true}},
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "double requires a task"}
+		})
+	destructive := true
+	s.AddTool(&sdk.Tool{Name: "charge", Description: "Charges n (doubled) once released; only as a task.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`),
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: &destructive}},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "charge requires a task"}
 		})
 	path := func(id string) string { return filepath.Join(dir, "task-"+id) }
 	load := func(id string) (fixtureTask, error) {
@@ -341,35 +350,56 @@ func TestMountedTaskCancellation(t *testing.T) {
 	}
 }
 
-// A worker SIGKILLed while it waits for a remote task: the worker that takes the call over polls
-// the same remote task (its ID was in the heartbeat details) and the remote tool starts once.
-func TestMountedTaskSurvivesWorkerKill(t *testing.T) {
-	dir := t.TempDir()
+// killedMidTask starts a toolgate worker process mounting the task fixture (tasks in dir; a 3 s
+// heartbeat timeout, so the server counts a killed worker lost after 3 s, not 1 min), starts the
+// call callID of tool with {"n":5}, SIGKILLs the worker while it waits for the remote task, and
+// starts a second worker. The remote progress comes after the task ID is checkpointed: once the
+// progress is in the heartbeat details, so is the task ID.
+func killedMidTask(t *testing.T, dir, tool, callID string) (tg *tgclient.Client, workflowID string) {
+	t.Helper()
 	queue := devtest.TaskQueue(t)
-	mount := "fx=" + taskFixtureTarget(dir, "2025-11-25")
-	// A short heartbeat timeout: the server counts the killed worker lost after 3 s, not 1 min.
-	mountArgs := []string{"--mcp", mount, "--mcp-heartbeat-timeout", "3s"}
+	mountArgs := []string{"--mcp", "fx=" + taskFixtureTarget(dir, "2025-11-25"), "--mcp-heartbeat-timeout", "3s"}
 	first, stderr := startWorkerProcess(t, queue, childEnv(), mountArgs...)
-	tg := tgclient.New(devtest.Client(t), tgclient.Options{TaskQueue: queue})
+	tg = tgclient.New(devtest.Client(t), tgclient.Options{TaskQueue: queue})
 	require.Eventually(t, func() bool {
 		tools, err := tg.ListTools(t.Context())
-		return err == nil && slices.ContainsFunc(tools, func(info toolcore.ToolInfo) bool { return info.Name == "fx_double" })
-	}, time.Minute, 100*time.Millisecond, "the worker lists fx_double: %s", stderr)
+		return err == nil && slices.ContainsFunc(tools, func(info toolcore.ToolInfo) bool { return info.Name == tool })
+	}, time.Minute, 100*time.Millisecond, "the worker lists %s: %s", tool, stderr)
 
-	call, err := toolcore.NewToolCall("double-killed", "fx_double", []byte(`{"n":5}`))
+	call, err := toolcore.NewToolCall(callID, tool, []byte(`{"n":5}`))
 	require.NoError(t, err)
-	workflowID, err := tg.Start(t.Context(), call)
+	workflowID, err = tg.Start(t.Context(), call)
 	require.NoError(t, err)
-	// The remote progress comes after the task ID is checkpointed: once the progress is in the
-	// heartbeat details, so is the task ID.
 	require.Eventually(t, func() bool {
 		p, ok, err := tg.ProgressByWorkflowID(t.Context(), workflowID)
 		return err == nil && ok && p.Message == "working"
 	}, time.Minute, 20*time.Millisecond, "the remote task runs: %s", stderr)
 	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
 	_ = first.Wait()
-
 	startWorkerProcess(t, queue, childEnv(), mountArgs...)
+	return tg, workflowID
+}
+
+// activitiesScheduled counts the activities the workflow scheduled, by type.
+func activitiesScheduled(t *testing.T, workflowID string) map[string]int {
+	t.Helper()
+	counts := map[string]int{}
+	iter := devtest.Client(t).GetWorkflowHistory(t.Context(), workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		require.NoError(t, err)
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+			counts[a.GetActivityType().GetName()]++
+		}
+	}
+	return counts
+}
+
+// A worker SIGKILLed while it waits for a remote task: the worker that takes the call over polls
+// the same remote task (its ID was in the heartbeat details) and the remote tool starts once.
+func TestMountedTaskSurvivesWorkerKill(t *testing.T) {
+	dir := t.TempDir()
+	tg, workflowID := killedMidTask(t, dir, "fx_double", "double-killed")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "release"), nil, 0o600))
 	res, err := tg.ResultByWorkflowID(t.Context(), workflowID) // after the heartbeat timeout
 	require.NoError(t, err)
@@ -377,4 +407,24 @@ func TestMountedTaskSurvivesWorkerKill(t *testing.T) {
 	assert.Equal(t, "5 doubled is 10", res.Content())
 	assert.Len(t, lines(t, dir, "starts"), 1, "the second attempt polled the first attempt's task")
 	assert.Empty(t, lines(t, dir, "cancels"))
+}
+
+// An Unsafe mounted task tool (destructive: one attempt) whose worker is SIGKILLed mid-call: the
+// attempt ends without a verdict, and the ReconcileTool activity on the second worker polls the
+// task the lost attempt checkpointed (its ID in the heartbeat timeout's last details) to its
+// end. The remote tool started once, ExecuteTool ran once, and the call ends with the remote
+// result instead of outcome unknown.
+func TestMountedUnsafeTaskReconciledAfterWorkerKill(t *testing.T) {
+	dir := t.TempDir()
+	tg, workflowID := killedMidTask(t, dir, "fx_charge", "charge-killed")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "release"), nil, 0o600))
+	res, err := tg.ResultByWorkflowID(t.Context(), workflowID) // after the heartbeat timeout
+	require.NoError(t, err)
+	require.False(t, res.IsError(), res.Content())
+	assert.Equal(t, "5 doubled is 10", res.Content())
+	assert.Len(t, lines(t, dir, "starts"), 1, "the remote tool started once")
+	assert.Empty(t, lines(t, dir, "cancels"))
+	scheduled := activitiesScheduled(t, workflowID)
+	assert.Equal(t, 1, scheduled[wire.ExecuteToolName], "one attempt: %v", scheduled)
+	assert.Equal(t, 1, scheduled[wire.ReconcileToolName], "reconciled: %v", scheduled)
 }
