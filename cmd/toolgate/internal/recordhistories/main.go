@@ -180,6 +180,7 @@ func scenarios() []scenario {
 		{"fixtures/approval-edited.json", decideEdited(mustCall("call-approve-edited", fixtures.Approve, `{}`), json.RawMessage(`{"amount":100}`))},
 		{"fixtures/approval-expired.json", execute(mustCall("call-expire", fixtures.ApproveExpires, `{}`))},
 		{"fixtures/reconciled.json", execute(mustCall("call-reconciled", fixtures.Reconciled, `{}`))},
+		{"fixtures/reconciled-checkpoint.json", execute(mustCall("call-reconciled-checkpoint", fixtures.ReconciledFromCheckpoint, `{}`))},
 		{"fixtures/checkpointed.json", execute(mustCall("call-checkpointed", fixtures.Checkpointed, `{}`))},
 		{"fixtures/approval-canceled.json", cancelAwaitingApproval(mustCall("call-approval-canceled", fixtures.Approve, `{}`))},
 		// Parents: fixtures.RoundWorkflow runs rounds of calls as child workflows.
