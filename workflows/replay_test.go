@@ -55,6 +55,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 		"not-found.json", "success.json",
 		"fixtures/approval-approved.json", "fixtures/approval-canceled.json", "fixtures/approval-expired.json",
 		"fixtures/approval-rejected.json", "fixtures/checkpointed.json", "fixtures/reconciled.json",
+		"fixtures/reconciled-checkpoint.json",
 		"fixtures/execution-failed.json", "fixtures/fatal.json", "fixtures/outcome-unknown.json",
 		"fixtures/retried.json", "fixtures/serialization-failed.json", "fixtures/validation-failed.json",
 		"fixtures/local-retried.json", "fixtures/approval-edited.json",
