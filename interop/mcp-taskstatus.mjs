@@ -11,6 +11,18 @@
 //   node mcp-taskstatus.mjs burst      burst (100 reports, then it returns) as a task with a
 //                                      progress token, then the report
 //
+// Approvals (the client declares form elicitation; MCP_TOOL names a tool of mcp/tasksext_test.go's
+// worker, MCP_ITEM its item):
+//   node mcp-taskstatus.mjs approve    MCP_TOOL as a task through callToolStream; the approval's
+//                                      elicitation/create is answered accept, then the report
+//   node mcp-taskstatus.mjs decline    the same, answered decline with the reason "not now"
+//   node mcp-taskstatus.mjs operator   MCP_TOOL as a task: prints {"created": task}, then, after
+//                                      a line on stdin, {"get": tasks/get} and at last the
+//                                      report once tasks/result answered
+// Their report: {messages: callToolStream's messages ("taskCreated", "taskStatus:<status>" once
+// per change, "result"), elicitations: [the elicitation/create params received], result,
+// statuses}.
+//
 // The report: {statuses: [every status notification, in order], get: tasks/get once the terminal
 // one arrived; cancelled, the tasks/cancel answer (cancel); events, the statuses and progress
 // reports in the order they arrived ("status:working", "progress:halfway", "progress:7", ...)
@@ -18,7 +30,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CreateTaskResultSchema, TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema, TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { createInterface } from "node:readline";
 
 const IDEMPOTENCY_KEY = "io.toolgate/idempotencyKey";
 const TERMINAL = ["completed", "failed", "cancelled"];
@@ -97,9 +110,56 @@ async function burst(client) {
   return { statuses: statuses.filter((s) => s.taskId === task.taskId), get: await client.experimental.tasks.getTask(task.taskId), events };
 }
 
-const scenarios = { complete, cancel, burst };
-const client = new Client({ name: "toolgate-interop", version: "1.0.0" });
+const elicitations = [];
+
+// approval runs MCP_TOOL as a task through callToolStream, which calls tasks/result once the
+// task is input_required; the elicitation handler answers with answer.
+async function approval(client, answer) {
+  await client.listTools(); // caches each tool's execution.taskSupport
+  elicitationAnswer = answer;
+  const messages = [];
+  let result;
+  let taskId;
+  const stream = client.experimental.tasks.callToolStream(
+    { name: process.env.MCP_TOOL, arguments: { item: process.env.MCP_ITEM } }, undefined,
+    { task: { ttl: 60000 }, signal: AbortSignal.timeout(NOTIFICATION_TIMEOUT_MS) }); // fails rather than poll forever
+  for await (const message of stream) {
+    let label = message.type;
+    if (message.type === "taskCreated") taskId = message.task.taskId;
+    if (message.type === "taskStatus") label += `:${message.task.status}`;
+    if (message.type === "result") result = message.result;
+    if (message.type === "error") throw message.error;
+    if (messages[messages.length - 1] !== label) messages.push(label);
+  }
+  await until(taskId, (s) => TERMINAL.includes(s));
+  return { messages, elicitations, result, statuses: statuses.filter((s) => s.taskId === taskId) };
+}
+
+let elicitationAnswer;
+const approve = (client) => approval(client, { action: "accept", content: { approve: true } });
+const decline = (client) => approval(client, { action: "decline", content: { reason: "not now" } });
+
+// operator runs MCP_TOOL, whose approvals operators decide, as a task, and shows tasks/get at
+// the test's pace; tasks/result then answers once the test has decided.
+async function operator(client) {
+  const task = await createTask(client, { name: process.env.MCP_TOOL, arguments: { item: process.env.MCP_ITEM } });
+  process.stdout.write(JSON.stringify({ created: task }) + "\n");
+  const stdin = createInterface({ input: process.stdin });
+  await stdin[Symbol.asyncIterator]().next();
+  stdin.close(); // an open stdin would keep the process alive
+  process.stdout.write(JSON.stringify({ get: await client.experimental.tasks.getTask(task.taskId) }) + "\n");
+  const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+  await until(task.taskId, (s) => TERMINAL.includes(s));
+  return { elicitations, result, statuses: statuses.filter((s) => s.taskId === task.taskId) };
+}
+
+const scenarios = { complete, cancel, burst, approve, decline, operator };
+const client = new Client({ name: "toolgate-interop", version: "1.0.0" }, { capabilities: { elicitation: { form: {} } } });
 client.setNotificationHandler(TaskStatusNotificationSchema, (n) => onStatus(n.params));
+client.setRequestHandler(ElicitRequestSchema, (request) => {
+  elicitations.push(request.params);
+  return elicitationAnswer ?? { action: "cancel" };
+});
 await client.connect(transport());
 try {
   const report = await scenarios[process.argv[2]](client);

@@ -254,16 +254,69 @@ func (t *tasks) create(ctx context.Context, req *sdk.CallToolRequest) (sdk.Resul
 	return &createTaskResult{Task: task}, nil
 }
 
-func (t *tasks) get(ctx context.Context, _ *sdk.ServerSession, p *taskIDParams) (*taskResult, error) {
+// get answers tasks/get. A working task whose call waits for a decision its client can give
+// (callerApproves) is input_required: tasks/result asks for it. The approval is queried only
+// then (a query is a billable action; a client polls tasks/get).
+func (t *tasks) get(ctx context.Context, ss *sdk.ServerSession, p *taskIDParams) (*taskResult, error) {
 	st, err := t.status(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	return &taskResult{Task: taskOf(st)}, nil
+	task := taskOf(st)
+	if !t.callerApproves(ss, st) {
+		return &taskResult{Task: task}, nil
+	}
+	if approval, waiting := t.approvalWait(ctx, st); waiting {
+		task.Status, task.StatusMessage = wire.MCPTaskInputRequired, "waiting for your approval: tasks/result asks for it"
+		if !approval.Since.IsZero() {
+			task.LastUpdatedAt = approval.Since.UTC().Format(time.RFC3339Nano)
+		}
+	}
+	return &taskResult{Task: task}, nil
 }
 
-// result waits until the task is terminal and returns what tools/call would have returned.
-func (t *tasks) result(ctx context.Context, _ *sdk.ServerSession, p *taskIDParams) (*sdk.CallToolResult, error) {
+// callerApproves reports whether the client of ss decides the approvals of st's call: the tool
+// lets its caller decide (toolcore.Options.ApprovalByCaller) and the client declared form
+// elicitation (the only way a 2025-11-25 server can ask it).
+func (t *tasks) callerApproves(ss *sdk.ServerSession, st client.Status) bool {
+	if ss == nil || !t.infos[st.ToolName].ApprovalByCaller {
+		return false
+	}
+	init := ss.InitializeParams()
+	if init == nil || init.Capabilities == nil || init.Capabilities.Elicitation == nil {
+		return false
+	}
+	caps := init.Capabilities.Elicitation
+	return caps.Form != nil || caps.URL == nil // neither declared means form (the 2025-06-18 shape)
+}
+
+// askApproval asks the client of ss, when it decides (callerApproves), for the decision the
+// call of st waits for: one elicitation/create tied to the task (related-task _meta) on the
+// request's stream, its answer delivered like tasks/update's (callerDecision). Nothing is asked
+// when the call waits for no decision.
+func (t *tasks) askApproval(ctx context.Context, ss *sdk.ServerSession, st client.Status) error {
+	if !t.callerApproves(ss, st) {
+		return nil
+	}
+	approval, waiting := t.approvalWait(ctx, st)
+	if !waiting {
+		return nil
+	}
+	answer, err := ss.Elicit(ctx, &sdk.ElicitParams{
+		Meta:            sdk.Meta{wire.MCPRelatedTaskMeta: map[string]any{"taskId": st.WorkflowID}},
+		Mode:            "form",
+		Message:         approvalMessage(approval),
+		RequestedSchema: approvalSchema,
+	})
+	if err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "asking for the approval of task " + st.WorkflowID + ": " + err.Error()}
+	}
+	return t.callerDecision(ctx, st, approval.CallHash, answer.Action, answer.Content)
+}
+
+// result waits until the task is terminal and returns what tools/call would have returned. A
+// task waiting for its caller's approval (input_required) asks for it first (askApproval).
+func (t *tasks) result(ctx context.Context, ss *sdk.ServerSession, p *taskIDParams) (*sdk.CallToolResult, error) {
 	st, err := t.status(ctx, p)
 	if err != nil {
 		return nil, err
@@ -271,6 +324,9 @@ func (t *tasks) result(ctx context.Context, _ *sdk.ServerSession, p *taskIDParam
 	var res toolcore.Result
 	switch {
 	case st.State == client.Running:
+		if err := t.askApproval(ctx, ss, st); err != nil {
+			return nil, err
+		}
 		res, err = t.tg.ResultOfRun(ctx, st.WorkflowID, st.RunID)
 	case st.Result != nil:
 		res = *st.Result

@@ -294,23 +294,17 @@ func (t *tasks) getV2(ctx context.Context, st client.Status) (sdk.Result, error)
 
 // addApproval marks a running task that waits for an approval decision: input_required with the
 // approval's input request when the tool lets the caller decide, else working with a status
-// message naming the operators. A task whose tool runs (an attempt, or a retry scheduled) waits
-// for no decision, so only the others are queried.
+// message naming the operators.
 func (t *tasks) addApproval(ctx context.Context, st client.Status, m map[string]any) {
-	if st.Attempt > 0 || !st.RetryAt.IsZero() {
-		return
-	}
-	qctx, cancel := context.WithTimeout(ctx, approvalWaitQueryTimeout)
-	defer cancel()
-	approval, err := t.tg.ApprovalByWorkflowID(qctx, st.WorkflowID)
-	if err != nil || !approval.Waiting {
+	approval, waiting := t.approvalWait(ctx, st)
+	if !waiting {
 		return
 	}
 	if !approval.Since.IsZero() {
 		m["lastUpdatedAt"] = approval.Since.UTC().Format(time.RFC3339Nano)
 	}
 	if !t.infos[st.ToolName].ApprovalByCaller {
-		m["statusMessage"] = "waiting for an operator's approval (toolgate approve " + st.ToolCallID + ")"
+		m["statusMessage"] = operatorApprovalMessage(st)
 		return
 	}
 	m["status"] = wire.MCPTaskInputRequired
@@ -325,6 +319,27 @@ func (t *tasks) addApproval(ctx context.Context, st client.Status, m map[string]
 			},
 		},
 	}
+}
+
+// approvalWait is the approval decision a running task's call waits for, if any. A task whose
+// tool runs (an attempt, or a retry scheduled) waits for no decision, so only the others are
+// queried; a query that fails or times out counts as no wait.
+func (t *tasks) approvalWait(ctx context.Context, st client.Status) (wire.ApprovalState, bool) {
+	if st.State != client.Running || st.Attempt > 0 || !st.RetryAt.IsZero() {
+		return wire.ApprovalState{}, false
+	}
+	qctx, cancel := context.WithTimeout(ctx, approvalWaitQueryTimeout)
+	defer cancel()
+	approval, err := t.tg.ApprovalByWorkflowID(qctx, st.WorkflowID)
+	if err != nil || !approval.Waiting {
+		return wire.ApprovalState{}, false
+	}
+	return approval, true
+}
+
+// operatorApprovalMessage is the statusMessage of a task waiting for an operator's decision.
+func operatorApprovalMessage(st client.Status) string {
+	return "waiting for an operator's approval (toolgate approve " + st.ToolCallID + ")"
 }
 
 // approvalMessage says what the caller approves: the tool, the call's hash and its arguments,
@@ -364,11 +379,8 @@ func (t *tasks) cancelV2(ctx context.Context, st client.Status) (sdk.Result, err
 	return complete(map[string]any{})
 }
 
-// updateV2 delivers the approval decision among p's input responses: accept approves (unless its
-// content says approve: false), decline rejects with the content's reason, cancel leaves the call
-// waiting. The reviewer is the request's principal, so the tool's Reviewers still decide who
-// may; a refused decision is an error and the call goes on waiting. Keys that name no approval
-// of this task are ignored.
+// updateV2 delivers the approval decision among p's input responses (callerDecision). Keys that
+// name no approval of this task are ignored.
 func (t *tasks) updateV2(ctx context.Context, st client.Status, p *taskUpdateParams) (sdk.Result, error) {
 	if p == nil || p.InputResponses == nil {
 		return nil, invalidParams("missing inputResponses")
@@ -378,43 +390,55 @@ func (t *tasks) updateV2(ctx context.Context, st client.Status, p *taskUpdatePar
 		if !ok {
 			continue
 		}
-		if !t.infos[st.ToolName].ApprovalByCaller {
-			return nil, invalidParams(fmt.Sprintf("the approvals of tool %s are decided by operators (toolgate approve), not by its callers", st.ToolName))
-		}
 		var resp inputResponse
 		if err := json.Unmarshal(raw, &resp); err != nil {
 			return nil, invalidParams(fmt.Sprintf("inputResponses[%q]: %v", key, err))
 		}
-		reason, _ := resp.Content["reason"].(string)
-		var approve bool
-		switch resp.Action {
-		case "accept":
-			approve = resp.Content["approve"] != false
-		case "decline":
-			if reason == "" {
-				reason = "declined by the caller"
-			}
-		case "cancel":
-			continue // dismissed: no decision, the call goes on waiting
-		default:
-			return nil, invalidParams(fmt.Sprintf("inputResponses[%q].action must be accept, decline or cancel", key))
-		}
-		if approve {
-			reason = ""
-		}
-		_, err := t.tg.DecideByWorkflowID(ctx, st.WorkflowID, approve, wire.ApprovalDecision{
-			CallHash: callHash,
-			Reviewer: reviewerOf(ctx),
-			Reason:   reason,
-		})
-		switch {
-		case errors.Is(err, client.ErrDecisionRefused), errors.Is(err, client.ErrNotAwaitingApproval):
-			return nil, invalidParams(err.Error())
-		case err != nil:
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		if err := t.callerDecision(ctx, st, callHash, resp.Action, resp.Content); err != nil {
+			return nil, err
 		}
 	}
 	return complete(map[string]any{})
+}
+
+// callerDecision delivers the caller's answer to the approval request of st's call (hash
+// callHash) as the workflow's approval update: accept approves (unless content says approve:
+// false), decline rejects with content's reason, cancel leaves the call waiting. The reviewer is
+// the request's principal, so the tool's Reviewers still decide who may; a refused decision, and
+// any on a tool without ApprovalByCaller, is invalid params and the call goes on waiting.
+func (t *tasks) callerDecision(ctx context.Context, st client.Status, callHash, action string, content map[string]any) error {
+	if !t.infos[st.ToolName].ApprovalByCaller {
+		return invalidParams(fmt.Sprintf("the approvals of tool %s are decided by operators (toolgate approve), not by its callers", st.ToolName))
+	}
+	reason, _ := content["reason"].(string)
+	var approve bool
+	switch action {
+	case "accept":
+		approve = content["approve"] != false
+	case "decline":
+		if reason == "" {
+			reason = "declined by the caller"
+		}
+	case "cancel":
+		return nil // dismissed: no decision, the call goes on waiting
+	default:
+		return invalidParams(fmt.Sprintf("the answer's action must be accept, decline or cancel, not %q", action))
+	}
+	if approve {
+		reason = ""
+	}
+	_, err := t.tg.DecideByWorkflowID(ctx, st.WorkflowID, approve, wire.ApprovalDecision{
+		CallHash: callHash,
+		Reviewer: reviewerOf(ctx),
+		Reason:   reason,
+	})
+	switch {
+	case errors.Is(err, client.ErrDecisionRefused), errors.Is(err, client.ErrNotAwaitingApproval):
+		return invalidParams(err.Error())
+	case err != nil:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	return nil
 }
 
 // reviewerOf names who decides through the request of ctx: the verified token's subject, or

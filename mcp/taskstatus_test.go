@@ -3,12 +3,16 @@ package mcp_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	tgclient "github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/devtest"
 	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/mcp"
 	"github.com/toolgate/toolgate/wire"
@@ -102,4 +106,87 @@ func runTaskStatusClient(t *testing.T, scenario string, env []string, report any
 	out, err := cmd.Output()
 	require.NoError(t, err, "node mcp-taskstatus.mjs %s: %s", scenario, stderr.String())
 	require.NoError(t, json.Unmarshal(out, report), string(out))
+}
+
+type taskApprovalReport struct {
+	Messages     []string         `json:"messages"`
+	Elicitations []map[string]any `json:"elicitations"`
+	Result       tsToolResult     `json:"result"`
+	Statuses     []mcp.Task       `json:"statuses"`
+}
+
+// The official TypeScript SDK client (2025-11-25, declaring form elicitation), over stdio and
+// streamable HTTP, decides the approval of a task whose tool lets its caller decide
+// (ApprovalByCaller): callToolStream sees the task input_required and calls tasks/result, which
+// asks with one elicitation/create tied to the task (related-task _meta; the tool, the item and
+// the approve/reason form); accepted, the tool runs once and the result is the tool's; declined,
+// it never runs and the result is the rejection with the reason. A tool whose approvals
+// operators decide stays working, nothing is asked, and tasks/result answers once an operator
+// approved (contract 10.34).
+func TestTypeScriptClientTaskApprovals(t *testing.T) {
+	et, queue := startExtWorker(t)
+	tg := tgclient.New(devtest.Client(t), tgclient.Options{TaskQueue: queue})
+	for name, env := range transports(t, &fixture{queue: queue}) {
+		t.Run(name+"/approve", func(t *testing.T) {
+			item := "ts-approve-" + name
+			var report taskApprovalReport
+			runTaskStatusClient(t, "approve", append(env, "MCP_TOOL=ext_release", "MCP_ITEM="+item), &report)
+			assert.Contains(t, report.Messages, "taskStatus:"+wire.MCPTaskInputRequired)
+			assert.Equal(t, "result", report.Messages[len(report.Messages)-1], "%v", report.Messages)
+			require.Len(t, report.Elicitations, 1, "one question")
+			asked := report.Elicitations[0]
+			assert.Contains(t, asked["message"], "ext_release")
+			assert.Contains(t, asked["message"], item)
+			assert.Contains(t, asked["requestedSchema"], "properties")
+			taskID := report.Statuses[0].TaskID
+			assert.Equal(t, map[string]any{"taskId": taskID}, asked["_meta"].(map[string]any)[wire.MCPRelatedTaskMeta], "tied to the task")
+			assert.False(t, report.Result.IsError, "%+v", report.Result)
+			require.NotEmpty(t, report.Result.Content)
+			assert.Contains(t, report.Result.Content[0].Text, item)
+			assert.Equal(t, 1, et.runsOf(item), "approved: the tool ran once")
+			assert.Equal(t, []string{wire.MCPTaskWorking, wire.MCPTaskCompleted}, statusesOf(report.Statuses))
+		})
+		t.Run(name+"/decline", func(t *testing.T) {
+			item := "ts-decline-" + name
+			var report taskApprovalReport
+			runTaskStatusClient(t, "decline", append(env, "MCP_TOOL=ext_release", "MCP_ITEM="+item), &report)
+			require.Len(t, report.Elicitations, 1)
+			assert.True(t, report.Result.IsError, "%+v", report.Result)
+			require.NotEmpty(t, report.Result.Content)
+			assert.Contains(t, report.Result.Content[0].Text, "TOOL_APPROVAL_REJECTED")
+			assert.Contains(t, report.Result.Content[0].Text, "not now")
+			assert.Zero(t, et.runsOf(item), "declined: the tool never ran")
+		})
+		t.Run(name+"/operator", func(t *testing.T) {
+			item := "ts-operator-" + name
+			cmd := taskStatusClient(t, "operator", append(env, "MCP_TOOL=ext_operator", "MCP_ITEM="+item))
+			stdin, err := cmd.StdinPipe()
+			require.NoError(t, err)
+			next, wait := lineReport(t, cmd)
+			var created struct {
+				Created mcp.Task `json:"created"`
+			}
+			next(&created)
+			var approval wire.ApprovalState
+			require.Eventually(t, func() bool {
+				approval, err = tg.ApprovalByWorkflowID(t.Context(), created.Created.TaskID)
+				return err == nil && approval.Waiting
+			}, 30*time.Second, 10*time.Millisecond, "the call waits for approval")
+			_, err = io.WriteString(stdin, "get\n")
+			require.NoError(t, err)
+			var get struct {
+				Get mcp.Task `json:"get"`
+			}
+			next(&get)
+			assert.Equal(t, wire.MCPTaskWorking, get.Get.Status, "an operator decides: nothing for the client to do")
+			_, err = tg.DecideByWorkflowID(t.Context(), created.Created.TaskID, true, wire.ApprovalDecision{CallHash: approval.CallHash, Reviewer: "operator"})
+			require.NoError(t, err)
+			var report taskApprovalReport
+			next(&report)
+			wait()
+			assert.Empty(t, report.Elicitations, "nothing asked")
+			assert.False(t, report.Result.IsError, "%+v", report.Result)
+			assert.Equal(t, 1, et.runsOf(item))
+		})
+	}
 }
