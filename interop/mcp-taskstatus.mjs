@@ -19,6 +19,10 @@
 //   node mcp-taskstatus.mjs operator   MCP_TOOL as a task: prints {"created": task}, then, after
 //                                      a line on stdin, {"get": tasks/get} and at last the
 //                                      report once tasks/result answered
+//   node mcp-taskstatus.mjs early      prints {"ready": true} once it has listed the tools; after
+//                                      a line on stdin, MCP_TOOL as a task, tasks/result at once
+//                                      (the elicitation answered accept), prints {"asking":
+//                                      tasks/get after that} and the report once it answered
 // Their report: {messages: callToolStream's messages ("taskCreated", "taskStatus:<status>" once
 // per change, "result"), elicitations: [the elicitation/create params received], result,
 // statuses}.
@@ -144,16 +148,37 @@ const decline = (client) => approval(client, { action: "decline", content: { rea
 async function operator(client) {
   const task = await createTask(client, { name: process.env.MCP_TOOL, arguments: { item: process.env.MCP_ITEM } });
   process.stdout.write(JSON.stringify({ created: task }) + "\n");
-  const stdin = createInterface({ input: process.stdin });
-  await stdin[Symbol.asyncIterator]().next();
-  stdin.close(); // an open stdin would keep the process alive
+  await nextLine();
   process.stdout.write(JSON.stringify({ get: await client.experimental.tasks.getTask(task.taskId) }) + "\n");
   const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
   await until(task.taskId, (s) => TERMINAL.includes(s));
   return { elicitations, result, statuses: statuses.filter((s) => s.taskId === task.taskId) };
 }
 
-const scenarios = { complete, cancel, burst, approve, decline, operator };
+// early calls tasks/result before the call can have begun to wait (the test runs no worker
+// until it has asked), which the elicitation then reaches.
+async function early(client) {
+  await client.listTools();
+  process.stdout.write(JSON.stringify({ ready: true }) + "\n");
+  await nextLine();
+  elicitationAnswer = { action: "accept", content: { approve: true } };
+  const task = await createTask(client, { name: process.env.MCP_TOOL, arguments: { item: process.env.MCP_ITEM } });
+  const result = client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+  // Answered after tasks/result has had its first look at the call (its request went first).
+  process.stdout.write(JSON.stringify({ asking: await client.experimental.tasks.getTask(task.taskId) }) + "\n");
+  return { elicitations, result: await result };
+}
+
+// nextLine resolves with the next line on stdin, which is closed then (an open stdin would keep
+// the process alive).
+async function nextLine() {
+  const stdin = createInterface({ input: process.stdin });
+  const { value } = await stdin[Symbol.asyncIterator]().next();
+  stdin.close();
+  return value;
+}
+
+const scenarios = { complete, cancel, burst, approve, decline, operator, early };
 const client = new Client({ name: "toolgate-interop", version: "1.0.0" }, { capabilities: { elicitation: { form: {} } } });
 client.setNotificationHandler(TaskStatusNotificationSchema, (n) => onStatus(n.params));
 client.setRequestHandler(ElicitRequestSchema, (request) => {

@@ -290,18 +290,60 @@ func (t *tasks) callerApproves(ss *sdk.ServerSession, st client.Status) bool {
 	return caps.Form != nil || caps.URL == nil // neither declared means form (the 2025-06-18 shape)
 }
 
-// askApproval asks the client of ss, when it decides (callerApproves), for the decision the
-// call of st waits for: one elicitation/create tied to the task (related-task _meta) on the
-// request's stream, its answer delivered like tasks/update's (callerDecision). Nothing is asked
-// when the call waits for no decision.
-func (t *tasks) askApproval(ctx context.Context, ss *sdk.ServerSession, st client.Status) error {
+// approvalRecheck bounds the pause between two looks at a call that may yet wait for its
+// caller's approval (resultAsking): from approvalRecheckFirst, doubling up to approvalRecheckMax.
+const approvalRecheckFirst, approvalRecheckMax = 100 * time.Millisecond, 5 * time.Second
+
+// resultAsking waits for the result of st's running call. When the client of ss decides its
+// approvals (callerApproves), it asks for the decision once the call waits for one (askApproval),
+// also when that wait begins after tasks/result did: until then the call is read again at
+// growing intervals, and no longer once the tool runs (an approval comes before the first
+// attempt) or it has asked.
+func (t *tasks) resultAsking(ctx context.Context, ss *sdk.ServerSession, st client.Status) (toolcore.Result, error) {
 	if !t.callerApproves(ss, st) {
-		return nil
+		return t.tg.ResultOfRun(ctx, st.WorkflowID, st.RunID)
 	}
-	approval, waiting := t.approvalWait(ctx, st)
-	if !waiting {
-		return nil
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type outcome struct {
+		res toolcore.Result
+		err error
 	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := t.tg.ResultOfRun(ctx, st.WorkflowID, st.RunID)
+		done <- outcome{res, err}
+	}()
+	for pause := approvalRecheckFirst; ; pause = min(2*pause, approvalRecheckMax) {
+		if approval, waiting := t.approvalWait(ctx, st); waiting {
+			if err := t.askApproval(ctx, ss, st, approval); err != nil {
+				return toolcore.Result{}, err
+			}
+			break
+		}
+		timer := time.NewTimer(pause)
+		select {
+		case o := <-done:
+			timer.Stop()
+			return o.res, o.err
+		case <-timer.C:
+		}
+		var err error
+		if st, err = t.statusOf(ctx, st.WorkflowID); err != nil {
+			return toolcore.Result{}, err
+		}
+		if st.State != client.Running || st.Attempt > 0 || !st.RetryAt.IsZero() {
+			break // the tool runs or the call closed: no decision to ask for
+		}
+	}
+	o := <-done
+	return o.res, o.err
+}
+
+// askApproval asks the client of ss for the decision the call of st waits for (approval): one
+// elicitation/create tied to the task (related-task _meta) on the request's stream, its answer
+// delivered like tasks/update's (callerDecision).
+func (t *tasks) askApproval(ctx context.Context, ss *sdk.ServerSession, st client.Status, approval wire.ApprovalState) error {
 	answer, err := ss.Elicit(ctx, &sdk.ElicitParams{
 		Meta:            sdk.Meta{wire.MCPRelatedTaskMeta: map[string]any{"taskId": st.WorkflowID}},
 		Mode:            "form",
@@ -314,8 +356,8 @@ func (t *tasks) askApproval(ctx context.Context, ss *sdk.ServerSession, st clien
 	return t.callerDecision(ctx, st, approval.CallHash, answer.Action, answer.Content)
 }
 
-// result waits until the task is terminal and returns what tools/call would have returned. A
-// task waiting for its caller's approval (input_required) asks for it first (askApproval).
+// result waits until the task is terminal and returns what tools/call would have returned,
+// asking for the caller's approval on the way when the call waits for it (resultAsking).
 func (t *tasks) result(ctx context.Context, ss *sdk.ServerSession, p *taskIDParams) (*sdk.CallToolResult, error) {
 	st, err := t.status(ctx, p)
 	if err != nil {
@@ -324,10 +366,7 @@ func (t *tasks) result(ctx context.Context, ss *sdk.ServerSession, p *taskIDPara
 	var res toolcore.Result
 	switch {
 	case st.State == client.Running:
-		if err := t.askApproval(ctx, ss, st); err != nil {
-			return nil, err
-		}
-		res, err = t.tg.ResultOfRun(ctx, st.WorkflowID, st.RunID)
+		res, err = t.resultAsking(ctx, ss, st)
 	case st.Result != nil:
 		res = *st.Result
 	default:

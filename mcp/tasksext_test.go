@@ -53,6 +53,17 @@ type extArgs struct {
 // approval (ext_release by its caller, ext_operator by an operator, ext_reviewed by its caller
 // if that is alice), ext_required adds too.
 func startExtWorker(t *testing.T) (*extTools, string) {
+	et, reg := extRegistry(t)
+	queue := devtest.TaskQueue(t)
+	w, err := worker.New(devtest.Client(t), "", reg, worker.Options{TaskQueue: queue})
+	require.NoError(t, err)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	return et, queue
+}
+
+// extRegistry is startExtWorker's tools, for a test that runs their workers itself.
+func extRegistry(t *testing.T) (*extTools, *toolcore.Registry) {
 	et := &extTools{runs: map[string]int{}, started: make(chan struct{}, 4), stopped: make(chan error, 4)}
 	sum := func(_ context.Context, a extArgs) (any, error) { return map[string]any{"sum": a.A + a.B}, nil }
 	release := func(_ context.Context, a extArgs) (any, error) {
@@ -85,12 +96,7 @@ func startExtWorker(t *testing.T) (*extTools, string) {
 			Execute: release, Options: toolcore.Options{RequireApproval: true, ApprovalByCaller: true, Reviewers: []string{"alice"}}}),
 	)
 	require.NoError(t, err)
-	queue := devtest.TaskQueue(t)
-	w, err := worker.New(devtest.Client(t), "", reg, worker.Options{TaskQueue: queue})
-	require.NoError(t, err)
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
-	return et, queue
+	return et, reg
 }
 
 func (et *extTools) runsOf(item string) int {

@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/mcp"
 	"github.com/toolgate/toolgate/wire"
+	"github.com/toolgate/toolgate/worker"
 )
 
 // taskStatusClient returns the command running interop/mcp-taskstatus.mjs SCENARIO.
@@ -189,4 +190,42 @@ func TestTypeScriptClientTaskApprovals(t *testing.T) {
 			assert.Equal(t, 1, et.runsOf(item))
 		})
 	}
+}
+
+// A tasks/result that began before the call waited for its caller's approval still asks for it
+// once the wait begins: the TypeScript SDK client (HTTP) creates the task while no worker runs
+// and calls tasks/result at once; the worker starts after that, the call then waits, and the
+// one elicitation reaches the pending tasks/result, accepted: the tool runs once (contract 10.34).
+func TestTypeScriptClientTaskApprovalAskedOnceItWaits(t *testing.T) {
+	et, reg := extRegistry(t)
+	queue := devtest.TaskQueue(t)
+	startWorker := func() *worker.Worker {
+		w, err := worker.New(devtest.Client(t), "", reg, worker.Options{TaskQueue: queue})
+		require.NoError(t, err)
+		require.NoError(t, w.Start())
+		return w
+	}
+	first := startWorker() // for the tool list of toolgate mcp and the client
+	server := startMCPProcess(t, &fixture{queue: queue})
+	cmd := taskStatusClient(t, "early", append(server.env(), "MCP_TOOL=ext_release", "MCP_ITEM=ts-early"))
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	next, wait := lineReport(t, cmd)
+	var ready map[string]any
+	next(&ready)
+	first.Stop() // the call cannot begin until the next worker
+	_, err = io.WriteString(stdin, "go\n")
+	require.NoError(t, err)
+	var asking struct {
+		Asking mcp.Task `json:"asking"`
+	}
+	next(&asking)
+	assert.Equal(t, wire.MCPTaskWorking, asking.Asking.Status, "tasks/result began before the call waited")
+	t.Cleanup(startWorker().Stop)
+	var report taskApprovalReport
+	next(&report)
+	wait()
+	require.Len(t, report.Elicitations, 1, "asked once the call waited")
+	assert.False(t, report.Result.IsError, "%+v", report.Result)
+	assert.Equal(t, 1, et.runsOf("ts-early"))
 }
