@@ -22,8 +22,10 @@ type ownArgs struct {
 
 // ownAgent is a user's own agent workflow: one durable tool call, its content returned.
 func ownAgent(ctx workflow.Context, id string) (string, error) {
-	// Its tools are on its own queue, not toolgate's default one.
-	ctx = workflows.WithCallOptions(ctx, workflows.CallOptions{TaskQueue: workflow.GetInfo(ctx).TaskQueueName})
+	// Its tools are on its own queue, not toolgate's default one; its calls are scoped by that
+	// queue, as every test's are (a call ID reused on the shared server attaches to the old call).
+	queue := workflow.GetInfo(ctx).TaskQueueName
+	ctx = workflows.WithCallOptions(ctx, workflows.CallOptions{TaskQueue: queue, Scope: queue})
 	call, err := toolcore.NewToolCall(id, "greet", []byte(`{"name":"ada"}`))
 	if err != nil {
 		return "", err
