@@ -350,15 +350,19 @@ func TestMountedTaskCancellation(t *testing.T) {
 	}
 }
 
+// mountTimeout is the --mcp-timeout of killedMidTask's workers.
+const mountTimeout = 90 * time.Second
+
 // killedMidTask starts a toolgate worker process mounting the task fixture (tasks in dir; a 3 s
-// heartbeat timeout, so the server counts a killed worker lost after 3 s, not 1 min), starts the
+// heartbeat timeout, so the server counts a killed worker lost after 3 s, not 1 min; attempts of
+// mountTimeout), starts the
 // call callID of tool with {"n":5}, SIGKILLs the worker while it waits for the remote task, and
 // starts a second worker. The remote progress comes after the task ID is checkpointed: once the
 // progress is in the heartbeat details, so is the task ID.
 func killedMidTask(t *testing.T, dir, tool, callID string) (tg *tgclient.Client, workflowID string) {
 	t.Helper()
 	queue := devtest.TaskQueue(t)
-	mountArgs := []string{"--mcp", "fx=" + taskFixtureTarget(dir, "2025-11-25"), "--mcp-heartbeat-timeout", "3s"}
+	mountArgs := []string{"--mcp", "fx=" + taskFixtureTarget(dir, "2025-11-25"), "--mcp-heartbeat-timeout", "3s", "--mcp-timeout", mountTimeout.String()}
 	first, stderr := startWorkerProcess(t, queue, childEnv(), mountArgs...)
 	tg = tgclient.New(devtest.Client(t), tgclient.Options{TaskQueue: queue})
 	require.Eventually(t, func() bool {
@@ -380,19 +384,21 @@ func killedMidTask(t *testing.T, dir, tool, callID string) (tg *tgclient.Client,
 	return tg, workflowID
 }
 
-// activitiesScheduled counts the activities the workflow scheduled, by type.
-func activitiesScheduled(t *testing.T, workflowID string) map[string]int {
+// activitiesScheduled is the start-to-close timeout of each activity the workflow scheduled, by
+// type, in order.
+func activitiesScheduled(t *testing.T, workflowID string) map[string][]time.Duration {
 	t.Helper()
-	counts := map[string]int{}
+	scheduled := map[string][]time.Duration{}
 	iter := devtest.Client(t).GetWorkflowHistory(t.Context(), workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for iter.HasNext() {
 		ev, err := iter.Next()
 		require.NoError(t, err)
 		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
-			counts[a.GetActivityType().GetName()]++
+			name := a.GetActivityType().GetName()
+			scheduled[name] = append(scheduled[name], a.GetStartToCloseTimeout().AsDuration())
 		}
 	}
-	return counts
+	return scheduled
 }
 
 // A worker SIGKILLed while it waits for a remote task: the worker that takes the call over polls
@@ -425,6 +431,6 @@ func TestMountedUnsafeTaskReconciledAfterWorkerKill(t *testing.T) {
 	assert.Len(t, lines(t, dir, "starts"), 1, "the remote tool started once")
 	assert.Empty(t, lines(t, dir, "cancels"))
 	scheduled := activitiesScheduled(t, workflowID)
-	assert.Equal(t, 1, scheduled[wire.ExecuteToolName], "one attempt: %v", scheduled)
-	assert.Equal(t, 1, scheduled[wire.ReconcileToolName], "reconciled: %v", scheduled)
+	assert.Equal(t, []time.Duration{mountTimeout}, scheduled[wire.ExecuteToolName], "one attempt, under --mcp-timeout")
+	assert.Equal(t, []time.Duration{mountTimeout}, scheduled[wire.ReconcileToolName], "reconciled, under --mcp-timeout")
 }

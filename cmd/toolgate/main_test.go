@@ -62,6 +62,8 @@ func TestUsageErrors(t *testing.T) {
 		{name: "metrics beyond loopback without opt-in", args: []string{"worker", "--metrics-listen", "0.0.0.0:0"}, wantStderr: "--metrics-insecure-no-auth"},
 		{name: "metrics on every interface without opt-in", args: []string{"mcp", "--metrics-listen", ":0"}, wantStderr: "not a loopback address"},
 		{name: "workflow cache of zero", args: []string{"worker", "--workflow-cache", "0"}, wantStderr: "--workflow-cache 0: want at least 1"},
+		{name: "mount timeout of zero", args: []string{"worker", "--mcp-timeout", "0s"}, wantStderr: "--mcp-timeout 0s: want a positive duration"},
+		{name: "negative mount heartbeat timeout", args: []string{"worker", "--mcp-heartbeat-timeout", "-1s"}, wantStderr: "--mcp-heartbeat-timeout -1s: want a positive duration"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

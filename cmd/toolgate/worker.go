@@ -27,6 +27,7 @@ type workerOptions struct {
 	mcpApprove    []string
 	mcpByCaller   []string
 	mcpHeartbeat  time.Duration
+	mcpTimeout    time.Duration
 	workflowCache int
 }
 
@@ -66,9 +67,12 @@ decision (toolgate approve). A remote tool without annotations is unsafe by the 
 human of the MCP client that called a matching tool decide its approval too (toolgate mcp shows
 the waiting call as input_required to a 2026-07-28 client, which answers with tasks/update).
 
---mcp-heartbeat-timeout D (1m) is how long a mounted tool's call may go without a heartbeat
-before Temporal counts its worker lost: then a readOnly or idempotent call, or one whose remote
-server runs it as a task (polled again, never started twice), is retried on another worker.`,
+--mcp-timeout D (1m) bounds one attempt of a mounted tool's call: raise it for remote tools
+that take longer (a remote task is polled for that long by each attempt, and by each of an
+unsafe tool's reconcile attempts). --mcp-heartbeat-timeout D (1m) is how long a mounted tool's
+call may go without a heartbeat before Temporal counts its worker lost: then a readOnly or
+idempotent call, or one whose remote server runs it as a task (polled again, never started
+twice), is retried on another worker.`,
 		Example: `  toolgate worker --setup
   TEMPORAL_ADDRESS=temporal.example.com:7233 toolgate worker --task-queue tools --root /srv/docs
   toolgate worker --metrics-listen 127.0.0.1:9464
@@ -91,6 +95,7 @@ server runs it as a task (polled again, never started twice), is retried on anot
 	cmd.Flags().StringArrayVar(&o.mcpEnv, "mcp-env", nil, "PREFIX=NAME: pass this process's variable NAME to the mounted command PREFIX (repeat; nothing else but PATH, HOME, locale and TMPDIR is passed)")
 	cmd.Flags().StringArrayVar(&o.mcpApprove, "mcp-approve", nil, "mounted tools whose PREFIX_NAME matches this glob require approval, such as 'fs_delete_*' (repeat)")
 	cmd.Flags().StringArrayVar(&o.mcpByCaller, "mcp-approve-by-caller", nil, "mounted tools whose PREFIX_NAME matches this glob let the calling MCP client's human decide their approval (repeat)")
+	cmd.Flags().DurationVar(&o.mcpTimeout, "mcp-timeout", toolcore.DefaultTimeout, "how long one attempt of a mounted tool's call may take")
 	cmd.Flags().DurationVar(&o.mcpHeartbeat, "mcp-heartbeat-timeout", toolcore.DefaultHeartbeatTimeout, "how long a mounted tool's call may go without a heartbeat before its worker counts as lost")
 	return cmd
 }
@@ -115,10 +120,15 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 			return badInput(fmt.Errorf("%s: %w", f.flag, err))
 		}
 	}
-	if o.mcpHeartbeat <= 0 {
-		return badInput(fmt.Errorf("--mcp-heartbeat-timeout %s: want a positive duration", o.mcpHeartbeat))
+	for _, f := range []struct {
+		flag string
+		d    time.Duration
+	}{{"--mcp-timeout", o.mcpTimeout}, {"--mcp-heartbeat-timeout", o.mcpHeartbeat}} {
+		if f.d <= 0 {
+			return badInput(fmt.Errorf("%s %s: want a positive duration", f.flag, f.d))
+		}
 	}
-	mountOpts := mcp.MountOptions{Approve: o.mcpApprove, ApproveByCaller: o.mcpByCaller, HeartbeatTimeout: o.mcpHeartbeat}
+	mountOpts := mcp.MountOptions{Approve: o.mcpApprove, ApproveByCaller: o.mcpByCaller, Timeout: o.mcpTimeout, HeartbeatTimeout: o.mcpHeartbeat}
 	for _, spec := range o.mcpMounts {
 		remote, err := mountMCP(ctx, spec, mcpEnv, mountOpts, reg)
 		if err != nil {
