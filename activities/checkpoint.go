@@ -30,7 +30,7 @@ func lastCheckpoint(ctx context.Context) json.RawMessage {
 func (h *heartbeats) saveCheckpoint(cp json.RawMessage) {
 	h.poke(func(c *cadence) {
 		h.checkpoint = cp
-		c.pending = true
+		c.record()
 	})
 }
 

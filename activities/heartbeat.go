@@ -228,7 +228,8 @@ type cadence struct {
 	started    time.Time     // the attempt's start: the server's heartbeat window opens there
 	last       time.Time     // when the last beat was sent, or when it failed; zero before the first
 	taken      time.Time     // when the last beat the server took was sent; zero before the first
-	pending    bool          // a progress report not yet sent
+	pending    bool          // a progress report or checkpoint not yet sent
+	reports    uint64        // reports and checkpoints recorded: a beat carries those before it
 	retry      bool          // the last beat failed for a transient reason
 	hurryFrom  time.Time     // a hurry's first beat comes no sooner (PushedCancelGrace; zero: at once)
 	hurryUntil time.Time
@@ -272,12 +273,20 @@ func (c *cadence) deadline(now time.Time) time.Time {
 	return end
 }
 
-// sent records the outcome of a beat: at is when it was sent if the server took it (or answered),
-// when it failed if it failed for a transient reason.
-func (c *cadence) sent(at time.Time, transient bool) {
+// record marks a progress report or checkpoint to send.
+func (c *cadence) record() {
+	c.pending = true
+	c.reports++
+}
+
+// sent records the outcome of a beat that carried the first carried reports: at is when it was
+// sent if the server took it (or answered), when it failed if it failed for a transient reason.
+// A report recorded while the beat was in flight is still pending.
+func (c *cadence) sent(at time.Time, transient bool, carried uint64) {
 	c.last, c.retry = at, transient
 	if !transient {
-		c.taken, c.pending = at, false
+		c.taken = at
+		c.pending = c.reports != carried
 	}
 }
 
@@ -310,7 +319,7 @@ func (h *heartbeats) wake() {
 		return
 	}
 	h.beating = true
-	deadline, details := h.c.deadline(now), h.detailsLocked()
+	deadline, details, carried := h.c.deadline(now), h.detailsLocked(), h.c.reports
 	missed := h.plan.missed != nil && !h.missed && h.c.hurried(now)
 	h.missed = h.missed || missed
 	h.mu.Unlock()
@@ -332,9 +341,9 @@ func (h *heartbeats) wake() {
 		return
 	}
 	if end := time.Now(); transient {
-		h.c.sent(end, true)
+		h.c.sent(end, true, carried)
 	} else {
-		h.c.sent(now, false)
+		h.c.sent(now, false, carried)
 	}
 	h.schedule(time.Now())
 }
@@ -413,7 +422,7 @@ func (h *heartbeats) report(p toolcore.Progress) {
 	size := reportSize(d) // outside the lock: a beat's details are taken under it
 	h.poke(func(c *cadence) {
 		h.progress.addSized(d, size)
-		c.pending = true
+		c.record()
 	})
 }
 

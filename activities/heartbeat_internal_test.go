@@ -193,15 +193,20 @@ func TestCadence(t *testing.T) {
 	assert.Equal(t, at(3*time.Second), c.next(start), "idle: the interval after the start")
 	assert.Equal(t, at(6*time.Second), c.deadline(start), "a beat may take until the window closes")
 
-	c.pending = true
+	c.record()
 	assert.False(t, c.next(start).After(start), "the first report: at once")
 
-	c.sent(at(time.Second), false)
+	c.sent(at(time.Second), false, c.reports)
 	assert.False(t, c.pending, "a beat the server took carries the report")
 	assert.Equal(t, at(4*time.Second), c.next(at(time.Second)), "idle: the interval after the last beat")
 	assert.Equal(t, at(7*time.Second), c.deadline(at(time.Second)), "the window reopens with each beat taken")
-	c.pending = true
+	c.record()
 	assert.Equal(t, at(time.Second+ProgressHeartbeatGap), c.next(at(time.Second)), "a later report: one gap after the last beat")
+	carried := c.reports
+	c.record() // recorded while the beat carrying the earlier ones was in flight
+	c.sent(at(time.Second), false, carried)
+	assert.True(t, c.pending, "a report made during a beat waits for the next one")
+	assert.Equal(t, at(time.Second+ProgressHeartbeatGap), c.next(at(time.Second)), "one gap after the beat")
 
 	c.pending = false
 	c.hurryUntil = at(time.Second + HurryWindow)
@@ -209,12 +214,12 @@ func TestCadence(t *testing.T) {
 	assert.Equal(t, at(4*time.Second), c.next(at(time.Second+HurryWindow)), "the hurry ends after its window")
 
 	c.pending, c.hurryUntil = true, time.Time{}
-	c.sent(at(4*time.Second), true) // the idle beat failed for a transient reason at 4 s
+	c.sent(at(4*time.Second), true, c.reports) // the idle beat failed for a transient reason at 4 s
 	assert.True(t, c.pending, "a failed beat carried nothing")
 	assert.Equal(t, at(4*time.Second+RetryHeartbeatPause), c.next(at(4*time.Second)), "sent again after a pause")
 	assert.Equal(t, at(7*time.Second), c.deadline(at(4*time.Second)), "within the window the last beat taken opened")
 	assert.Equal(t, at(9*time.Second+MinBeatBudget), c.deadline(at(9*time.Second)), "never less than the least budget")
-	c.sent(at(5*time.Second), false)
+	c.sent(at(5*time.Second), false, c.reports)
 	assert.Equal(t, at(8*time.Second), c.next(at(5*time.Second)), "taken: back to the idle cadence")
 
 	// Pushed cancellation: idle beats for liveness only, within a window twice as long; a hurry
@@ -226,9 +231,36 @@ func TestCadence(t *testing.T) {
 	assert.Equal(t, at(PushedCancelGrace), c.next(start), "hurried only after the grace")
 	assert.False(t, c.hurried(at(PushedCancelGrace-time.Millisecond)))
 	assert.True(t, c.hurried(at(PushedCancelGrace)))
-	c.sent(at(PushedCancelGrace), false)
+	c.sent(at(PushedCancelGrace), false, c.reports)
 	assert.Equal(t, at(PushedCancelGrace+HurryHeartbeatInterval), c.next(at(PushedCancelGrace)), "then every hurry interval")
 	assert.False(t, c.hurried(at(PushedCancelGrace+HurryWindow)), "until the window ends")
+}
+
+// TestReportDuringABeatGoesNext: a report made while a beat is in flight goes out one gap after
+// that beat, not at the next idle beat (an hour here).
+func TestReportDuringABeatGoesNext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		inFlight, release := make(chan struct{}), make(chan struct{})
+		log := newBeatLog()
+		send := func(ctx context.Context, details ...any) error {
+			if log.count() == 0 {
+				close(inFlight)
+				<-release
+			}
+			return log.send(ctx, details...)
+		}
+		h := startLoop(context.Background(), time.Hour, send, log.relay)
+		defer h.stop()
+		r := func(k int64) wire.ProgressDetails { return wire.ProgressDetails{Completed: k, Total: 2} }
+		h.report(toolcore.Progress{Completed: 1, Total: 2})
+		<-inFlight
+		h.report(toolcore.Progress{Completed: 2, Total: 2})
+		close(release)
+		advance(ProgressHeartbeatGap + ProgressHeartbeatGap/2)
+		require.Equal(t, 2, log.count())
+		assert.Equal(t, []any{numbered(1, r(1))}, <-log.next)
+		assert.Equal(t, []any{numbered(2, r(2), r(1))}, <-log.next, "the report made during the first beat")
+	})
 }
 
 func TestHeartbeatLoopRetriesTransientFailures(t *testing.T) {
