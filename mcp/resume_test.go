@@ -20,45 +20,6 @@ import (
 	"github.com/toolgate/toolgate/toolcore"
 )
 
-// sseEvent is one server-sent event.
-type sseEvent struct {
-	name, id, retry, data string
-}
-
-// readEvent reads the next event of an SSE stream; io.EOF when the stream ended.
-func readEvent(r *bufio.Reader) (sseEvent, error) {
-	var e sseEvent
-	var data []string
-	seen := false
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return e, io.EOF
-		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
-			if seen {
-				e.data = strings.Join(data, "\n")
-				return e, nil
-			}
-			continue
-		}
-		seen = true
-		field, value, _ := strings.Cut(line, ":")
-		value = strings.TrimPrefix(value, " ")
-		switch field {
-		case "event":
-			e.name = value
-		case "id":
-			e.id = value
-		case "retry":
-			e.retry = value
-		case "data":
-			data = append(data, value)
-		}
-	}
-}
-
 // resumeSession is a streamable HTTP session spoken in raw HTTP.
 type resumeSession struct {
 	t   *testing.T
@@ -125,10 +86,10 @@ func (s *resumeSession) untilResult(events *bufio.Reader) []map[string]any {
 	s.t.Helper()
 	var msgs []map[string]any
 	for {
-		e, err := readEvent(events)
+		e, err := mcp.ReadSSEEvent(events)
 		require.NoError(s.t, err, "the resumed stream ended before the result")
 		var msg map[string]any
-		if json.Unmarshal([]byte(e.data), &msg) != nil {
+		if json.Unmarshal([]byte(e.Data), &msg) != nil {
 			continue
 		}
 		msgs = append(msgs, msg)
@@ -248,22 +209,22 @@ func TestStreamResumesAfterDroppedConnection(t *testing.T) {
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		require.Contains(t, resp.Header.Get("Content-Type"), "text/event-stream")
 		events := bufio.NewReader(resp.Body)
-		prime, err := readEvent(events)
+		prime, err := mcp.ReadSSEEvent(events)
 		require.NoError(t, err)
-		assert.NotEmpty(t, prime.id, "the priming event has an id")
-		assert.Empty(t, prime.data, "the priming event has no data")
+		assert.NotEmpty(t, prime.ID, "the priming event has an id")
+		assert.Empty(t, prime.Data, "the priming event has no data")
 		require.Equal(t, key, <-f.tools.started)
 
 		// The server closes the stream mid-call, asking for a reconnection after PollRetry.
-		closing, err := readEvent(events)
+		closing, err := mcp.ReadSSEEvent(events)
 		require.NoError(t, err)
-		assert.Equal(t, fmt.Sprint(mcp.DefaultPollRetry.Milliseconds()), closing.retry, "the closing event's retry field")
-		_, err = readEvent(events)
+		assert.Equal(t, fmt.Sprint(mcp.DefaultPollRetry.Milliseconds()), closing.Retry, "the closing event's retry field")
+		_, err = mcp.ReadSSEEvent(events)
 		require.ErrorIs(t, err, io.EOF, "the stream ends before the result")
 		require.NoError(t, resp.Body.Close())
 		close(gate)
 
-		msgs := s.resumed(prime.id)
+		msgs := s.resumed(prime.ID)
 		assert.JSONEq(t, `{"runs":1}`, resultText(t, msgs[len(msgs)-1]))
 		assert.Equal(t, 1, f.tools.runsOf(key), "the call ran once")
 	})
@@ -283,22 +244,22 @@ func resumeAfterCut(t *testing.T, silent bool) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, resp.Header.Get("Content-Type"), "text/event-stream")
 	events := bufio.NewReader(resp.Body)
-	prime, err := readEvent(events)
+	prime, err := mcp.ReadSSEEvent(events)
 	require.NoError(t, err)
-	assert.NotEmpty(t, prime.id, "the priming event has an id")
-	assert.Empty(t, prime.data, "the priming event has no data")
-	first, err := readEvent(events)
+	assert.NotEmpty(t, prime.ID, "the priming event has an id")
+	assert.Empty(t, prime.Data, "the priming event has no data")
+	first, err := mcp.ReadSSEEvent(events)
 	require.NoError(t, err)
-	require.Contains(t, first.data, passedMessage)
-	require.NotEmpty(t, first.id, "the progress event has an id")
+	require.Contains(t, first.Data, passedMessage)
+	require.NotEmpty(t, first.ID, "the progress event has an id")
 
 	close(tools.withheld) // the proxy cuts once the server sent the second report
-	_, err = readEvent(events)
-	require.ErrorIs(t, err, io.EOF, "the stream ends, unfinished, before the result")
+	_, err = mcp.ReadSSEEvent(events)
+	require.Error(t, err, "the stream ends, unfinished, before the result")
 	require.NoError(t, resp.Body.Close())
 
 	// Resumed while the call still runs (after a silent cut, the request still holds its stream).
-	resumed := s.resume(first.id)
+	resumed := s.resume(first.ID)
 	close(tools.last)
 	msgs := s.untilResult(resumed)
 	assert.Equal(t, []progressReport{{2, 3, withheldMessage}, {3, 3, lastMessage}}, progressOf(t, msgs),
@@ -306,6 +267,6 @@ func resumeAfterCut(t *testing.T, silent bool) {
 	assert.JSONEq(t, `{"runs":1}`, resultText(t, msgs[len(msgs)-1]))
 	assert.EqualValues(t, 1, tools.runs.Load(), "the call ran once")
 
-	assert.Equal(t, first.id, proxy.lastIDBeforeCut())
-	proxy.assertOneCallOneResumption(first.id)
+	assert.Equal(t, first.ID, proxy.lastIDBeforeCut())
+	proxy.assertOneCallOneResumption(first.ID)
 }

@@ -48,7 +48,7 @@ func TestSessionBelongsToItsFullPrincipal(t *testing.T) {
 		defer resp.Body.Close()
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		body := bufio.NewReader(resp.Body)
-		prime, err := readSSE(body)
+		prime, err := ReadSSEEvent(body)
 		require.NoError(t, err)
 		// Read the answer to its end: go-sdk closes a session whose initialize had no answer yet
 		// when its request goes (a client leaving after the priming event would lose the session).
@@ -59,7 +59,7 @@ func TestSessionBelongsToItsFullPrincipal(t *testing.T) {
 		resp = rawRequest(t, ts.URL, http.MethodPost, token, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 		require.NoError(t, resp.Body.Close())
 		require.Equal(t, http.StatusAccepted, resp.StatusCode)
-		return session, prime.id
+		return session, prime.ID
 	}
 	status := func(method, token, session, body string, header ...string) int {
 		resp := rawRequest(t, ts.URL, method, token, session, body, header...)

@@ -3,7 +3,6 @@ package mcp
 import (
 	"bufio"
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -71,12 +70,12 @@ func TestStreamResumeSupersedesOnlyItsPrincipal(t *testing.T) {
 	defer call.Body.Close()
 	require.Equal(t, http.StatusOK, call.StatusCode)
 	callEvents := bufio.NewReader(call.Body)
-	prime, err := readSSE(callEvents)
+	prime, err := ReadSSEEvent(callEvents)
 	require.NoError(t, err)
-	require.NotEmpty(t, prime.id, "the priming event names the stream")
+	require.NotEmpty(t, prime.ID, "the priming event names the stream")
 	<-started
 	require.Equal(t, 1, holders.holding(), "the call's request holds its stream")
-	stream, _, _ := strings.Cut(prime.id, "_")
+	stream, _, _ := strings.Cut(prime.ID, "_")
 	holder := holders.holderOf(streamKey{session, stream})
 	require.NotNil(t, holder)
 
@@ -87,7 +86,7 @@ func TestStreamResumeSupersedesOnlyItsPrincipal(t *testing.T) {
 		{"a.bob", "another subject", http.StatusForbidden},
 		{"b.alice", "the same subject under another issuer", http.StatusConflict},
 	} {
-		resp := rawRequest(t, ts.URL, http.MethodGet, other.token, session, "", "Last-Event-ID", prime.id)
+		resp := rawRequest(t, ts.URL, http.MethodGet, other.token, session, "", "Last-Event-ID", prime.ID)
 		_, _ = io.Copy(io.Discard, resp.Body)
 		require.NoError(t, resp.Body.Close())
 		assert.Equal(t, other.status, resp.StatusCode, "%s cannot resume the stream", other.why)
@@ -101,7 +100,7 @@ func TestStreamResumeSupersedesOnlyItsPrincipal(t *testing.T) {
 
 	// go-sdk sends the resumption's headers with its first event: here the result, once released.
 	answered, failed := make(chan *http.Response, 1), make(chan error, 1)
-	req := newRawRequest(t, ts.URL, http.MethodGet, "a.alice", session, "", "Last-Event-ID", prime.id)
+	req := newRawRequest(t, ts.URL, http.MethodGet, "a.alice", session, "", "Last-Event-ID", prime.ID)
 	go func() {
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -110,7 +109,7 @@ func TestStreamResumeSupersedesOnlyItsPrincipal(t *testing.T) {
 		}
 		answered <- resp
 	}()
-	_, err = readSSE(callEvents)
+	_, err = ReadSSEEvent(callEvents)
 	require.ErrorIs(t, err, io.EOF, "the superseded request's response ends cleanly, unfinished")
 	<-holder.done
 	close(release) // only now: the call still ran when it was superseded
@@ -124,14 +123,14 @@ func TestStreamResumeSupersedesOnlyItsPrincipal(t *testing.T) {
 	require.Equal(t, http.StatusOK, resumed.StatusCode, "the owner's resumption is served")
 	events := bufio.NewReader(resumed.Body)
 	for {
-		e, err := readSSE(events)
+		e, err := ReadSSEEvent(events)
 		require.NoError(t, err, "the resumption ended before the result")
-		if strings.Contains(e.data, `"id":2`) {
-			assert.Contains(t, e.data, "released", "the call went on and its result arrived on the resumption")
+		if strings.Contains(e.Data, `"id":2`) {
+			assert.Contains(t, e.Data, "released", "the call went on and its result arrived on the resumption")
 			break
 		}
 	}
-	_, err = readSSE(events)
+	_, err = ReadSSEEvent(events)
 	require.ErrorIs(t, err, io.EOF)
 
 	ts.Close() // waits for every handler
@@ -169,37 +168,4 @@ func newRawRequest(t *testing.T, url, method, token, session, body string, heade
 		req.Header.Set(header[i], header[i+1])
 	}
 	return req
-}
-
-type rawSSE struct{ id, data string }
-
-// readSSE reads the next event of an SSE stream; io.EOF when the stream ended cleanly.
-func readSSE(r *bufio.Reader) (rawSSE, error) {
-	var e rawSSE
-	seen := false
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			if errors.Is(err, io.EOF) && line == "" {
-				return e, io.EOF
-			}
-			return e, err
-		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
-			if seen {
-				return e, nil
-			}
-			continue
-		}
-		seen = true
-		field, value, _ := strings.Cut(line, ":")
-		value = strings.TrimPrefix(value, " ")
-		switch field {
-		case "id":
-			e.id = value
-		case "data":
-			e.data += value
-		}
-	}
 }
