@@ -179,8 +179,8 @@ func limits(t *testing.T, args ...string) string {
 // 5*d plus the burst start. The server's stated burst is one second of the rate (the matcher's
 // defaultBurstDuration, server v1.32.1 service/matching/ratelimit_manager.go), so the bound is
 // 5*d + 5, plus 1 for a start on the window's edge. None is lost. An operator's `toolgate limits
-// set --rate` then takes effect on the running workers (more than the declared rate start within
-// a second), and `limits reset` gives the rate back to the workers and removes the fairness
+// set --rate` then takes effect on the running workers (a pause holds calls on the server; 200/s
+// then starts more than the declared rate of them within a second), and `limits reset` gives the rate back to the workers and removes the fairness
 // weight override set with it.
 func TestFlowRateLimitAcrossWorkers(t *testing.T) {
 	const rate = 5
@@ -218,16 +218,22 @@ func TestFlowRateLimitAcrossWorkers(t *testing.T) {
 	out := limits(t, "--queue", queue, "--json")
 	assert.Contains(t, out, `"source":"worker"`)
 
-	// The override: 200/s, no restart (and a fairness weight, which reset removes too).
+	// The override: 200/s, no restart (and a fairness weight, which reset removes too). Its calls
+	// wait on the server while the queue is paused (rate 0), so their starts measure the new rate,
+	// not how fast a loaded machine starts workflows.
+	before := len(at)
+	limits(t, "set", "--queue", queue, "--rate", "0")
+	more := startCalls(t, e, ctx, "limited", "o", 3*rate, wire.Priority{})
+	waitScheduled(t, e, ctx, more)
 	limits(t, "set", "--queue", queue, "--rate", "200", "--weight", "agent-7=3")
 	out = limits(t, "--queue", queue, "--json")
 	assert.Contains(t, out, `"source":"api"`)
 	assert.Contains(t, out, `"fairnessWeightOverrides":{"agent-7":3}`)
-	before := len(at)
-	more := startCalls(t, e, ctx, "limited", "o", 3*rate, wire.Priority{})
 	awaitAll(t, e, ctx, more)
 	_, at = seen.snapshot()
-	assert.Greater(t, maxInWindow(at[before:], time.Second), 2*rate, "the override lets more than the declared rate through")
+	overridden := maxInWindow(at[before:], time.Second)
+	t.Logf("after the override: %d of %d calls started within a second", overridden, len(more))
+	assert.Greater(t, overridden, 2*rate+1, "more than the declared rate's bound for a second (above) start within one")
 
 	limits(t, "reset", "--queue", queue)
 	out = limits(t, "--queue", queue, "--json")
