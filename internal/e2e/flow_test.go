@@ -190,7 +190,9 @@ func TestFlowRateLimitAcrossWorkers(t *testing.T) {
 	}
 	n := int(window.Seconds()) * rate
 	var seen starts
-	tool := define(t, "limited", toolcore.Options{SideEffect: toolcore.ReadOnly, RateLimit: rate},
+	// A 10 s HeartbeatTimeout: an attempt a loaded server loses between matching and the worker
+	// is retried within the test's budget (the default, 1 minute, is all of it).
+	tool := define(t, "limited", toolcore.Options{SideEffect: toolcore.ReadOnly, RateLimit: rate, HeartbeatTimeout: 10 * time.Second},
 		func(ctx context.Context, a args) (any, error) {
 			// The server's dispatch time (stamped when matching hands the attempt to a poller):
 			// what its rate limit paces. The tool's own clock adds the delivery to the worker,
