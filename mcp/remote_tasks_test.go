@@ -406,12 +406,20 @@ func activitiesScheduled(t *testing.T, workflowID string) map[string][]time.Dura
 func TestMountedTaskSurvivesWorkerKill(t *testing.T) {
 	dir := t.TempDir()
 	tg, workflowID := killedMidTask(t, dir, "fx_double", "double-killed")
+	releaseKilledTask(t, dir, tg, workflowID, "the second attempt polled the first attempt's task")
+}
+
+// releaseKilledTask lets the remote task of a killedMidTask call end, waits for the call (after
+// the heartbeat timeout) and asserts its result is the remote one, that the remote tool started
+// once (why says how) and that nothing cancelled it.
+func releaseKilledTask(t *testing.T, dir string, tg *tgclient.Client, workflowID, why string) {
+	t.Helper()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "release"), nil, 0o600))
-	res, err := tg.ResultByWorkflowID(t.Context(), workflowID) // after the heartbeat timeout
+	res, err := tg.ResultByWorkflowID(t.Context(), workflowID)
 	require.NoError(t, err)
 	require.False(t, res.IsError(), res.Content())
 	assert.Equal(t, "5 doubled is 10", res.Content())
-	assert.Len(t, lines(t, dir, "starts"), 1, "the second attempt polled the first attempt's task")
+	assert.Len(t, lines(t, dir, "starts"), 1, why)
 	assert.Empty(t, lines(t, dir, "cancels"))
 }
 
@@ -423,13 +431,7 @@ func TestMountedTaskSurvivesWorkerKill(t *testing.T) {
 func TestMountedUnsafeTaskReconciledAfterWorkerKill(t *testing.T) {
 	dir := t.TempDir()
 	tg, workflowID := killedMidTask(t, dir, "fx_charge", "charge-killed")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "release"), nil, 0o600))
-	res, err := tg.ResultByWorkflowID(t.Context(), workflowID) // after the heartbeat timeout
-	require.NoError(t, err)
-	require.False(t, res.IsError(), res.Content())
-	assert.Equal(t, "5 doubled is 10", res.Content())
-	assert.Len(t, lines(t, dir, "starts"), 1, "the remote tool started once")
-	assert.Empty(t, lines(t, dir, "cancels"))
+	releaseKilledTask(t, dir, tg, workflowID, "the remote tool started once")
 	scheduled := activitiesScheduled(t, workflowID)
 	assert.Equal(t, []time.Duration{mountTimeout}, scheduled[wire.ExecuteToolName], "one attempt, under --mcp-timeout")
 	assert.Equal(t, []time.Duration{mountTimeout}, scheduled[wire.ReconcileToolName], "reconciled, under --mcp-timeout")
