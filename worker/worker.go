@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -69,6 +70,7 @@ type Worker struct {
 	startMu sync.Mutex
 	started bool
 
+	stopping atomic.Bool // set when Stop begins: the worker drains and is no longer ready
 	stopOnce sync.Once
 }
 
@@ -264,6 +266,7 @@ func (w *Worker) Run(ctx context.Context) error {
 // tools. It is safe to call more than once and before Start.
 func (w *Worker) Stop() {
 	w.stopOnce.Do(func() {
+		w.stopping.Store(true)
 		var wg sync.WaitGroup
 		for _, sw := range w.workers {
 			wg.Go(sw.Stop)
