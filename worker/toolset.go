@@ -17,9 +17,12 @@ import (
 	"github.com/toolgate/toolgate/wire"
 )
 
-// ErrToolSetConflict: a worker serving another tool set polls one of this worker's task queues.
-// Whichever worker takes a call's task decides it, so the other worker's calls to tools it lacks
-// would be recorded as TOOL_NOT_FOUND (and this worker's likewise). Start refuses to join.
+// ErrToolSetConflict: a worker serving another tool set polls one of this worker's task queues
+// (unversioned), or serves this worker's deployment version. Whichever worker takes a call's
+// task decides it, so the other worker's calls to tools it lacks would be recorded as
+// TOOL_NOT_FOUND (and this worker's likewise). Start refuses to join. A versioned worker
+// ([Options.Deployment]) is judged only against its own deployment version: a changed tool set
+// under a new build ID is a rollout, never a conflict.
 var ErrToolSetConflict = errors.New("another tool set is served on this task queue")
 
 // toolSetMarker separates a toolgate worker's identity ("<pid>@<host>") from its tool set's
@@ -31,12 +34,15 @@ const toolSetMarker = wire.ToolSetIdentityMarker
 const pollerFreshness = 75 * time.Second
 
 // ToolSetFingerprint identifies the tool set of reg: the first 12 hex digits of the SHA-256 of
-// its sorted tool names, one per line. Workers with the same names share task queues safely (that
-// is how a queue scales out); any other difference in names must not.
+// one line per tool, sorted by name, "<name> <DefinitionHash>". It covers each tool's definition
+// (name, input schema, side-effect class, attempts), not only its name: a build whose tool
+// changed its schema serves another tool set. Workers with the same fingerprint share task
+// queues safely (that is how a queue scales out); see [ErrToolSetConflict] for the others.
 func ToolSetFingerprint(reg *toolcore.Registry) string {
 	h := sha256.New()
 	for _, name := range reg.Names() {
-		h.Write([]byte(name + "\n"))
+		tool, _ := reg.Get(name)
+		h.Write([]byte(name + " " + tool.DefinitionHash() + "\n"))
 	}
 	return hex.EncodeToString(h.Sum(nil))[:12]
 }
@@ -61,9 +67,12 @@ func fingerprintOf(identity string) (fingerprint string, ok bool) {
 }
 
 // checkToolSets returns an ErrToolSetConflict error when a live poller of another tool set polls
-// one of queues (main queue first: its workflow pollers and every queue's activity pollers). A
-// failed DescribeTaskQueue is not a conflict: it is reported by warn and the check passes.
-func checkToolSets(ctx context.Context, c client.Client, queues []string, fingerprint string, now time.Time, warn func(error)) error {
+// one of queues (main queue first: its workflow pollers and every queue's activity pollers).
+// With a deployment version (versioned is non-zero), only pollers of that same version are
+// judged: workers of other versions (or unversioned ones) serve other builds by design, and the
+// server routes each workflow to its own version's workers. A failed DescribeTaskQueue is not a
+// conflict: it is reported by warn and the check passes.
+func checkToolSets(ctx context.Context, c client.Client, queues []string, fingerprint string, versioned Deployment, now time.Time, warn func(error)) error {
 	for i, queue := range queues {
 		types := []enumspb.TaskQueueType{enumspb.TASK_QUEUE_TYPE_ACTIVITY}
 		if i == 0 {
@@ -80,8 +89,20 @@ func checkToolSets(ctx context.Context, c client.Client, queues []string, finger
 				if !ok || theirs == fingerprint || now.Sub(p.GetLastAccessTime().AsTime()) > pollerFreshness {
 					continue
 				}
+				if versioned.enabled() {
+					d := p.GetDeploymentOptions()
+					if d.GetWorkerVersioningMode() != enumspb.WORKER_VERSIONING_MODE_VERSIONED ||
+						d.GetDeploymentName() != versioned.Name || d.GetBuildId() != versioned.BuildID {
+						continue
+					}
+					return fmt.Errorf("%w: worker %q (tool set %s) serves build ID %q of deployment %q on task queue %q, this worker serves tool set %s; "+
+						"a build ID names one build: give this build a build ID of its own",
+						ErrToolSetConflict, p.GetIdentity(), theirs, versioned.BuildID, versioned.Name, queue, fingerprint)
+				}
 				return fmt.Errorf("%w: worker %q (tool set %s) polls task queue %q, this worker serves tool set %s; "+
-					"give each tool set its own task queue (worker.Options.TaskQueue, and the same queue in the clients); "+
+					"to roll out a changed tool set, run the workers in a worker deployment with a build ID per build "+
+					"(toolgate worker --deployment-name/--build-id, worker.Options.Deployment) and promote with toolgate deploy promote; "+
+					"to serve both at once, give each tool set its own task queue (worker.Options.TaskQueue, and the same queue in the clients); "+
 					"if that worker has just stopped, its entry expires within %s",
 					ErrToolSetConflict, p.GetIdentity(), theirs, queue, fingerprint, pollerFreshness)
 			}

@@ -30,6 +30,8 @@ const (
 	DefaultNamespace = "default"
 	// detectTimeout bounds the search attribute detection in New.
 	detectTimeout = 10 * time.Second
+	// recordTimeout bounds Start's wait for its deployment version to exist and take the tool set.
+	recordTimeout = 30 * time.Second
 )
 
 // Options configure a Worker. They work at their zero value.
@@ -52,12 +54,19 @@ type Options struct {
 	FailWorkflowOnPanic bool
 	// Logger receives toolgate's own worker lines. Optional: default zap.NewNop().
 	Logger *zap.Logger
+	// Deployment joins every SDK worker of this Worker (the main task queue's and each tool's
+	// own queue's) to one Worker Deployment Version, so a new build rolls out by promotion
+	// instead of replacing the workers in place (see the package documentation, "Versioned
+	// rollout"). Optional: default unversioned (the zero Deployment).
+	Deployment Deployment
 }
 
 // Worker serves one registry snapshot on one main task queue and the tools' own queues.
 type Worker struct {
 	client      client.Client
 	fingerprint string // ToolSetFingerprint of the snapshot
+	toolSet     VersionToolSet
+	deployment  Deployment
 	namespace   string
 	queues      []string // main queue first
 	limits      map[string]queueLimits
@@ -88,6 +97,9 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 		namespace = DefaultNamespace
 	}
 	opts = opts.withDefaults()
+	if err := opts.Deployment.check(); err != nil {
+		return nil, fmt.Errorf("new worker: %w", err)
+	}
 	snapshot := reg.Snapshot()
 
 	attrs := false
@@ -114,6 +126,8 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 	w := &Worker{
 		client:      c,
 		fingerprint: ToolSetFingerprint(snapshot),
+		toolSet:     ToolSetOf(snapshot),
+		deployment:  opts.Deployment,
 		namespace:   namespace,
 		queues:      taskQueues(snapshot, opts.TaskQueue),
 		limits:      limitsByQueue(snapshot, opts.TaskQueue),
@@ -153,7 +167,8 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 		w.logger.Warn(notPushedMessage(pushedErr))
 	}
 	w.logger.Info("worker built", zap.Strings("taskQueues", w.queues), zap.Strings("tools", snapshot.Names()),
-		zap.String("toolSet", w.fingerprint), zap.Bool("searchAttributes", attrs), zap.Bool("cancellationPushed", pushed))
+		zap.String("toolSet", w.fingerprint), zap.String("deploymentVersion", w.deployment.String()),
+		zap.Bool("searchAttributes", attrs), zap.Bool("cancellationPushed", pushed))
 	return w, nil
 }
 
@@ -189,6 +204,7 @@ func (w *Worker) sdkOptions(opts Options, activitiesOnly bool) sdkworker.Options
 		WorkflowPanicPolicy:              policy,
 		DisableWorkflowWorker:            activitiesOnly,
 		Identity:                         workerIdentity(w.fingerprint),
+		DeploymentOptions:                opts.Deployment.sdkOptions(),
 		OnFatalError: func(err error) {
 			select {
 			case w.fatal <- err:
@@ -219,9 +235,13 @@ func taskQueues(reg *toolcore.Registry, main string) []string {
 // queues (see the package documentation).
 func (w *Worker) Start() error {
 	ctx, cancel := context.WithTimeout(context.Background(), detectTimeout)
-	err := checkToolSets(ctx, w.client, w.queues, w.fingerprint, time.Now(), func(err error) {
+	warn := func(err error) {
 		w.logger.Warn("cannot check the task queue for workers of another tool set", zap.Error(err))
-	})
+	}
+	err := checkToolSets(ctx, w.client, w.queues, w.fingerprint, w.deployment, time.Now(), warn)
+	if err == nil && w.deployment.enabled() {
+		err = checkVersionToolSet(ctx, w.client, w.deployment, w.fingerprint, warn)
+	}
 	cancel()
 	if err != nil {
 		return fmt.Errorf("start worker: %w", err)
@@ -242,7 +262,15 @@ func (w *Worker) Start() error {
 			return fmt.Errorf("start worker on task queue %q: %w", w.queues[i], err)
 		}
 	}
-	w.logger.Info("worker started", zap.Strings("taskQueues", w.queues))
+	if w.deployment.enabled() {
+		// The version exists once the server has seen a poller of it: a moment after Start.
+		ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
+		if err := recordToolSet(ctx, w.client, w.deployment, w.toolSet); err != nil {
+			w.logger.Warn("cannot record the tool set in the deployment version's metadata; toolgate deploy status and promote will not know it", zap.Error(err))
+		}
+		cancel()
+	}
+	w.logger.Info("worker started", zap.Strings("taskQueues", w.queues), zap.String("deploymentVersion", w.deployment.String()))
 	return nil
 }
 

@@ -52,9 +52,13 @@ const (
 
 // Register registers ToolCallWorkflow under wire.ToolCallWorkflowName.
 func (w *Workflows) Register(r worker.WorkflowRegistry) {
-	r.RegisterWorkflowWithOptions(w.ToolCallWorkflow, workflow.RegisterOptions{Name: wire.ToolCallWorkflowName})
-	r.RegisterWorkflowWithOptions(w.ToolCatalogWorkflow, workflow.RegisterOptions{Name: wire.ToolCatalogWorkflowName})
-	r.RegisterWorkflowWithOptions(w.UndoWorkflow, workflow.RegisterOptions{Name: wire.UndoWorkflowName})
+	// Pinned (used only by a versioned worker): a call completes on the deployment version that
+	// validated it, an undo on the version whose tools it compensates, a catalog on the version
+	// whose tools it lists. A promotion never replays them on another build.
+	pinned := workflow.VersioningBehaviorPinned
+	r.RegisterWorkflowWithOptions(w.ToolCallWorkflow, workflow.RegisterOptions{Name: wire.ToolCallWorkflowName, VersioningBehavior: pinned})
+	r.RegisterWorkflowWithOptions(w.ToolCatalogWorkflow, workflow.RegisterOptions{Name: wire.ToolCatalogWorkflowName, VersioningBehavior: pinned})
+	r.RegisterWorkflowWithOptions(w.UndoWorkflow, workflow.RegisterOptions{Name: wire.UndoWorkflowName, VersioningBehavior: pinned})
 }
 
 // ToolCallWorkflow turns one untrusted tool call into one outcome: a linked result (its return
