@@ -99,6 +99,9 @@ func TestParseKeyring(t *testing.T) {
 		{name: "one field", give: secret, wantErr: "line 1"},
 		{name: "duplicate", give: "a " + secret + "\na " + secret, wantErr: "duplicate"},
 		{name: "bad id", give: "a/b " + secret, wantErr: "ID"},
+		{name: "decrypt-only first: the next encrypts", give: "new " + secret + " decrypt-only\nold " + secret + "\n", wantID: "old"},
+		{name: "every key decrypt-only", give: "new " + secret + " decrypt-only\n", wantErr: "one must encrypt"},
+		{name: "unknown marker", give: "new " + secret + " encrypt-only\n", wantErr: "line 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/converter"
 
@@ -39,6 +41,14 @@ type HandlerOptions struct {
 	// MaxBodyBytes bounds a request body: a longer one gets 413 after at most this many bytes are
 	// read. Optional: default DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// SessionTTL is how long the session cookie a login at <prefix>/login sets lasts (with a
+	// Token only; see the package documentation, Codec server). Optional: default
+	// DefaultSessionTTL.
+	SessionTTL time.Duration
+	// SecureCookie marks the session cookie Secure, sent over HTTPS only: set it when browsers
+	// reach the codec server through a TLS proxy. Optional: default false (the cookie is Secure
+	// anyway when the request itself came over TLS).
+	SecureCookie bool
 }
 
 // Handler serves the Temporal codec-server protocol for codec: POST .../encode and .../decode
@@ -72,10 +82,16 @@ func Handler(codec converter.PayloadCodec, opts HandlerOptions) http.Handler {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		if opts.Token != "" && !bearerMatches(r.Header.Get("Authorization"), opts.Token) {
-			w.Header().Set("WWW-Authenticate", "Bearer")
-			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
-			return
+		if opts.Token != "" {
+			if path.Base(r.URL.Path) == "login" || path.Base(r.URL.Path) == "logout" {
+				opts.serveLogin(w, r)
+				return
+			}
+			if !opts.authorized(r) {
+				w.Header().Set("WWW-Authenticate", "Bearer")
+				http.Error(w, "missing or wrong bearer token or session (browsers: log in at /login)", http.StatusUnauthorized)
+				return
+			}
 		}
 		if r.Method == http.MethodPost {
 			if r.ContentLength > limit {
