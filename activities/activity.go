@@ -27,6 +27,13 @@ type Activities struct {
 	// heartbeat.go, so a late heartbeat on a loaded server does not end the attempt. Workers pass
 	// their client. Optional: default none (SDK heartbeats, bounded by 1 s each).
 	Heartbeats Recorder
+	// Drain interrupts the attempts still running when the worker's graceful stop times out
+	// (worker.Worker.Stop): each ends at once, as wire.ErrTypeDrained for a ReadOnly or
+	// Idempotent tool (the workflow runs it again elsewhere, not counting the attempt) or
+	// wire.ErrTypeInterrupted for an Unsafe one, and the stopping worker reports it to the
+	// server. Optional: default none (the SDK's stop timeout cancels the attempts and the same
+	// errors result, but the SDK may not wait for their reports).
+	Drain *Drain
 	// CancellationPushed says the namespace pushes an activity's cancellation to this worker
 	// through worker commands (docs/operations.md), so a cancellation reaches the tool without a
 	// heartbeat and an idle attempt beats only for liveness, at its tool's IdleHeartbeat (30 s by
@@ -55,7 +62,20 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 // retryable wire.ErrTypeInterrupted. Every other outcome, including ordinary tool errors, panics and
 // look-alike fatal errors, is a final result, never an error.
 func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (ExecuteToolOutput, error) {
+	info := activity.GetInfo(ctx)
+	spent := in.Resume.spent() // attempts of the call that ended before this ExecuteTool
+	last := lastCheckpoint(ctx)
+	if last == nil && in.Resume != nil {
+		last = in.Resume.Checkpoint
+	}
+	ctx, endDrain := a.Drain.track(ctx)
+	defer endDrain()
 	if err := stopped(ctx, false); err != nil {
+		if gracefulStop(context.Cause(ctx)) && !info.IsLocalActivity {
+			// The tool has not started: whatever its class, the attempt did nothing.
+			return ExecuteToolOutput{}, drainedFailure(context.Cause(ctx), DrainedAttempt{
+				Attempts: spent + int(info.Attempt) - 1, Checkpoint: last, ProgressSeq: in.Resume.progressSeq()})
+		}
 		return ExecuteToolOutput{}, err
 	}
 	call, err := toolcore.NewToolCall(in.ToolCallID, in.ToolName, []byte("{}"))
@@ -77,11 +97,9 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 			"validatedDefinition", in.DefinitionHash, "workerDefinition", tool.DefinitionHash())
 	}
 
-	info := activity.GetInfo(ctx)
 	endAttempt := a.inFlight.start(ctx, in.ToolName)
 	// A local activity has no heartbeats (the SDK drops them), so its progress and checkpoints
 	// reach no one; its cancellation comes from the workflow task it runs in.
-	last := lastCheckpoint(ctx)
 	report, checkpoint, stopBeats := func(toolcore.Progress) {}, func(json.RawMessage) {}, func() {}
 	saved := func() json.RawMessage { return nil }
 	lastReport := func() *wire.ProgressWindow { return nil }
@@ -92,7 +110,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		if last != nil {
 			hb.saveCheckpoint(last)
 		}
-		hb.continueProgress(lastProgressSeq(ctx)) // a reader's numbers only grow within the activity
+		hb.continueProgress(max(lastProgressSeq(ctx), in.Resume.progressSeq())) // a reader's numbers only grow
 		remove := a.Attempts.add(info.WorkflowExecution.ID, hb)
 		report, checkpoint, lastReport, saved = hb.report, hb.saveCheckpoint, hb.latest, hb.savedCheckpoint
 		stopBeats = func() { remove(); hb.stop() }
@@ -100,7 +118,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	output, toolErr := invoke(toolcore.WithExecution(ctx, toolcore.Execution{
 		ToolCallID:     in.ToolCallID,
 		ToolName:       in.ToolName,
-		Attempt:        int(info.Attempt),
+		Attempt:        spent + int(info.Attempt),
 		IdempotencyKey: in.IdempotencyKey,
 		OnProgress:     report,
 		OnCheckpoint:   checkpoint,
@@ -120,11 +138,21 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	// Cancellation first: a tool that returns an error because its context was canceled must be
 	// recorded as canceled (or interrupted), never as a failure of the tool.
 	if err := stopped(ctx, toolErr == nil); err != nil {
+		err = interruptedWithCheckpoint(err, saved())
+		if cause := context.Cause(ctx); gracefulStop(cause) && tool.Options().SideEffect != toolcore.Unsafe && !info.IsLocalActivity {
+			// A retried tool's attempt cut off by a graceful stop: the workflow runs it again
+			// elsewhere at once, and the attempt does not count.
+			seq := in.Resume.progressSeq()
+			if w := lastReport(); w != nil {
+				seq = max(seq, w.Seq)
+			}
+			err = drainedFailure(cause, DrainedAttempt{Attempts: spent + int(info.Attempt) - 1, Checkpoint: saved(), ProgressSeq: seq})
+		}
 		activity.GetLogger(ctx).Info("Tool stopped", "toolCallId", in.ToolCallID, "toolName", in.ToolName, "reason", err.Error())
-		return ExecuteToolOutput{}, interruptedWithCheckpoint(err, saved())
+		return ExecuteToolOutput{}, err
 	}
 	if _, fatal := toolcore.AsNonRecoverable(toolErr); !fatal && toolcore.IsTransient(toolErr) &&
-		tool.Options().SideEffect != toolcore.Unsafe && !lastAttempt(info, in.MaxAttempts) {
+		tool.Options().SideEffect != toolcore.Unsafe && !lastAttempt(info, in.MaxAttempts, spent) {
 		return ExecuteToolOutput{}, transientFailure(toolErr)
 	}
 	result, err := toolcore.Complete(call, output, toolErr)
@@ -196,13 +224,14 @@ func stopped(ctx context.Context, toolSucceeded bool) error {
 // become the final result here (as in toolcore.Execute) rather than a bare exhausted retry. The
 // workflow's MaxAttempts wins; the activity info's retry policy is the fallback (the server sends
 // it; the SDK test environment does not); knowing neither, it never asks for a retry.
-func lastAttempt(info activity.Info, maxAttempts int) bool {
+// spent counts the attempts of the call before this ExecuteTool (scheduled again after drains).
+func lastAttempt(info activity.Info, maxAttempts, spent int) bool {
 	limit := int32(maxAttempts)
 	if limit <= 0 && info.RetryPolicy != nil {
-		limit = info.RetryPolicy.MaximumAttempts
-		if limit == 0 {
+		limit = info.RetryPolicy.MaximumAttempts + int32(spent)
+		if info.RetryPolicy.MaximumAttempts == 0 {
 			return false // unlimited
 		}
 	}
-	return limit <= 0 || info.Attempt >= limit
+	return limit <= 0 || int32(spent)+info.Attempt >= limit
 }

@@ -26,6 +26,11 @@ type ExecuteToolInput struct {
 	// recorded so an operator sees in history which definition ran (and toolgate drift can
 	// compare it with a build). Optional: absent in histories recorded before it existed.
 	DefinitionHash string `json:"definitionHash,omitempty"`
+	// Resume is set when the workflow schedules the call again after a drained attempt
+	// (wire.ErrTypeDrained): the attempts already spent, so attempt numbers and the last attempt
+	// continue, and the drained attempt's checkpoint and progress sequence. Optional: nil on
+	// the call's first ExecuteTool.
+	Resume *DrainedAttempt `json:"resume,omitempty"`
 }
 
 // ExecuteToolOutput is the activity's result: the bounded content of the tool-result message

@@ -28,6 +28,8 @@ import (
 // cut off by the worker a retryable wire.ErrTypeInterrupted. A tool the worker does not have is
 // a non-retryable wire.ErrTypeToolNotRegistered.
 func (a *Activities) CompensateTool(ctx context.Context, in wire.CompensateToolInput) (wire.CompensateToolOutput, error) {
+	ctx, endDrain := a.Drain.track(ctx) // a graceful stop interrupts it as ToolInterrupted, reported at once
+	defer endDrain()
 	if err := stopped(ctx, false); err != nil {
 		return wire.CompensateToolOutput{}, err
 	}

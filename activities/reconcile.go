@@ -39,6 +39,8 @@ type ReconcileToolOutput struct {
 // wire.ErrTypeReconcileFailed (the workflow's retry policy bounds the attempts); a cancellation
 // is returned as cancellation.
 func (a *Activities) ReconcileTool(ctx context.Context, in ReconcileToolInput) (ReconcileToolOutput, error) {
+	ctx, endDrain := a.Drain.track(ctx) // a graceful stop interrupts it as ToolInterrupted, reported at once
+	defer endDrain()
 	call, err := toolcore.NewToolCall(in.ToolCallID, in.ToolName, []byte("{}"))
 	if err != nil {
 		return ReconcileToolOutput{}, temporal.NewNonRetryableApplicationError(

@@ -21,6 +21,8 @@
 //   - approval.go: the approval updates and query, [ApprovalDecision], [ApprovalRecord] and
 //     [ApprovalState].
 //   - reconcile.go: the ReconcileTool activity of an Unsafe call whose attempt was lost.
+//   - drain.go: [ErrTypeDrained], an attempt a gracefully stopping worker interrupted, and the
+//     workflow's bound and change ID for scheduling it again.
 //   - undo.go: undoing a run's effects: the CompensateTool activity, [UndoWorkflowName], their
 //     inputs and [UndoResult].
 //   - round.go: calls started from workflow code: the AwaitToolCall activity and its errors.

@@ -26,6 +26,11 @@ const (
 	// DefaultMaxConcurrentActivities leaves room for other calls while 1,000 tools are held.
 	DefaultMaxConcurrentActivities = 2000
 	DefaultStopTimeout             = 30 * time.Second
+	// DrainReportTimeout is how long Stop waits, after interrupting the attempts still running
+	// at the stop timeout, for their tools to return and the interruptions to reach the
+	// server. A tool that ignores its context longer is cut off unreported: its call waits
+	// for its HeartbeatTimeout.
+	DrainReportTimeout = 10 * time.Second
 	// DefaultNamespace is used when New gets an empty namespace.
 	DefaultNamespace = "default"
 	// detectTimeout bounds the search attribute detection in New.
@@ -42,8 +47,8 @@ type Options struct {
 	// MaxConcurrentActivities bounds the tools running at once, per task queue.
 	// Optional: default 2000 (tools mostly wait on I/O).
 	MaxConcurrentActivities int
-	// StopTimeout is how long Stop lets in-flight tools finish before canceling their context.
-	// Optional: default 30s.
+	// StopTimeout is how long Stop lets in-flight tools finish before interrupting them (see
+	// Stop). Optional: default 30s.
 	StopTimeout time.Duration
 	// SearchAttributes says whether the namespace has ToolName, ToolCallId and ToolOutcome, so
 	// the workflows may upsert them. Optional: default nil, detect in New.
@@ -75,6 +80,8 @@ type Worker struct {
 	pushed      bool // the namespace pushes activity cancellation (see CancellationPushed)
 	logger      *zap.Logger
 	fatal       chan error
+	drain       *activities.Drain
+	stopTimeout time.Duration
 
 	startMu sync.Mutex
 	started bool
@@ -135,9 +142,11 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 		pushed:      pushed,
 		logger:      opts.Logger.With(zap.String("namespace", namespace)),
 		fatal:       make(chan error, 1),
+		drain:       activities.NewDrain(),
+		stopTimeout: opts.StopTimeout,
 	}
 	attempts := activities.NewAttempts()
-	acts := &activities.Activities{Registry: snapshot, Attempts: attempts, Heartbeats: c, CancellationPushed: pushed}
+	acts := &activities.Activities{Registry: snapshot, Attempts: attempts, Heartbeats: c, CancellationPushed: pushed, Drain: w.drain}
 	for i, queue := range w.queues {
 		so := w.sdkOptions(opts, i > 0)
 		if l, ok := w.limits[queue]; ok {
@@ -200,11 +209,13 @@ func (w *Worker) sdkOptions(opts Options, activitiesOnly bool) sdkworker.Options
 		// seconds and leave a late heartbeat only a fifth of the timeout to arrive.
 		MaxHeartbeatThrottleInterval:     activities.SDKHeartbeatThrottle,
 		DefaultHeartbeatThrottleInterval: activities.SDKHeartbeatThrottle,
-		WorkerStopTimeout:                opts.StopTimeout,
-		WorkflowPanicPolicy:              policy,
-		DisableWorkflowWorker:            activitiesOnly,
-		Identity:                         workerIdentity(w.fingerprint),
-		DeploymentOptions:                opts.Deployment.sdkOptions(),
+		// Stop interrupts the attempts left at StopTimeout itself (Drain); the SDK's own cut-off
+		// comes later, after their interruptions have been reported.
+		WorkerStopTimeout:     opts.StopTimeout + DrainReportTimeout,
+		WorkflowPanicPolicy:   policy,
+		DisableWorkflowWorker: activitiesOnly,
+		Identity:              workerIdentity(w.fingerprint),
+		DeploymentOptions:     opts.Deployment.sdkOptions(),
 		OnFatalError: func(err error) {
 			select {
 			case w.fatal <- err:
@@ -290,16 +301,42 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 }
 
-// Stop stops every worker, in parallel, each waiting up to Options.StopTimeout for its in-flight
-// tools. It is safe to call more than once and before Start.
+// Stop drains the worker and returns when it has stopped. It is safe to call more than once and
+// before Start. The sequence:
+//
+//  1. Every SDK worker stops polling at once: no new call or attempt starts here.
+//  2. Running tools get Options.StopTimeout to finish; their results are reported as usual.
+//  3. Then every attempt still running is interrupted (its context canceled), and its
+//     interruption reported to the server while the worker still answers: a ReadOnly or
+//     Idempotent call runs again on another worker at once, and the interrupted attempt does
+//     not count against its MaxAttempts (wire.ErrTypeDrained); an Unsafe call keeps its
+//     at-most-once rule (outcome unknown, or reconciled). Tools get DrainReportTimeout to
+//     return.
 func (w *Worker) Stop() {
 	w.stopOnce.Do(func() {
 		w.stopping.Store(true)
-		var wg sync.WaitGroup
-		for _, sw := range w.workers {
-			wg.Go(sw.Stop)
+		w.logger.Info("worker stopping: polling stopped, running tools get the stop timeout to finish",
+			zap.Int("running", w.drain.Running()), zap.Duration("stopTimeout", w.stopTimeout))
+		stopped := make(chan struct{})
+		go func() {
+			defer close(stopped)
+			var wg sync.WaitGroup
+			for _, sw := range w.workers {
+				wg.Go(sw.Stop)
+			}
+			wg.Wait()
+		}()
+		timer := time.NewTimer(w.stopTimeout)
+		defer timer.Stop()
+		select {
+		case <-stopped:
+		case <-timer.C:
+			if n := w.drain.Interrupt(); n > 0 {
+				w.logger.Warn("stop timeout passed: interrupting the attempts still running; each is reported to the server and retried elsewhere (unsafe ones end outcome-unknown or are reconciled)",
+					zap.Int("interrupted", n))
+			}
+			<-stopped
 		}
-		wg.Wait()
 		w.logger.Info("worker stopped", zap.Strings("taskQueues", w.queues))
 	})
 }

@@ -56,7 +56,7 @@ func lastFailure(opts toolcore.Options, err error) string {
 		}
 	case errors.As(err, &appErr):
 		switch appErr.Type() {
-		case wire.ErrTypeInterrupted:
+		case wire.ErrTypeInterrupted, wire.ErrTypeDrained:
 			return "interrupted: " + appErr.Message()
 		default:
 			// Transient errors end here only when the activity could not tell its last attempt.

@@ -1,12 +1,14 @@
 package workflows
 
 import (
+	"errors"
 	"strconv"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolgate/toolgate/activities"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
@@ -29,7 +31,7 @@ func (w *Workflows) activityOptions(call toolcore.ToolCall, opts toolcore.Option
 		StartToCloseTimeout: opts.Timeout,
 		HeartbeatTimeout:    opts.HeartbeatTimeout,
 		WaitForCancellation: true,
-		RetryPolicy:         retryPolicy(opts),
+		RetryPolicy:         drainAware(retryPolicy(opts)),
 		Summary:             call.Name(),
 		// The call's own priority and fairness key (its start options), recorded on the
 		// activity's scheduled event; not compared on replay (the SDK matches activity ID and
@@ -77,6 +79,33 @@ func retryPolicy(opts toolcore.Options) *temporal.RetryPolicy {
 			wire.ErrTypeInvalidInput,
 		},
 	}
+}
+
+// drainAware adds wire.ErrTypeDrained to policy's non-retryable types: a drained attempt goes
+// to the workflow at once, which schedules the call again without counting it (run). Local
+// activities run inside the workflow task and are never drained.
+func drainAware(policy *temporal.RetryPolicy) *temporal.RetryPolicy {
+	policy.NonRetryableErrorTypes = append(policy.NonRetryableErrorTypes, wire.ErrTypeDrained)
+	return policy
+}
+
+// resumeOptions are ao for the ExecuteTool scheduled again after drained: its retry policy allows
+// the attempts the call has left (at least one: a drained attempt never was the last).
+func resumeOptions(ao workflow.ActivityOptions, drained activities.DrainedAttempt) workflow.ActivityOptions {
+	policy := *ao.RetryPolicy
+	policy.MaximumAttempts = max(policy.MaximumAttempts-int32(drained.Attempts), 1)
+	ao.RetryPolicy = &policy
+	return ao
+}
+
+// drainedAttempt returns the details of an ExecuteTool failure of type wire.ErrTypeDrained.
+func drainedAttempt(err error) (activities.DrainedAttempt, bool) {
+	var appErr *temporal.ApplicationError
+	var d activities.DrainedAttempt
+	if !errors.As(err, &appErr) || appErr.Type() != wire.ErrTypeDrained || !appErr.HasDetails() || appErr.Details(&d) != nil {
+		return activities.DrainedAttempt{}, false
+	}
+	return d, true
 }
 
 // runningDetails is the workflow's current details while the tool runs (shown in the UI).

@@ -16,14 +16,14 @@ import (
 // The SDK test environment does not expose the scheduled retry policy to the activity, so the
 // options are checked here, where they are built.
 func TestActivityOptions(t *testing.T) {
-	nonRetryable := []string{"NonRecoverableToolError", "ToolNotRegistered", "InvalidExecuteToolInput"}
+	nonRetryable := []string{"NonRecoverableToolError", "ToolNotRegistered", "InvalidExecuteToolInput", "ToolDrained"}
 	backoff := func(attempts int32) *temporal.RetryPolicy {
 		return &temporal.RetryPolicy{
 			InitialInterval:        time.Second,
 			BackoffCoefficient:     2,
 			MaximumInterval:        30 * time.Second,
 			MaximumAttempts:        attempts,
-			NonRetryableErrorTypes: nonRetryable,
+			NonRetryableErrorTypes: nonRetryable, // ToolDrained: a drained attempt goes to the workflow (run)
 		}
 	}
 	tests := []struct {

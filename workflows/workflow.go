@@ -142,10 +142,19 @@ func (w *Workflows) run(ctx workflow.Context, call toolcore.ToolCall, tool toolc
 		err = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localActivityOptions(call, opts)),
 			wire.ExecuteToolName, in).Get(ctx, &out)
 	} else {
-		actx := workflow.WithActivityOptions(ctx, ao)
-		running := workflow.ExecuteActivity(actx, wire.ExecuteToolName, in)
-		w.hurryOnCancel(ctx, running)
-		err = running.Get(actx, &out)
+		err = w.executeTool(ctx, ao, in, &out)
+		// A drained attempt (its worker stopped gracefully) did not count: schedule the call
+		// again at once, with the attempts left, on whichever worker takes it.
+		for resumes := 0; err != nil && ctx.Err() == nil && resumes < wire.MaxDrainResumes; resumes++ {
+			drained, ok := drainedAttempt(err)
+			if !ok || workflow.GetVersion(ctx, wire.ChangeDrainResume, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+				break
+			}
+			workflow.GetLogger(ctx).Info("ExecuteTool attempt drained by a stopping worker; scheduling it again",
+				"toolCallId", call.ID(), "toolName", call.Name(), "attemptsSpent", drained.Attempts)
+			in.Resume = &drained
+			err = w.executeTool(ctx, resumeOptions(ao, drained), in, &out)
+		}
 	}
 	// Cancellation wins, even over a result that arrived in the same workflow task: "canceled"
 	// means the caller asked to stop and the tool has stopped (WaitForCancellation).
@@ -159,6 +168,14 @@ func (w *Workflows) run(ctx workflow.Context, call toolcore.ToolCall, tool toolc
 		return w.activityFailed(ctx, call, opts, err)
 	}
 	return w.complete(ctx, call, toolcore.LinkContent(call, out.Content, out.IsError))
+}
+
+// executeTool schedules ExecuteTool with ao and waits for it into out.
+func (w *Workflows) executeTool(ctx workflow.Context, ao workflow.ActivityOptions, in activities.ExecuteToolInput, out *activities.ExecuteToolOutput) error {
+	actx := workflow.WithActivityOptions(ctx, ao)
+	running := workflow.ExecuteActivity(actx, wire.ExecuteToolName, in)
+	w.hurryOnCancel(ctx, running)
+	return running.Get(actx, out)
 }
 
 // hurryOnCancel waits until the activity ends or ctx is canceled; on a cancellation it hurries the
