@@ -77,13 +77,17 @@ func File(path string, opts Options) error {
 
 // History replays h with toolgate's workflows configured as the recording worker's were (it
 // reads from h whether that worker upserted search attributes) and the user's own workflows,
-// under the workflow ID and run ID h recorded.
+// under the workflow ID and run ID h recorded. A history with a payload encrypted by a key that
+// opts.DataConverter cannot decrypt fails with a *MissingKeyError before anything replays.
 func History(h *historypb.History, opts Options) error {
 	if len(h.GetEvents()) == 0 {
 		return fmt.Errorf("decode history: no events")
 	}
 	if opts.DataConverter == nil {
 		opts.DataConverter = converter.GetDefaultDataConverter()
+	}
+	if err := checkKeys(h, opts.DataConverter); err != nil {
+		return err
 	}
 	reg := opts.Registry
 	if reg == nil {

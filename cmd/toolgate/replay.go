@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -34,7 +35,8 @@ decisions than the build that recorded the history (a non-determinism error), so
 would break calls in flight. Replay runs no tool and needs no server.
 
 Histories of encrypted calls replay with the same --codec-key as the worker's (any keyring that
-holds the keys they were written with).
+holds the keys they were written with). A history with payloads encrypted with a key this
+command lacks fails with one line naming the key ID.
 
 A history recorded by a worker that upserted the search attributes (the namespace had them) is
 replayed the same way; this is read from the history itself.
@@ -81,7 +83,8 @@ func runReplay(_ context.Context, a *app, o replayOptions, files []string) error
 
 // replayFile replays one history file with package replay: toolgate's workflows configured as
 // the recording worker's were, under the recorded execution. A history whose tool reg lacks
-// fails with replay's one-line *MissingToolError, not the SDK's TMPRL1100 stack trace.
+// fails with replay's one-line *MissingToolError, not the SDK's TMPRL1100 stack trace, and so does
+// one with payloads encrypted with a key --codec-key does not give (*MissingKeyError).
 func replayFile(logger log.Logger, reg *toolcore.Registry, dc converter.DataConverter, file string) error {
 	f, err := os.Open(file)
 	if err != nil {
@@ -98,5 +101,9 @@ func replayFile(logger log.Logger, reg *toolcore.Registry, dc converter.DataConv
 	if name := hist.Events[0].GetWorkflowExecutionStartedEventAttributes().GetWorkflowType().GetName(); name != wire.ToolCallWorkflowName {
 		return fmt.Errorf("workflow type %q is not %s", name, wire.ToolCallWorkflowName)
 	}
-	return replay.History(hist, replay.Options{Registry: reg, DataConverter: dc, Logger: logger})
+	err = replay.History(hist, replay.Options{Registry: reg, DataConverter: dc, Logger: logger})
+	if missing := (*replay.MissingKeyError)(nil); errors.As(err, &missing) {
+		return fmt.Errorf("history holds payloads encrypted with key ID %q, which this command lacks: give --codec-key a key file that holds it", missing.KeyID)
+	}
+	return err
 }
