@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
@@ -40,6 +41,9 @@ type connOptions struct {
 	metrics client.MetricsHandler
 	// codecKey is --codec-key: the payload encryption keys, "" for none.
 	codecKey string
+	// keys is the process's keyring of codecKey, shared by the copies of these options (set by
+	// addConnFlags). Optional: default nil, the keys are read once per client.
+	keys *codecKeys
 }
 
 func addConnFlags(cmd *cobra.Command, o *connOptions) {
@@ -68,6 +72,7 @@ func addConnFlags(cmd *cobra.Command, o *connOptions) {
 	}
 	o.tlsSet = func() bool { return fs.Changed("tls") }
 	addCodecKeyFlag(cmd, &o.codecKey)
+	o.keys = new(codecKeys)
 }
 
 // tlsConfig returns the TLS configuration the options ask for, nil for plaintext, and whether TLS
@@ -121,12 +126,12 @@ func (o connOptions) clientOptions(logger *zap.Logger) (client.Options, error) {
 	if err != nil {
 		return client.Options{}, badInput(err)
 	}
-	keys, err := loadKeyring(o.codecKey)
+	dc, err := o.dataConverter(logger)
 	if err != nil {
 		return client.Options{}, err
 	}
 	opts := client.Options{
-		DataConverter:  dataConverter(keys),
+		DataConverter:  dc,
 		HostPort:       o.address,
 		Namespace:      o.namespace,
 		Logger:         logging.Temporal(logger),
@@ -201,6 +206,20 @@ func (o connOptions) toolgate(c client.Client, taskQueue, scope string) *tgclien
 
 // toolgateOptions are the options of toolgate's client, for a caller that adds its own.
 func (o connOptions) toolgateOptions(taskQueue, scope string) tgclient.Options {
-	keys, _ := loadKeyring(o.codecKey) // dial has loaded the same keys without error
-	return tgclient.Options{TaskQueue: taskQueue, Scope: scope, Namespace: o.namespace, DataConverter: dataConverter(keys)}
+	dc, _ := o.dataConverter(nil) // dial has loaded the same keys without error
+	return tgclient.Options{TaskQueue: taskQueue, Scope: scope, Namespace: o.namespace, DataConverter: dc}
+}
+
+// dataConverter is the converter of --codec-key: the process's reloading keyring when the options
+// came from addConnFlags (its toolgate_codec_keys gauge on o.metrics), else keys read once.
+func (o connOptions) dataConverter(logger *zap.Logger) (converter.DataConverter, error) {
+	if o.keys == nil {
+		keys, err := loadKeyring(o.codecKey)
+		return dataConverter(keys), err
+	}
+	dc, err := o.keys.dataConverter(o.codecKey, logger)
+	if err == nil && o.codecKey != "" {
+		o.keys.report(o.metrics)
+	}
+	return dc, err
 }

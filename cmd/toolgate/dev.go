@@ -34,6 +34,7 @@ type devOptions struct {
 	toolbox        toolboxOptions
 	metrics        metricsOptions
 	codecKey       string
+	codecTokenFile string
 	dynamicConfig  []string
 	workflowCache  int
 }
@@ -100,6 +101,7 @@ read a process's arguments in /proc.`,
 	addToolboxFlags(cmd, &o.toolbox)
 	addMetricsFlag(cmd, &o.metrics)
 	addCodecKeyFlag(cmd, &o.codecKey)
+	fs.StringVar(&o.codecTokenFile, "codec-token-file", "", "file holding a token the codec server then requires: a bearer token, or a browser session from its /login page (default: none, any local user may decode)")
 	addDynamicConfigFlag(cmd, &o.dynamicConfig)
 	addWorkflowCacheFlag(cmd, &o.workflowCache)
 	cmd.MarkFlagsMutuallyExclusive("data-dir", "in-memory", "db")
@@ -150,7 +152,12 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 		}
 	}
 
-	keys, err := loadKeyring(o.codecKey)
+	devKeys := new(codecKeys)
+	keys, err := devKeys.open(o.codecKey, a.logger)
+	if err != nil {
+		return err
+	}
+	codecToken, err := readTokenFile("--codec-token-file", o.codecTokenFile)
 	if err != nil {
 		return err
 	}
@@ -165,6 +172,7 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 				ui := uiOrigin.Load().(string)
 				return ui != "" && (origin == ui || origin == strings.Replace(ui, "127.0.0.1", "localhost", 1))
 			},
+			Token: codecToken,
 		}, codecLimits{}, a.logger.Named("codec"))
 		if err != nil {
 			return err
@@ -210,7 +218,7 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 	}
 	defer func() { err = closeMetrics(ms, err) }()
 	uiOrigin.Store(srv.UIAddress())
-	conn := connOptions{address: srv.FrontendAddress(), namespace: srv.Namespace(), codecKey: o.codecKey}
+	conn := connOptions{address: srv.FrontendAddress(), namespace: srv.Namespace(), codecKey: o.codecKey, keys: devKeys}
 	if ms != nil {
 		conn.metrics = ms.Handler()
 	}

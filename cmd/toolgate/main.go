@@ -35,6 +35,7 @@ func commands() []func(*app) *cobra.Command {
 		newLimitsCommand,
 		newBenchCommand,
 		newCodecServerCommand,
+		newCodecCommand,
 		newMCPCommand,
 		newDocsCommand, // hidden: docs/cli.md
 	}

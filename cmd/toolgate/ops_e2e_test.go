@@ -20,7 +20,8 @@ import (
 // TestEncryptedDevWithMetrics runs `toolgate dev --codec-key --metrics-listen` and checks, with
 // the real binary: calls with the key work; the exported history holds no plaintext; replay
 // passes with the key and fails without it; the printed codec server decodes the history's
-// payloads for the UI's origin; the metrics endpoint counts the calls.
+// payloads for the UI's origin; the metrics endpoint counts the calls; keys rotate under load
+// on the same server (testKeysRotateUnderLoad).
 func TestEncryptedDevWithMetrics(t *testing.T) {
 	const canary = "cli-canary-5e1d"
 	dir := t.TempDir()
@@ -134,6 +135,8 @@ func TestEncryptedDevWithMetrics(t *testing.T) {
 			assert.NotContains(t, string(b), "toolgate_tool_calls_total", url)
 		}
 	})
+
+	t.Run("keys rotate under load", func(t *testing.T) { testKeysRotateUnderLoad(t, dev.env()) })
 
 	t.Run("mcp serves the SDK client's metrics", func(t *testing.T) {
 		mcp := startProcess(t, env, "mcp", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0")

@@ -239,6 +239,7 @@ type dev struct {
 	frontend  string
 	ui        string
 	namespace string
+	codec     string // the codec server's URL, with --codec-key
 }
 
 // startDev starts `toolgate dev` (bin is testbin.Toolgate's) in memory on free ports and waits for
@@ -257,7 +258,7 @@ func startDev(t *testing.T, _ string, extra ...string) dev {
 			t.Logf("toolgate dev stderr:\n%s", p.StderrTail(8000))
 		}
 	})
-	d := dev{frontend: p.Frontend(), ui: p.Ready["ui"], namespace: p.Namespace()}
+	d := dev{frontend: p.Frontend(), ui: p.Ready["ui"], namespace: p.Namespace(), codec: p.Ready["codec-server"]}
 	require.NotEmpty(t, d.ui, "no ui line: %v", p.Ready)
 	t.Logf("toolgate dev: frontend %s, ui %s", d.frontend, d.ui)
 	return d

@@ -75,7 +75,8 @@ func startUI(ln net.Listener, frontend, namespace, codecEndpoint string, logger 
 		HideLogs:            true,
 		// Plain HTTP on loopback: a Secure CSRF cookie would never come back.
 		CORS:  uiconfig.CORS{CookieInsecure: true},
-		Codec: uiconfig.Codec{Endpoint: codecEndpoint},
+		// Credentials: a codec server with a token accepts the session cookie of its /login.
+		Codec: uiconfig.Codec{Endpoint: codecEndpoint, IncludeCredentials: true},
 	}
 	handler, conn, err := newUIHandler(cfg, logger)
 	if err != nil {
