@@ -28,6 +28,7 @@ type scale struct {
 	cancelCalls      int
 	loadCalls        int
 	loadConcurrency  int
+	drainHeldCalls   int // held across every roll of TestRollingRestartDrains
 }
 
 func sizes() scale {
@@ -38,6 +39,7 @@ func sizes() scale {
 			agentKillCalls: 150, agentRoundCalls: 10,
 			cancelCalls: 600,
 			loadCalls:   2000, loadConcurrency: 64,
+			drainHeldCalls: 50,
 		}
 	}
 	return scale{
@@ -46,6 +48,7 @@ func sizes() scale {
 		agentKillCalls: 24, agentRoundCalls: 2,
 		cancelCalls: 60,
 		loadCalls:   110, loadConcurrency: 32,
+		drainHeldCalls: 8,
 	}
 }
 

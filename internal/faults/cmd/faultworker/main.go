@@ -2,7 +2,7 @@
 // ledger-writing fault tools, or an agent that runs a list of tool calls durably. The fault tests
 // start it, kill it with SIGKILL, and start it again.
 //
-//	faultworker worker -address 127.0.0.1:7233 -task-queue q -ledger /tmp/x/ledger [-hold]
+//	faultworker worker -address 127.0.0.1:7233 -task-queue q -ledger /tmp/x/ledger [-hold] [-stop-timeout 30s]
 //	faultworker agent  -address 127.0.0.1:7233 -task-queue q -calls calls.jsonl [-concurrency 16]
 //
 // worker also hosts the agent workflows of the undo and inline scenarios (faults.BookingAgent,
@@ -100,6 +100,7 @@ func runWorker(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.Ledger, "ledger", "", "ledger file the tools append to (required)")
 	fs.StringVar(&cfg.GateDir, "gate-dir", "", "directory of gate files (default: the ledger's)")
 	fs.BoolVar(&cfg.Hold, "hold", false, "hold every attempt until its context ends")
+	stopTimeout := fs.Duration("stop-timeout", worker.DefaultStopTimeout, "how long a graceful stop lets running tools finish before draining them")
 	level := zap.NewAtomicLevelAt(zap.InfoLevel)
 	fs.TextVar(&level, "log-level", level, "lowest level logged")
 	if err := fs.Parse(args); err != nil {
@@ -118,7 +119,7 @@ func runWorker(ctx context.Context, args []string) error {
 		return err
 	}
 	defer sdk.Close()
-	w, err := worker.New(sdk, c.namespace, reg, worker.Options{TaskQueue: c.taskQueue, Logger: logger})
+	w, err := worker.New(sdk, c.namespace, reg, worker.Options{TaskQueue: c.taskQueue, Logger: logger, StopTimeout: *stopTimeout})
 	if err != nil {
 		return fmt.Errorf("create worker: %w", err)
 	}
