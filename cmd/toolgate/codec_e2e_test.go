@@ -135,7 +135,8 @@ func testKeysRotateUnderLoad(t *testing.T, env []string) {
 		}()
 	}
 	select {
-	case <-waiting:
+	case line := <-waiting:
+		t.Logf("a worker waits for the key: %s", line)
 	case <-time.After(lineTimeout):
 		require.FailNow(t, "no worker said it waits for k-next", "%s\n%s", workers[0].stderrText(), workers[1].stderrText())
 	}

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
@@ -72,12 +71,10 @@ func TestWebUIDecodesEncryptedCall(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(tab, pageTimeout)
 	defer cancel()
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(dev.codec+"/login")))
-	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("token").value = `+jsString(token)+`; document.querySelector("form").submit(); true`))
-	require.NoError(t, err)
-	_, err = chromedp.Run(ctx, chromedp.PollFunction[string](`() => { const el = document.getElementById("loggedin"); return el ? el.innerText : null; }`,
-		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(pageTimeout)))
-	require.NoError(t, err, "the login page did not confirm the session")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(dev.codec+"/login"),
+		chromedp.SetValue(chromedp.ID("token"), token),
+		chromedp.Click(chromedp.ID("login")),
+		chromedp.WaitVisible(chromedp.ID("loggedin"))), "the login page did not confirm the session")
 	require.Equal(t, http.StatusOK, decodeStatus(), "with the session cookie the UI's decode passes")
 
 	shown, err := waitForPage[workflowPage](t, tab, page, decodedPageFunc, filepath.Join(artifactDir(t, root), "ui-encrypted-workflow.png"), wid, callID)
