@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/toolgate/toolgate/codec"
+	"github.com/toolgate/toolgate/internal/health"
 	"github.com/toolgate/toolgate/internal/loopback"
 )
 
@@ -27,9 +28,6 @@ type codecServerOptions struct {
 	maxBodyBytes int64
 	maxConns     int
 	readHeader   time.Duration
-	sessionTTL   time.Duration
-	secureCookie bool
-	metrics      metricsOptions
 }
 
 // The codec server's HTTP limits: a request is one small JSON body, so every phase is bounded.
@@ -57,22 +55,13 @@ the command line, which every local user can read in /proc), makes every request
 "Authorization: Bearer <token>" (the UI sends it with "pass access token" when its login issues
 that token). A --listen address beyond loopback is refused without a token.
 
-The Temporal Web UI cannot send a static token. With a token, a browser logs in once at
-/login (a form: the token goes in a POST body, never in a URL) and gets a session cookie
-(HttpOnly, SameSite=Strict, Secure with --secure-cookie; valid for --session-ttl, ended by a new
-token). The UI sends it when its codec settings include credentials (ui-server codec:
-includeCredentials: true, or "Include cross-origin credentials" in its settings); the codec
-server accepts it only from a --ui-origin, on JSON requests. The UI and the codec server must be
-same-site (say ui.example.com and codec.example.com).
-
---codec-key is a file read again whenever it changes (every 2 s), so keys rotate without a
-restart (docs/operations.md, Encrypted payloads); --metrics-listen serves toolgate_codec_keys,
-the keys it holds, for toolgate codec keys --metrics.
-
 Only requests whose Host is localhost, 127.0.0.1 or [::1] (any port), the --listen IP, or a name
 of --allow-host (the name the UI or CLI uses to reach this server) are answered; any other Host
 gets 421, so a web page that rebinds its DNS name to this server cannot read plaintext. A body
 longer than --max-body-bytes gets 413 without being read further.
+
+GET /healthz and /readyz answer 200 for probes (without a token, whatever the Host, one fixed
+word), /readyz while the server holds a key to encrypt with.
 
 When it listens it prints "codec-server http://host:port" on stdout. Ctrl-C stops it.`,
 		Example: `  toolgate codec-server --codec-key keys.txt --ui-origin http://127.0.0.1:8233
@@ -94,9 +83,6 @@ When it listens it prints "codec-server http://host:port" on stdout. Ctrl-C stop
 	fs.Int64Var(&o.maxBodyBytes, "max-body-bytes", codec.DefaultMaxBodyBytes, "largest request body; a longer one gets 413")
 	fs.DurationVar(&o.readHeader, "read-header-timeout", codecReadHeaderTimeout, "time a client has to send a request's headers")
 	fs.IntVar(&o.maxConns, "max-connections", defaultCodecMaxConns, "connections served at once; more wait in the listen queue")
-	fs.DurationVar(&o.sessionTTL, "session-ttl", codec.DefaultSessionTTL, "how long a browser session from /login lasts")
-	fs.BoolVar(&o.secureCookie, "secure-cookie", false, "mark the session cookie Secure (HTTPS only): set it when browsers reach this server through a TLS proxy")
-	addMetricsFlag(cmd, &o.metrics)
 	return cmd
 }
 
@@ -104,8 +90,7 @@ func runCodecServer(ctx context.Context, a *app, o codecServerOptions) error {
 	if o.codecKey == "" {
 		return badInput(errors.New("--codec-key is required"))
 	}
-	ck := new(codecKeys)
-	keys, err := ck.open(o.codecKey, a.logger)
+	keys, err := loadKeyring(o.codecKey)
 	if err != nil {
 		return err
 	}
@@ -123,27 +108,19 @@ func runCodecServer(ctx context.Context, a *app, o codecServerOptions) error {
 			allowHosts = append(allowHosts, host) // the address it was told to listen on
 		}
 	}
-	ms, err := o.metrics.start(a.logger)
+	srv, err := startCodecServer(o.listen, keys, codec.HandlerOptions{
+		AllowedOrigins: o.origins, Token: token, AllowedHosts: allowHosts, MaxBodyBytes: o.maxBodyBytes,
+	}, codecLimits{maxConns: o.maxConns, readHeaderTimeout: o.readHeader}, a.logger)
 	if err != nil {
 		return err
 	}
-	if ms != nil {
-		ck.report(ms.Handler())
-	}
-	srv, err := startCodecServer(o.listen, keys, codec.HandlerOptions{
-		AllowedOrigins: o.origins, Token: token, AllowedHosts: allowHosts, MaxBodyBytes: o.maxBodyBytes,
-		SessionTTL: o.sessionTTL, SecureCookie: o.secureCookie,
-	}, codecLimits{maxConns: o.maxConns, readHeaderTimeout: o.readHeader}, a.logger)
-	if err != nil {
-		return closeMetrics(ms, err)
-	}
 	if _, err := fmt.Fprintf(a.out, "codec-server %s\n", srv.url); err != nil {
-		return closeMetrics(ms, errors.Join(fmt.Errorf("print address: %w", err), srv.stop()))
+		return errors.Join(fmt.Errorf("print address: %w", err), srv.stop())
 	}
 	a.logger.Info("codec server ready; Ctrl-C stops it", zap.String("url", srv.url),
-		zap.String("encryptKeyId", keys.Keyring().CurrentKeyID()), zap.Strings("uiOrigins", o.origins), zap.Bool("token", token != ""), zap.Strings("allowHosts", allowHosts))
+		zap.String("encryptKeyId", keys.CurrentKeyID()), zap.Strings("uiOrigins", o.origins), zap.Bool("token", token != ""), zap.Strings("allowHosts", allowHosts))
 	<-ctx.Done()
-	return closeMetrics(ms, srv.stop())
+	return srv.stop()
 }
 
 // bearerToken is the token of --token-file, else $TOOLGATE_CODEC_TOKEN, else the deprecated
@@ -151,7 +128,15 @@ func runCodecServer(ctx context.Context, a *app, o codecServerOptions) error {
 func (o codecServerOptions) bearerToken(a *app) (string, error) {
 	switch {
 	case o.tokenFile != "":
-		return readTokenFile("--token-file", o.tokenFile)
+		data, err := os.ReadFile(o.tokenFile)
+		if err != nil {
+			return "", badInput(fmt.Errorf("--token-file: %w", err))
+		}
+		token := strings.TrimSpace(string(data))
+		if token == "" {
+			return "", badInput(fmt.Errorf("--token-file %s is empty", o.tokenFile))
+		}
+		return token, nil
 	case o.token != "":
 		a.logger.Warn("--token puts the secret on the command line, readable by every local user in /proc; use --token-file or $" + codecTokenEnv)
 		return o.token, nil
@@ -160,22 +145,6 @@ func (o codecServerOptions) bearerToken(a *app) (string, error) {
 		return strings.TrimSpace(v), nil
 	}
 	return "", nil
-}
-
-// readTokenFile reads the token in path ("" for none), trimmed; flag names it in errors.
-func readTokenFile(flag, path string) (string, error) {
-	if path == "" {
-		return "", nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", badInput(fmt.Errorf("%s: %w", flag, err))
-	}
-	token := strings.TrimSpace(string(data))
-	if token == "" {
-		return "", badInput(fmt.Errorf("%s %s is empty", flag, path))
-	}
-	return token, nil
 }
 
 // codecServer is a running codec HTTP server.
@@ -193,7 +162,7 @@ type codecLimits struct {
 
 // startCodecServer serves codec.Handler for keys on listen, at most lim.maxConns connections at
 // once, each phase of a request under a timeout.
-func startCodecServer(listen string, keys codec.KeySource, opts codec.HandlerOptions, lim codecLimits, logger *zap.Logger) (*codecServer, error) {
+func startCodecServer(listen string, keys *codec.Keyring, opts codec.HandlerOptions, lim codecLimits, logger *zap.Logger) (*codecServer, error) {
 	if lim.maxConns <= 0 {
 		lim.maxConns = defaultCodecMaxConns
 	}
@@ -207,7 +176,7 @@ func startCodecServer(listen string, keys codec.KeySource, opts codec.HandlerOpt
 	s := &codecServer{
 		url: "http://" + ln.Addr().String(),
 		http: &http.Server{
-			Handler:           codec.Handler(codec.New(keys), opts),
+			Handler:           codecProbe(keys, logger).Wrap(codec.Handler(codec.New(keys), opts)),
 			ReadHeaderTimeout: lim.readHeaderTimeout,
 			ReadTimeout:       codecReadTimeout,
 			WriteTimeout:      codecWriteTimeout,
@@ -235,4 +204,17 @@ func (s *codecServer) stop() error {
 		return fmt.Errorf("stop codec server: %w", err)
 	}
 	return nil
+}
+
+// codecProbe answers /healthz and /readyz for a codec server (package health: no token, any
+// Host, nothing revealed): ready while the keyring has a key to encrypt with.
+func codecProbe(keys *codec.Keyring, logger *zap.Logger) *health.Probe {
+	p := health.NewProbe(health.Options{Logger: logger.Named("health")})
+	p.SetCheck(func(context.Context) error {
+		if keys.CurrentKeyID() == "" {
+			return errors.New("no codec key")
+		}
+		return nil
+	})
+	return p
 }

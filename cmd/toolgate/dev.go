@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -34,7 +35,6 @@ type devOptions struct {
 	toolbox        toolboxOptions
 	metrics        metricsOptions
 	codecKey       string
-	codecTokenFile string
 	dynamicConfig  []string
 	workflowCache  int
 }
@@ -57,7 +57,8 @@ When everything is ready it prints, on stdout, one "key value" line each:
   data /home/me/.local/share/toolgate
 
 (no ui line with --no-ui; "data postgres://user@host:port/database" with --db; with --codec-key a "codec-server http://..." line after ui, the codec server the UI decodes
-payloads with; a "metrics http://.../metrics" line with --metrics-listen; "data in-memory" with --in-memory). Port 0 picks a free port and the
+payloads with; a "metrics http://.../metrics" line with --metrics-listen, where the embedded
+server's own metrics are served too; "data in-memory" with --in-memory). Port 0 picks a free port and the
 printed line says which. Ctrl-C (or SIGTERM) stops the worker (running tools get --stop-timeout
 to finish, then their context is canceled; a second Ctrl-C kills at once), then the UI and the
 server, and exits 0. Started again on the same data directory, the server still has every
@@ -100,8 +101,8 @@ read a process's arguments in /proc.`,
 	addTaskQueueFlag(cmd, &o.taskQueue)
 	addToolboxFlags(cmd, &o.toolbox)
 	addMetricsFlag(cmd, &o.metrics)
+	addCallCountFlags(cmd, &o.metrics)
 	addCodecKeyFlag(cmd, &o.codecKey)
-	fs.StringVar(&o.codecTokenFile, "codec-token-file", "", "file holding a token the codec server then requires: a bearer token, or a browser session from its /login page (default: none, any local user may decode)")
 	addDynamicConfigFlag(cmd, &o.dynamicConfig)
 	addWorkflowCacheFlag(cmd, &o.workflowCache)
 	cmd.MarkFlagsMutuallyExclusive("data-dir", "in-memory", "db")
@@ -122,6 +123,9 @@ func defaultDataDir(lookupEnv func(string) (string, bool)) string {
 
 func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 	if err := applyWorkflowCache(o.workflowCache); err != nil {
+		return err
+	}
+	if err := o.metrics.checkCallCounts(); err != nil {
 		return err
 	}
 	reg, err := o.toolbox.registry(a.logger.Named("toolbox"))
@@ -152,12 +156,7 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 		}
 	}
 
-	devKeys := new(codecKeys)
-	keys, err := devKeys.open(o.codecKey, a.logger)
-	if err != nil {
-		return err
-	}
-	codecToken, err := readTokenFile("--codec-token-file", o.codecTokenFile)
+	keys, err := loadKeyring(o.codecKey)
 	if err != nil {
 		return err
 	}
@@ -172,7 +171,6 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 				ui := uiOrigin.Load().(string)
 				return ui != "" && (origin == ui || origin == strings.Replace(ui, "127.0.0.1", "localhost", 1))
 			},
-			Token: codecToken,
 		}, codecLimits{}, a.logger.Named("codec"))
 		if err != nil {
 			return err
@@ -188,17 +186,25 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 		codecEndpoint = codecSrv.url
 	}
 
+	// With --metrics-listen the embedded server's own metrics are served beside the worker's.
+	var serverMetrics prometheus.Registerer
+	var gatherers []prometheus.Gatherer
+	if o.metrics.listen != "" {
+		reg := prometheus.NewRegistry()
+		serverMetrics, gatherers = reg, append(gatherers, reg)
+	}
 	srv, err := startEmbedded(ctx, embeddedOptions{
-		UICodecEndpoint: codecEndpoint,
-		DataDir:         dataDir,
-		Postgres:        o.db,
-		Namespace:       o.namespace,
-		UI:              !o.noUI,
-		Logger:          a.logger.Named("temporal-server"),
-		ServerLogLevel:  &serverLevel,
-		FrontendPort:    o.port,
-		UIPort:          o.uiPort,
-		DynamicConfig:   dynamicConfig,
+		MetricsRegisterer: serverMetrics,
+		UICodecEndpoint:   codecEndpoint,
+		DataDir:           dataDir,
+		Postgres:          o.db,
+		Namespace:         o.namespace,
+		UI:                !o.noUI,
+		Logger:            a.logger.Named("temporal-server"),
+		ServerLogLevel:    &serverLevel,
+		FrontendPort:      o.port,
+		UIPort:            o.uiPort,
+		DynamicConfig:     dynamicConfig,
 	})
 	if err != nil {
 		return fmt.Errorf("start dev server: %w", err)
@@ -212,13 +218,13 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 		return nil
 	}
 
-	ms, err := o.metrics.start(a.logger)
+	ms, err := o.metrics.start(a.logger, gatherers...)
 	if err != nil {
 		return errors.Join(err, stopServer())
 	}
 	defer func() { err = closeMetrics(ms, err) }()
 	uiOrigin.Store(srv.UIAddress())
-	conn := connOptions{address: srv.FrontendAddress(), namespace: srv.Namespace(), codecKey: o.codecKey, keys: devKeys}
+	conn := connOptions{address: srv.FrontendAddress(), namespace: srv.Namespace(), codecKey: o.codecKey}
 	if ms != nil {
 		conn.metrics = ms.Handler()
 	}
@@ -234,6 +240,11 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 	if err := w.Start(); err != nil {
 		c.Close()
 		return errors.Join(fmt.Errorf("start worker: %w", err), stopServer())
+	}
+	if err := o.metrics.serveWorker(ctx, ms, c, w, srv.Namespace(), o.taskQueue); err != nil {
+		w.Stop()
+		c.Close()
+		return errors.Join(err, stopServer())
 	}
 
 	data := "in-memory"

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
@@ -27,6 +28,8 @@ type embeddedOptions struct {
 	UICodecEndpoint string
 	UIPort          int
 	DynamicConfig   map[string]any
+	// MetricsRegisterer is devserver.Options.MetricsRegisterer.
+	MetricsRegisterer prometheus.Registerer
 }
 
 func startEmbedded(context.Context, embeddedOptions) (embeddedServer, error) { return nil, errNoServer }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	tgclient "github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/health"
 	"github.com/toolgate/toolgate/internal/loopback"
 	"github.com/toolgate/toolgate/mcp"
 	"github.com/toolgate/toolgate/toolcore"
@@ -109,6 +110,10 @@ idle keep-alive connections close after 2 min; at most --max-connections connect
 served at once; sessions idle for --session-timeout are closed and at most --max-sessions live
 at once (an initialize beyond gets 503); a body over --max-body-bytes gets 413.
 
+Probes: GET /healthz answers 200 while the process serves, /readyz 200 while the Temporal
+frontend answers a health check (503 otherwise, and from Ctrl-C on). Both answer without a token
+and whatever the Host, with one fixed word: they reveal nothing.
+
 The tool list comes from the workers' catalog; when no worker answers, from this build's toolbox
 (--root, --allow-host).`,
 		Example: `  toolgate mcp
@@ -167,9 +172,14 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 			return err
 		}
 	}
-	c, closeAll, err := dialMetered(ctx, a.logger, o.metrics, o.conn) // the SDK client's request metrics
+	c, ms, closeAll, err := dialMetered(ctx, a.logger, o.metrics, o.conn) // the SDK client's request metrics
 	if err != nil {
 		return err
+	}
+	ready := clientHealth(c)
+	if ms != nil {
+		ms.Health().SetCheck(ready)
+		context.AfterFunc(ctx, ms.Health().Down)
 	}
 	defer func() { err = closeAll(err) }()
 	tg := o.conn.toolgate(c, o.taskQueue, o.scope)
@@ -205,8 +215,12 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 		mux.Handle(mcp.ProtectedResourcePath, metadata)
 		mux.Handle(mcp.ProtectedResourcePath+"/mcp", metadata)
 	}
+	// The probes answer before the Host check and the authentication of /mcp (package health):
+	// a kubelet sends neither a token nor a loopback Host, and they reveal nothing.
+	probe := health.NewProbe(health.Options{Logger: a.logger.Named("health")})
+	probe.SetCheck(ready)
 	srv := &http.Server{
-		Handler:           mux,
+		Handler:           probe.Wrap(mux),
 		ReadHeaderTimeout: o.http.readHeaderTimeout,
 		IdleTimeout:       mcpIdleTimeout,
 	}
@@ -214,6 +228,7 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 	a.logger.Sugar().Infof("MCP streamable HTTP on http://%s/mcp", ln.Addr())
 	go func() {
 		<-ctx.Done()
+		probe.Down()
 		_ = srv.Close()
 	}()
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -88,6 +88,7 @@ twice), is retried on another worker.`,
 	addTaskQueueFlag(cmd, &o.taskQueue)
 	addToolboxFlags(cmd, &o.toolbox)
 	addMetricsFlag(cmd, &o.metrics)
+	addCallCountFlags(cmd, &o.metrics)
 	addWorkflowCacheFlag(cmd, &o.workflowCache)
 	cmd.Flags().DurationVar(&o.stopTimeout, "stop-timeout", 30*time.Second, "on Ctrl-C, how long running tools may finish before their context is canceled")
 	cmd.Flags().BoolVar(&o.setup, "setup", false, "register the search attributes on the namespace first, when allowed")
@@ -136,7 +137,10 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 		}
 		defer remote.Close()
 	}
-	c, closeAll, err := dialMetered(ctx, a.logger, o.metrics, o.conn)
+	if err := o.metrics.checkCallCounts(); err != nil {
+		return err
+	}
+	c, ms, closeAll, err := dialMetered(ctx, a.logger, o.metrics, o.conn)
 	if err != nil {
 		return err
 	}
@@ -154,6 +158,9 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 	w, err := worker.New(c, o.conn.namespace, reg, worker.Options{TaskQueue: o.taskQueue, StopTimeout: o.stopTimeout, Logger: a.logger})
 	if err != nil {
 		return fmt.Errorf("create worker: %w", err)
+	}
+	if err := o.metrics.serveWorker(ctx, ms, c, w, o.conn.namespace, o.taskQueue); err != nil {
+		return err
 	}
 	logger.Info("worker running; Ctrl-C stops it", zap.Strings("tools", reg.Names()))
 	if err := w.Run(ctx); err != nil {

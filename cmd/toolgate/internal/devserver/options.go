@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.temporal.io/server/common/authorization"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -72,6 +73,13 @@ type Options struct {
 	// value it cannot take is an error. See [ParseDynamicConfigValue] for the flag form.
 	// Optional: default nil.
 	DynamicConfig map[string]any
+
+	// MetricsRegisterer receives the server's own metrics (what a cluster's Prometheus
+	// endpoint serves with the server's default "tally" framework: task_latency_queue,
+	// persistence_requests, service_requests, ...), through tally's Prometheus reporter.
+	// Serve it beside the worker's (toolgate dev does, on --metrics-listen). Optional: default
+	// nil, the server records no metrics.
+	MetricsRegisterer prometheus.Registerer
 
 	// ClaimMapper and Authorizer turn on the frontend's authorization, as on a cluster: the
 	// claim mapper turns a caller's "authorization" header (or client certificate) into claims

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"time"
@@ -35,6 +36,7 @@ type Server struct {
 	namespace string
 	database  string // the PostgreSQL URL without password, "" on SQLite
 	logLevel  zap.AtomicLevel
+	metrics   io.Closer // the scope of Options.MetricsRegisterer; nil without
 
 	stopOnce sync.Once
 	stopErr  error
@@ -83,9 +85,12 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	logger := newServerLogger(opts.Logger, s.logLevel)
 	pick := func() (servicePorts, error) { return pickPorts(opts.FrontendPort) }
 	var ports servicePorts
-	s.temporal, ports, err = startWithRetry(store, dynamicConfig(opts.DynamicConfig), authOptions(opts), logger, pick, opts.Logger)
+	serverOpts, metricsScope := metricsOptions(opts.MetricsRegisterer, logger)
+	s.metrics = metricsScope
+	s.temporal, ports, err = startWithRetry(store, dynamicConfig(opts.DynamicConfig), append(authOptions(opts), serverOpts...), logger, pick, opts.Logger)
 	if err != nil {
 		closeUIListener()
+		s.closeMetrics()
 		return nil, fmt.Errorf("start dev server: %w", err)
 	}
 	s.frontend = hostPort(ports[0])
@@ -223,7 +228,15 @@ func (s *Server) Stop() error {
 			errs = append(errs, fmt.Errorf("stop server: %w", err))
 		}
 		s.logLevel.SetLevel(silent)
+		s.closeMetrics()
 		s.stopErr = errors.Join(errs...)
 	})
 	return s.stopErr
+}
+
+// closeMetrics stops the scope of Options.MetricsRegisterer, if any (its last flush is of no use).
+func (s *Server) closeMetrics() {
+	if s.metrics != nil {
+		_ = s.metrics.Close()
+	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/cmd/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/devtest"
+	"github.com/toolgate/toolgate/internal/health"
 	"github.com/toolgate/toolgate/toolbox"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
@@ -167,6 +168,147 @@ func TestApprovalMetrics(t *testing.T) {
 	// The approved call counts once, by its final outcome: not also as awaiting_approval.
 	assert.Zero(t, got[series(workflows.MetricToolCalls, "deploy", wire.OutcomeAwaitingApproval)])
 	assert.Equal(t, 1.0, got[series(workflows.MetricToolCallDuration+"_count", "deploy", "")])
+}
+
+// TestCallGaugesAndReadiness: the call gauges count the task queue's calls in visibility (a call
+// waiting for approval, one running past StuckAfter) and drop back when they end; /readyz follows
+// the worker's readiness: not before Start, ready while polling, not ready once Stop begins.
+func TestCallGaugesAndReadiness(t *testing.T) {
+	srv, err := metrics.Start("127.0.0.1:0", metrics.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, srv.Close()) })
+	base := "http://" + srv.Addr()
+	assert.Equal(t, http.StatusOK, probe(t, base+health.LivePath))
+	assert.Equal(t, http.StatusServiceUnavailable, probe(t, base+health.ReadyPath), "no check yet")
+
+	dev := devtest.Server(t)
+	c, err := sdkclient.Dial(sdkclient.Options{HostPort: dev.FrontendAddress(), Namespace: dev.Namespace(), MetricsHandler: srv.Handler()})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	release := make(chan struct{})
+	hold, err := toolcore.Define(toolcore.Definition[map[string]any]{
+		Name:        "hold",
+		Description: "Runs until the test releases it.",
+		Validate:    func(toolcore.Arguments) toolcore.Decision[map[string]any] { return toolcore.Accept(map[string]any{}) },
+		Execute: func(ctx context.Context, _ map[string]any) (any, error) {
+			select {
+			case <-release:
+				return "released", nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		},
+		Options: toolcore.Options{SideEffect: toolcore.Idempotent},
+	})
+	require.NoError(t, err)
+	deploy, err := toolcore.Define(toolcore.Definition[map[string]any]{
+		Name:        "deploy",
+		Description: "Deploys; a reviewer approves every call.",
+		Validate:    func(toolcore.Arguments) toolcore.Decision[map[string]any] { return toolcore.Accept(map[string]any{}) },
+		Execute:     func(context.Context, map[string]any) (any, error) { return "deployed", nil },
+		Options:     toolcore.Options{RequireApproval: true},
+	})
+	require.NoError(t, err)
+	reg, err := toolcore.NewRegistry(hold, deploy)
+	require.NoError(t, err)
+	queue := devtest.TaskQueue(t)
+	w, err := worker.New(c, dev.Namespace(), reg, worker.Options{TaskQueue: queue})
+	require.NoError(t, err)
+	t.Cleanup(w.Stop)
+	srv.Health().SetCheck(w.Ready)
+	assert.Equal(t, http.StatusServiceUnavailable, probe(t, base+health.ReadyPath), "not started")
+	require.NoError(t, w.Start())
+	require.Eventually(t, func() bool { return probe(t, base+health.ReadyPath) == http.StatusOK },
+		30*time.Second, 100*time.Millisecond, "ready once started")
+	require.NoError(t, srv.CountCalls(c, metrics.CallCountOptions{Namespace: dev.Namespace(), TaskQueue: queue,
+		Interval: time.Second, StuckAfter: time.Second}))
+
+	tg := client.New(c, client.Options{TaskQueue: queue, Scope: queue, Namespace: dev.Namespace()})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	held, err := toolcore.NewToolCall("gauges-hold", "hold", []byte(`{}`))
+	require.NoError(t, err)
+	_, err = tg.Start(ctx, held)
+	require.NoError(t, err)
+	approval, err := toolcore.NewToolCall("gauges-approval", "deploy", []byte(`{}`))
+	require.NoError(t, err)
+	_, err = tg.Start(ctx, approval)
+	require.NoError(t, err)
+
+	gauges := func(want map[string]float64) {
+		t.Helper()
+		var got map[string]float64
+		require.Eventually(t, func() bool {
+			got = scrapeQueue(t, srv.URL(), queue)
+			for k, v := range want {
+				if g, ok := got[k]; !ok || g != v {
+					return false
+				}
+			}
+			return true
+		}, 30*time.Second, 100*time.Millisecond, "want %v, got %v", want, got)
+		assert.Positive(t, got[metrics.MetricCallsCounted])
+	}
+	// The held call runs past StuckAfter (1 s); the approval wait is not counted as stuck.
+	gauges(map[string]float64{metrics.MetricCallsRunning: 2, metrics.MetricCallsAwaitingApproval: 1, metrics.MetricCallsStuck: 1})
+
+	close(release)
+	var state wire.ApprovalState
+	require.Eventually(t, func() bool {
+		state, err = tg.Approval(ctx, approval.ID())
+		return err == nil && state.Waiting
+	}, 30*time.Second, 50*time.Millisecond, "the call waits for approval: %v", err)
+	_, err = tg.Decide(ctx, approval.ID(), true, wire.ApprovalDecision{CallHash: state.CallHash, Reviewer: "metrics-test"})
+	require.NoError(t, err)
+	for _, id := range []string{held.ID(), approval.ID()} {
+		res, err := tg.Result(ctx, id)
+		require.NoError(t, err)
+		require.False(t, res.IsError(), res.Content())
+	}
+	gauges(map[string]float64{metrics.MetricCallsRunning: 0, metrics.MetricCallsAwaitingApproval: 0, metrics.MetricCallsStuck: 0})
+
+	stopped := make(chan struct{})
+	go func() { w.Stop(); close(stopped) }()
+	require.Eventually(t, func() bool { return probe(t, base+health.ReadyPath) == http.StatusServiceUnavailable },
+		30*time.Second, 100*time.Millisecond, "not ready once Stop begins")
+	<-stopped
+	assert.Equal(t, http.StatusOK, probe(t, base+health.LivePath), "live while the process serves")
+}
+
+// probe GETs url with a Host that is neither loopback nor allowed (as a kubelet's pod IP) and
+// returns the status.
+func probe(t *testing.T, url string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	req.Host = "kubelet.example:9464"
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	return resp.StatusCode
+}
+
+// scrapeQueue reads the gauges of one task queue: each series with task_queue=queue by its bare
+// name.
+func scrapeQueue(t *testing.T, url, queue string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var parser expfmt.TextParser
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	require.NoError(t, err)
+	got := map[string]float64{}
+	for name, family := range families {
+		for _, m := range family.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "task_queue" && l.GetValue() == queue {
+					got[name] = m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	return got
 }
 
 // TestHostCheck: the endpoint answers localhost, IP addresses and its allowed names; a page that

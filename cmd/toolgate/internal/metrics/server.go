@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/net/netutil"
 
+	"github.com/toolgate/toolgate/internal/health"
 	"github.com/toolgate/toolgate/internal/loopback"
 )
 
@@ -58,6 +59,10 @@ type Options struct {
 	// and counts. Start refuses such an address without it, and logs a warning with it. Optional:
 	// default false.
 	AllowNonLoopback bool
+	// Gatherers are more registries served on Path beside this server's own, such as the
+	// embedded Temporal server's (devserver.Options.MetricsRegisterer). A family that fails to
+	// gather is left out of the scrape and logged; the rest is served. Optional: default none.
+	Gatherers []prometheus.Gatherer
 }
 
 // ErrNonLoopback is the error of Start for an address beyond loopback without
@@ -66,15 +71,21 @@ var ErrNonLoopback = errors.New("not a loopback address, and the metrics endpoin
 
 // Server serves one Prometheus registry over HTTP.
 type Server struct {
-	handler client.MetricsHandler
-	scope   io.Closer
-	srv     *http.Server
-	addr    string
-	done    chan struct{}
+	handler  client.MetricsHandler
+	logger   *zap.Logger
+	registry *prometheus.Registry
+	scope    io.Closer
+	probe    *health.Probe
+	srv      *http.Server
+	addr     string
+	done     chan struct{}
+	counts   *callCounts // nil until CountCalls
 }
 
-// Start listens on listen (host:port; port 0 picks a free one) and serves Path. An address that
-// is not loopback fails with ErrNonLoopback unless opts.AllowNonLoopback.
+// Start listens on listen (host:port; port 0 picks a free one) and serves Path, and the probes
+// health.LivePath and health.ReadyPath (see package health: they answer any Host; /readyz is not
+// ready until Health().SetCheck). An address that is not loopback fails with ErrNonLoopback
+// unless opts.AllowNonLoopback.
 func Start(listen string, opts Options) (*Server, error) {
 	logger := opts.Logger
 	if logger == nil {
@@ -110,12 +121,17 @@ func Start(listen string, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("listen for metrics on %s: %w", listen, err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle(Path, promhttp.HandlerFor(registry, promhttp.HandlerOpts{ErrorLog: zap.NewStdLog(logger)}))
+	gatherers := append(prometheus.Gatherers{registry}, opts.Gatherers...)
+	mux.Handle(Path, promhttp.HandlerFor(gatherers, promhttp.HandlerOpts{ErrorLog: zap.NewStdLog(logger), ErrorHandling: promhttp.ContinueOnError}))
+	probe := health.NewProbe(health.Options{Logger: logger.Named("health")})
 	s := &Server{
-		handler: sdktally.NewMetricsHandler(sdktally.NewPrometheusNamingScope(scope)),
-		scope:   closer,
+		handler:  sdktally.NewMetricsHandler(sdktally.NewPrometheusNamingScope(scope)),
+		logger:   logger,
+		registry: registry,
+		scope:    closer,
+		probe:    probe,
 		srv: &http.Server{
-			Handler:           hostsOnly(mux, opts.AllowedHosts),
+			Handler:           probe.Wrap(hostsOnly(mux, opts.AllowedHosts)),
 			ReadHeaderTimeout: readHeaderTimeout,
 			ReadTimeout:       readTimeout,
 			WriteTimeout:      writeTimeout,
@@ -161,6 +177,10 @@ func hostAllowed(host string, names []string) bool {
 	return slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, name) })
 }
 
+// Health is the probe of health.ReadyPath: set its check once what the process serves is up, and
+// call Down when it begins to stop.
+func (s *Server) Health() *health.Probe { return s.probe }
+
 // Handler is the SDK MetricsHandler to put in client.Options.MetricsHandler.
 func (s *Server) Handler() client.MetricsHandler { return s.handler }
 
@@ -170,8 +190,11 @@ func (s *Server) Addr() string { return s.addr }
 // URL is the address to scrape.
 func (s *Server) URL() string { return "http://" + s.addr + Path }
 
-// Close stops the listener (waiting up to 5 s for scrapes in progress) and the reporter.
+// Close stops the call counts, the listener (waiting up to 5 s for scrapes in progress) and the
+// reporter.
 func (s *Server) Close() error {
+	s.probe.Down()
+	s.counts.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := s.srv.Shutdown(ctx)
