@@ -28,6 +28,9 @@ type codecServerOptions struct {
 	maxBodyBytes int64
 	maxConns     int
 	readHeader   time.Duration
+	sessionTTL   time.Duration
+	secureCookie bool
+	metrics      metricsOptions
 }
 
 // The codec server's HTTP limits: a request is one small JSON body, so every phase is bounded.
@@ -54,6 +57,18 @@ without credentials). A bearer token, read from --token-file or $TOOLGATE_CODEC_
 the command line, which every local user can read in /proc), makes every request carry
 "Authorization: Bearer <token>" (the UI sends it with "pass access token" when its login issues
 that token). A --listen address beyond loopback is refused without a token.
+
+The Temporal Web UI cannot send a static token. With a token, a browser logs in once at
+/login (a form: the token goes in a POST body, never in a URL) and gets a session cookie
+(HttpOnly, SameSite=Strict, Secure with --secure-cookie; valid for --session-ttl, ended by a new
+token). The UI sends it when its codec settings include credentials (ui-server codec:
+includeCredentials: true, or "Include cross-origin credentials" in its settings); the codec
+server accepts it only from a --ui-origin, on JSON requests. The UI and the codec server must be
+same-site (say ui.example.com and codec.example.com).
+
+--codec-key is a file read again whenever it changes (every 2 s), so keys rotate without a
+restart (docs/operations.md, Encrypted payloads); --metrics-listen serves toolgate_codec_keys,
+the keys it holds, for toolgate codec keys --metrics.
 
 Only requests whose Host is localhost, 127.0.0.1 or [::1] (any port), the --listen IP, or a name
 of --allow-host (the name the UI or CLI uses to reach this server) are answered; any other Host
@@ -83,6 +98,9 @@ When it listens it prints "codec-server http://host:port" on stdout. Ctrl-C stop
 	fs.Int64Var(&o.maxBodyBytes, "max-body-bytes", codec.DefaultMaxBodyBytes, "largest request body; a longer one gets 413")
 	fs.DurationVar(&o.readHeader, "read-header-timeout", codecReadHeaderTimeout, "time a client has to send a request's headers")
 	fs.IntVar(&o.maxConns, "max-connections", defaultCodecMaxConns, "connections served at once; more wait in the listen queue")
+	fs.DurationVar(&o.sessionTTL, "session-ttl", codec.DefaultSessionTTL, "how long a browser session from /login lasts")
+	fs.BoolVar(&o.secureCookie, "secure-cookie", false, "mark the session cookie Secure (HTTPS only): set it when browsers reach this server through a TLS proxy")
+	addMetricsFlag(cmd, &o.metrics)
 	return cmd
 }
 
@@ -90,7 +108,8 @@ func runCodecServer(ctx context.Context, a *app, o codecServerOptions) error {
 	if o.codecKey == "" {
 		return badInput(errors.New("--codec-key is required"))
 	}
-	keys, err := loadKeyring(o.codecKey)
+	ck := new(codecKeys)
+	keys, err := ck.open(o.codecKey, a.logger)
 	if err != nil {
 		return err
 	}
@@ -108,19 +127,27 @@ func runCodecServer(ctx context.Context, a *app, o codecServerOptions) error {
 			allowHosts = append(allowHosts, host) // the address it was told to listen on
 		}
 	}
-	srv, err := startCodecServer(o.listen, keys, codec.HandlerOptions{
-		AllowedOrigins: o.origins, Token: token, AllowedHosts: allowHosts, MaxBodyBytes: o.maxBodyBytes,
-	}, codecLimits{maxConns: o.maxConns, readHeaderTimeout: o.readHeader}, a.logger)
+	ms, err := o.metrics.start(a.logger)
 	if err != nil {
 		return err
 	}
+	if ms != nil {
+		ck.report(ms.Handler())
+	}
+	srv, err := startCodecServer(o.listen, keys, codec.HandlerOptions{
+		AllowedOrigins: o.origins, Token: token, AllowedHosts: allowHosts, MaxBodyBytes: o.maxBodyBytes,
+		SessionTTL: o.sessionTTL, SecureCookie: o.secureCookie,
+	}, codecLimits{maxConns: o.maxConns, readHeaderTimeout: o.readHeader}, a.logger)
+	if err != nil {
+		return closeMetrics(ms, err)
+	}
 	if _, err := fmt.Fprintf(a.out, "codec-server %s\n", srv.url); err != nil {
-		return errors.Join(fmt.Errorf("print address: %w", err), srv.stop())
+		return closeMetrics(ms, errors.Join(fmt.Errorf("print address: %w", err), srv.stop()))
 	}
 	a.logger.Info("codec server ready; Ctrl-C stops it", zap.String("url", srv.url),
-		zap.String("encryptKeyId", keys.CurrentKeyID()), zap.Strings("uiOrigins", o.origins), zap.Bool("token", token != ""), zap.Strings("allowHosts", allowHosts))
+		zap.String("encryptKeyId", keys.Keyring().CurrentKeyID()), zap.Strings("uiOrigins", o.origins), zap.Bool("token", token != ""), zap.Strings("allowHosts", allowHosts))
 	<-ctx.Done()
-	return srv.stop()
+	return closeMetrics(ms, srv.stop())
 }
 
 // bearerToken is the token of --token-file, else $TOOLGATE_CODEC_TOKEN, else the deprecated
@@ -128,15 +155,7 @@ func runCodecServer(ctx context.Context, a *app, o codecServerOptions) error {
 func (o codecServerOptions) bearerToken(a *app) (string, error) {
 	switch {
 	case o.tokenFile != "":
-		data, err := os.ReadFile(o.tokenFile)
-		if err != nil {
-			return "", badInput(fmt.Errorf("--token-file: %w", err))
-		}
-		token := strings.TrimSpace(string(data))
-		if token == "" {
-			return "", badInput(fmt.Errorf("--token-file %s is empty", o.tokenFile))
-		}
-		return token, nil
+		return readTokenFile("--token-file", o.tokenFile)
 	case o.token != "":
 		a.logger.Warn("--token puts the secret on the command line, readable by every local user in /proc; use --token-file or $" + codecTokenEnv)
 		return o.token, nil
@@ -145,6 +164,22 @@ func (o codecServerOptions) bearerToken(a *app) (string, error) {
 		return strings.TrimSpace(v), nil
 	}
 	return "", nil
+}
+
+// readTokenFile reads the token in path ("" for none), trimmed; flag names it in errors.
+func readTokenFile(flag, path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", badInput(fmt.Errorf("%s: %w", flag, err))
+	}
+	token := strings.TrimSpace(string(data))
+	if token == "" {
+		return "", badInput(fmt.Errorf("%s %s is empty", flag, path))
+	}
+	return token, nil
 }
 
 // codecServer is a running codec HTTP server.
@@ -162,7 +197,7 @@ type codecLimits struct {
 
 // startCodecServer serves codec.Handler for keys on listen, at most lim.maxConns connections at
 // once, each phase of a request under a timeout.
-func startCodecServer(listen string, keys *codec.Keyring, opts codec.HandlerOptions, lim codecLimits, logger *zap.Logger) (*codecServer, error) {
+func startCodecServer(listen string, keys codec.KeySource, opts codec.HandlerOptions, lim codecLimits, logger *zap.Logger) (*codecServer, error) {
 	if lim.maxConns <= 0 {
 		lim.maxConns = defaultCodecMaxConns
 	}
@@ -207,11 +242,11 @@ func (s *codecServer) stop() error {
 }
 
 // codecProbe answers /healthz and /readyz for a codec server (package health: no token, any
-// Host, nothing revealed): ready while the keyring has a key to encrypt with.
-func codecProbe(keys *codec.Keyring, logger *zap.Logger) *health.Probe {
+// Host, nothing revealed): ready while the keyring in force has a key to encrypt with.
+func codecProbe(keys codec.KeySource, logger *zap.Logger) *health.Probe {
 	p := health.NewProbe(health.Options{Logger: logger.Named("health")})
 	p.SetCheck(func(context.Context) error {
-		if keys.CurrentKeyID() == "" {
+		if keys.Keyring().CurrentKeyID() == "" {
 			return errors.New("no codec key")
 		}
 		return nil

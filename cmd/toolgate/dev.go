@@ -35,6 +35,7 @@ type devOptions struct {
 	toolbox        toolboxOptions
 	metrics        metricsOptions
 	codecKey       string
+	codecTokenFile string
 	dynamicConfig  []string
 	workflowCache  int
 }
@@ -103,6 +104,7 @@ read a process's arguments in /proc.`,
 	addMetricsFlag(cmd, &o.metrics)
 	addCallCountFlags(cmd, &o.metrics)
 	addCodecKeyFlag(cmd, &o.codecKey)
+	fs.StringVar(&o.codecTokenFile, "codec-token-file", "", "file holding a token the codec server then requires: a bearer token, or a browser session from its /login page (default: none, any local user may decode)")
 	addDynamicConfigFlag(cmd, &o.dynamicConfig)
 	addWorkflowCacheFlag(cmd, &o.workflowCache)
 	cmd.MarkFlagsMutuallyExclusive("data-dir", "in-memory", "db")
@@ -156,7 +158,12 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 		}
 	}
 
-	keys, err := loadKeyring(o.codecKey)
+	devKeys := new(codecKeys)
+	keys, err := devKeys.open(o.codecKey, a.logger)
+	if err != nil {
+		return err
+	}
+	codecToken, err := readTokenFile("--codec-token-file", o.codecTokenFile)
 	if err != nil {
 		return err
 	}
@@ -171,6 +178,7 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 				ui := uiOrigin.Load().(string)
 				return ui != "" && (origin == ui || origin == strings.Replace(ui, "127.0.0.1", "localhost", 1))
 			},
+			Token: codecToken,
 		}, codecLimits{}, a.logger.Named("codec"))
 		if err != nil {
 			return err
@@ -224,7 +232,7 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 	}
 	defer func() { err = closeMetrics(ms, err) }()
 	uiOrigin.Store(srv.UIAddress())
-	conn := connOptions{address: srv.FrontendAddress(), namespace: srv.Namespace(), codecKey: o.codecKey}
+	conn := connOptions{address: srv.FrontendAddress(), namespace: srv.Namespace(), codecKey: o.codecKey, keys: devKeys}
 	if ms != nil {
 		conn.metrics = ms.Handler()
 	}
