@@ -26,12 +26,38 @@
 //
 // Whichever worker takes a call's workflow task decides the call: a worker that lacks the tool
 // records TOOL_NOT_FOUND for good. So every worker's identity carries its tool set's
-// [ToolSetFingerprint] ("<pid>@<host> toolset:<fingerprint>"), and [Worker.Start] asks the server
-// (DescribeTaskQueue) who polls its queues: a toolgate worker of another tool set seen in the
-// last 75 s makes Start fail with [ErrToolSetConflict]. Workers with the same tool names share a
-// queue (scale-out); give every other tool set its own [Options.TaskQueue], and start its calls
-// there. Two workers started at the same instant can both pass the check; pollers that are not
-// toolgate workers (or older ones, without a fingerprint) are not judged.
+// [ToolSetFingerprint] ("<pid>@<host> toolset:<fingerprint>", over each tool's name and
+// definition hash), and [Worker.Start] asks the server (DescribeTaskQueue) who polls its queues:
+// for an unversioned worker, a toolgate worker of another tool set seen in the last 75 s makes
+// Start fail with [ErrToolSetConflict], whose message says how to roll out instead. Workers with
+// the same tool set share a queue (scale-out); give every other tool set its own
+// [Options.TaskQueue], and start its calls there, or version the workers. Two workers started at
+// the same instant can both pass the check; pollers that are not toolgate workers (or older
+// ones, without a fingerprint) are not judged.
+//
+// # Versioned rollout
+//
+// With [Options.Deployment] every SDK worker of a Worker (the main task queue's and each tool's
+// own queue's) joins one Worker Deployment Version (Temporal's Worker Deployment Versioning:
+// deployment name and build ID). The server routes each workflow to the workers of its version:
+//
+//   - ToolCallWorkflow, UndoWorkflow and the catalog workflow are registered Pinned: a call
+//     completes on the version that validated it, an undo on the version whose tools it
+//     compensates, so a new tool set never meets a call recorded by the old one;
+//   - a workflow of the user's own registered without a behavior ([Worker.RegisterWorkflow])
+//     gets [Deployment.DefaultVersioningBehavior], AutoUpgrade by default: a long agent run
+//     moves to each promoted version at its next workflow task (keep its code replay-compatible,
+//     or register it Pinned);
+//   - new workflows start on the deployment's current (or ramping) version, set by `toolgate
+//     deploy promote|ramp` or client.WorkerDeploymentClient.
+//
+// A versioned worker is judged for conflicts only against live workers of its own version, and
+// against the tool set its version records: a changed tool set under a new build ID is never
+// refused; the same build ID with another tool set is. Start records the tool set
+// ([VersionToolSet]) in the version's metadata under [VersionMetadataKey], retrying for up to
+// 30 s while the server creates the version after the first poll; `toolgate deploy status` and
+// promote read it. Keep a version's workers running until the deployment reports the version
+// drained: its pinned calls run nowhere else.
 //
 // # Workflow IDs that are not ASCII
 //

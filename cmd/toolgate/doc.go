@@ -15,6 +15,7 @@
 //	toolgate replay FILE...            replay histories against this build's workflow code
 //	toolgate tools [--json]            list the toolbox (--format mcp|openai|anthropic, --remote)
 //	toolgate drift                     running calls whose tool definition differs in this build
+//	toolgate deploy status|promote|ramp a worker deployment's versions; promote or ramp one after checks
 //	toolgate limits [set|reset]        show or override task queues' rate limits and fairness
 //	toolgate bench                     what durability costs, against a bare Temporal workflow
 //	toolgate codec-server              the codec-server protocol, so the Web UI decodes payloads

@@ -32,6 +32,7 @@ func commands() []func(*app) *cobra.Command {
 		newReplayCommand,
 		newToolsCommand,
 		newDriftCommand,
+		newDeployCommand,
 		newLimitsCommand,
 		newBenchCommand,
 		newCodecServerCommand,

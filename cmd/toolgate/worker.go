@@ -29,6 +29,7 @@ type workerOptions struct {
 	mcpHeartbeat  time.Duration
 	mcpTimeout    time.Duration
 	workflowCache int
+	deployment    worker.Deployment
 }
 
 func newWorkerCommand(a *app) *cobra.Command {
@@ -48,6 +49,15 @@ and never upserts a missing one.
 Ctrl-C (or SIGTERM) stops polling and gives running tools --stop-timeout (30 s) to finish, then
 cancels their context, and exits 0. A tool cut off this way is retried elsewhere if it is readOnly
 or idempotent; an unsafe one ends with an outcome-unknown TOOL_EXECUTION_FAILED.
+
+--deployment-name NAME --build-id ID (or TOOLGATE_DEPLOYMENT_NAME, TOOLGATE_BUILD_ID) joins
+the worker to a Temporal Worker Deployment Version, with every task queue it serves: a tool call
+completes on the version that validated it (pinned), and a new build with another tool set starts
+beside the old one, gets no calls until "toolgate deploy promote" makes it current, and is never
+refused as a conflicting tool set. The worker records its tool set in the version's metadata
+("toolgate deploy status" shows it). Keep the old version's workers running until "toolgate deploy
+status" says it is drained. Without a deployment the worker is unversioned, and one whose tool
+set differs from a live worker's on its task queue refuses to start.
 
 --mcp PREFIX=COMMAND... or --mcp PREFIX=http(s)://URL (repeatable) mounts an MCP server: each of
 its tools becomes the tool PREFIX_NAME, with the remote input schema, a side-effect class from
@@ -76,6 +86,7 @@ twice), is retried on another worker.`,
 		Example: `  toolgate worker --setup
   TEMPORAL_ADDRESS=temporal.example.com:7233 toolgate worker --task-queue tools --root /srv/docs
   toolgate worker --metrics-listen 127.0.0.1:9464
+  toolgate worker --deployment-name tools --build-id "$(git rev-parse --short HEAD)"
   toolgate worker --mcp 'fs=npx -y @modelcontextprotocol/server-filesystem /srv/docs' --mcp web=http://127.0.0.1:3000/mcp
   toolgate worker --mcp 'gh=github-mcp-server stdio' --mcp-env gh=GITHUB_TOKEN --mcp-approve 'gh_delete_*'
   TEMPORAL_API_KEY=... toolgate worker --address ns.acct.tmprl.cloud:7233 -n ns.acct`,
@@ -92,6 +103,10 @@ twice), is retried on another worker.`,
 	addWorkflowCacheFlag(cmd, &o.workflowCache)
 	cmd.Flags().DurationVar(&o.stopTimeout, "stop-timeout", 30*time.Second, "on Ctrl-C, how long running tools may finish before their context is canceled")
 	cmd.Flags().BoolVar(&o.setup, "setup", false, "register the search attributes on the namespace first, when allowed")
+	cmd.Flags().StringVar(&o.deployment.Name, "deployment-name", "", "join this worker deployment (with --build-id): a new build rolls out by toolgate deploy promote (default none: unversioned)")
+	cmd.Flags().StringVar(&o.deployment.BuildID, "build-id", "", "this build's ID in --deployment-name (a new tool set or new code gets a new one)")
+	bindEnv(cmd.Flags(), "deployment-name", "TOOLGATE_DEPLOYMENT_NAME")
+	bindEnv(cmd.Flags(), "build-id", "TOOLGATE_BUILD_ID")
 	cmd.Flags().StringArrayVar(&o.mcpMounts, "mcp", nil, "mount an MCP server's tools as PREFIX_NAME: PREFIX=COMMAND... or PREFIX=http(s)://URL (repeat)")
 	cmd.Flags().StringArrayVar(&o.mcpEnv, "mcp-env", nil, "PREFIX=NAME: pass this process's variable NAME to the mounted command PREFIX (repeat; nothing else but PATH, HOME, locale and TMPDIR is passed)")
 	cmd.Flags().StringArrayVar(&o.mcpApprove, "mcp-approve", nil, "mounted tools whose PREFIX_NAME matches this glob require approval, such as 'fs_delete_*' (repeat)")
@@ -155,7 +170,7 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 			logger.Info("search attributes registered", zap.Strings("attributes", searchattr.Names()))
 		}
 	}
-	w, err := worker.New(c, o.conn.namespace, reg, worker.Options{TaskQueue: o.taskQueue, StopTimeout: o.stopTimeout, Logger: a.logger})
+	w, err := worker.New(c, o.conn.namespace, reg, worker.Options{TaskQueue: o.taskQueue, StopTimeout: o.stopTimeout, Logger: a.logger, Deployment: o.deployment})
 	if err != nil {
 		return fmt.Errorf("create worker: %w", err)
 	}
