@@ -29,7 +29,10 @@
 //   - Cancellation requested by the server is returned as cancellation (the SDK then records the
 //     activity as canceled), never as a failure, even if the tool returned an error or a result.
 //   - The worker stopping the attempt (shutdown, pause) while the tool has not returned a result is
-//     a retryable ApplicationError of type [wire.ErrTypeInterrupted].
+//     a retryable ApplicationError of type [wire.ErrTypeInterrupted]; but a graceful stop
+//     ([Drain], or the SDK's stop timeout) of a ReadOnly or Idempotent tool, or of an attempt that
+//     had not started its tool, is [wire.ErrTypeDrained] with [DrainedAttempt] details, which
+//     the workflow schedules again without counting the attempt.
 //   - A genuine toolcore.NonRecoverableToolError is a non-retryable ApplicationError of type
 //     [wire.ErrTypeNonRecoverable] whose message is toolcore.ErrorText of it, returned unwrapped (the
 //     failure converter reads only the top-level error).

@@ -87,8 +87,11 @@
 //     per held call against the SDK's default of 10,000 (BENCHMARKS.md).
 //   - Concurrency: up to [Options.MaxConcurrentActivities] tools run at once per task queue
 //     (default 2000, room for other calls beside 1,000 held ones: tools mostly wait on I/O); workflow tasks use the SDK defaults.
-//   - Graceful stop: WorkerStopTimeout is [Options.StopTimeout] (default 30s), not the SDK's 0,
-//     which would cut every in-flight tool off at once.
+//   - Graceful stop (drain, see [Worker.Stop]): polling stops at once, in-flight tools get
+//     [Options.StopTimeout] (default 30s, not the SDK's 0, which would cut them off at once),
+//     then the attempts left are interrupted and reported to the server before Stop returns
+//     (the SDK's WorkerStopTimeout is StopTimeout + [DrainReportTimeout]), so their calls go on
+//     elsewhere at once instead of after their heartbeat timeout.
 //
 // # Logging
 //
