@@ -71,3 +71,15 @@ func TestVersionToolSetRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, ok)
 }
+
+// Every SDK worker of a Worker, the main queue's and each tool queue's, joins the same version.
+func TestSDKOptionsJoinTheDeployment(t *testing.T) {
+	d := Deployment{Name: "tools", BuildID: "b1"}
+	w := &Worker{fingerprint: "aaaaaaaaaaaa"}
+	for _, activitiesOnly := range []bool{false, true} {
+		so := w.sdkOptions(Options{Deployment: d}.withDefaults(), activitiesOnly)
+		assert.Equal(t, d.sdkOptions(), so.DeploymentOptions, "activitiesOnly=%v", activitiesOnly)
+	}
+	so := w.sdkOptions(Options{}.withDefaults(), false)
+	assert.False(t, so.DeploymentOptions.UseVersioning, "unversioned by default")
+}
