@@ -64,6 +64,7 @@ func TestRollingRestartDrains(t *testing.T) {
 	})
 
 	rolls := 0
+	var resumeMax time.Duration
 	for round := range 3 {
 		for slot := range workers {
 			victim := workers[slot]
@@ -82,6 +83,7 @@ func TestRollingRestartDrains(t *testing.T) {
 				}
 			}
 			runs := faults.Count(before)
+			stopped := time.Now()
 			require.NoError(t, victim.cmd.Process.Signal(syscall.SIGTERM))
 			require.Zero(t, victim.waitExit(t, readyTimeout), "a drained worker exits 0: %s", victim.stderrText())
 			rolls++
@@ -94,6 +96,9 @@ func TestRollingRestartDrains(t *testing.T) {
 				}
 				return true
 			})
+			// A figure, not an assertion: SIGTERM to every drained call running elsewhere, which
+			// includes the stop timeout.
+			resumeMax = max(resumeMax, time.Since(stopped))
 			workers[slot] = start()
 		}
 	}
@@ -132,7 +137,8 @@ func TestRollingRestartDrains(t *testing.T) {
 	require.NoError(t, replay.History(callHistory(t, sdk, held[0].ID()), replay.Options{Registry: reg}))
 
 	report(t, figures{Scenario: "rolling-restart", Calls: len(all), Faults: rolls,
-		Detail: map[string]int{"drainedAttempts": drainedEvents}}, began)
+		Detail: map[string]int{"drainedAttempts": drainedEvents, "resumeMaxMs": int(resumeMax.Milliseconds()),
+			"stopTimeoutMs": int(drainStopTimeout.Milliseconds())}}, began)
 }
 
 // startDrainingWorker starts a faultworker with a short stop timeout and waits until it polls.
