@@ -56,8 +56,9 @@ func (e *WaitingForKeyError) Error() string {
 type dataConverter struct {
 	converter.DataConverter
 	keys     KeySource
-	workflow bool            // bound to a workflow context
-	activity context.Context // bound to an activity context, else nil
+	workflow bool             // bound to a workflow context
+	wfctx    workflow.Context // that context (nil in tests that bind none)
+	activity context.Context  // bound to an activity context, else nil
 }
 
 var (
@@ -78,9 +79,9 @@ func (d *dataConverter) FromPayloads(payloads *commonpb.Payloads, valuePtrs ...a
 }
 
 // WithWorkflowContext binds the converter to workflow code: a missing key panics.
-func (d *dataConverter) WithWorkflowContext(workflow.Context) converter.DataConverter {
+func (d *dataConverter) WithWorkflowContext(ctx workflow.Context) converter.DataConverter {
 	c := *d
-	c.workflow, c.activity = true, nil
+	c.workflow, c.wfctx, c.activity = true, ctx, nil
 	return &c
 }
 
@@ -90,7 +91,7 @@ func (d *dataConverter) WithContext(ctx context.Context) converter.DataConverter
 		return d
 	}
 	c := *d
-	c.workflow, c.activity = false, ctx
+	c.workflow, c.wfctx, c.activity = false, nil, ctx
 	return &c
 }
 
@@ -109,6 +110,10 @@ func (d *dataConverter) onMissingKey(err error, retry func() error) error {
 	}
 	switch {
 	case d.workflow:
+		if d.wfctx != nil {
+			workflow.GetLogger(d.wfctx).Warn("waiting for a codec key this worker's keyring lacks: the workflow task fails and is retried until the key file gives it (rotate keys in two phases)",
+				"keyId", miss.KeyID)
+		}
 		panic(&WaitingForKeyError{KeyID: miss.KeyID})
 	case d.activity != nil:
 		if d.waitForKey(d.activity, miss.KeyID) {

@@ -16,7 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
@@ -220,4 +222,29 @@ func TestWatcherConcurrentUse(t *testing.T) {
 	require.Eventually(t, func() bool { return w.Keyring().CurrentKeyID() == "k2" }, time.Minute, 10*time.Millisecond)
 	cancel()
 	wg.Wait()
+}
+
+// TestActivityDecodeWaitsForTheKey: in an activity, a payload encrypted with a key the keyring
+// lacks is decoded once the key file gains the key, instead of failing the attempt.
+func TestActivityDecodeWaitsForTheKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keys.txt")
+	require.NoError(t, os.WriteFile(path, []byte(keyLine("k1", 1, "")), 0o600))
+	w, _ := watch(t, path)
+	sender := codec.DataConverter(keyring(t, key("k2", 2)))
+	p, err := sender.ToPayload("late key")
+	require.NoError(t, err)
+
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(func(ctx context.Context) (string, error) {
+		go writeAtomically(t, path, keyLine("k2", 2, codec.DecryptOnly)+keyLine("k1", 1, ""))
+		var got string
+		err := codec.DataConverter(w).(workflow.ContextAware).WithContext(ctx).FromPayload(p, &got)
+		return got, err
+	}, activity.RegisterOptions{Name: "decode"})
+	val, err := env.ExecuteActivity("decode")
+	require.NoError(t, err)
+	var got string
+	require.NoError(t, val.Get(&got))
+	assert.Equal(t, "late key", got)
 }

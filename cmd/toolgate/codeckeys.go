@@ -97,6 +97,7 @@ func runCodecKeys(ctx context.Context, a *app, o codecKeysOptions) error {
 			differ++
 			fmt.Fprintf(&b, "%s: no toolgate_codec_keys (no --codec-key, or not a toolgate process)\n", url)
 		default:
+			orderLike(want, held)
 			diff := keyDifference(want, held)
 			if diff != "" {
 				differ++
@@ -120,6 +121,17 @@ func formatKeys(keys []codec.KeyInfo) string {
 		parts[i] = k.ID + " " + k.Role
 	}
 	return strings.Join(parts, ", ")
+}
+
+// orderLike sorts held in the order of want, keys want lacks last.
+func orderLike(want, held []codec.KeyInfo) {
+	pos := func(k codec.KeyInfo) int {
+		if i := slices.IndexFunc(want, func(w codec.KeyInfo) bool { return w.ID == k.ID }); i >= 0 {
+			return i
+		}
+		return len(want)
+	}
+	slices.SortStableFunc(held, func(x, y codec.KeyInfo) int { return pos(x) - pos(y) })
 }
 
 // keyDifference says how held differs from want ("" when it holds every key in its role).
