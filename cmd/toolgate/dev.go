@@ -61,7 +61,7 @@ When everything is ready it prints, on stdout, one "key value" line each:
 payloads with; a "metrics http://.../metrics" line with --metrics-listen, where the embedded
 server's own metrics are served too; "data in-memory" with --in-memory). Port 0 picks a free port and the
 printed line says which. Ctrl-C (or SIGTERM) stops the worker (running tools get --stop-timeout
-to finish, then their context is canceled; a second Ctrl-C kills at once), then the UI and the
+to finish, then they are interrupted and drained; a second Ctrl-C kills at once), then the UI and the
 server, and exits 0. Started again on the same data directory, the server still has every
 earlier call: toolgate result finds them.
 
@@ -94,7 +94,7 @@ read a process's arguments in /proc.`,
 	fs.IntVar(&o.port, "port", 7233, "frontend gRPC port on 127.0.0.1 (0: any free port)")
 	fs.IntVar(&o.uiPort, "ui-port", 8233, "Web UI HTTP port on 127.0.0.1 (0: any free port)")
 	fs.BoolVar(&o.noUI, "no-ui", false, "do not start the Web UI")
-	fs.DurationVar(&o.stopTimeout, "stop-timeout", 5*time.Second, "on Ctrl-C, how long running tools may finish before their context is canceled")
+	fs.DurationVar(&o.stopTimeout, "stop-timeout", 5*time.Second, "on Ctrl-C, how long running tools may finish before the worker interrupts them (drain)")
 	fs.StringVar(&o.serverLogLevel, "server-log-level", "error", "lowest level of the Temporal server's own log lines (it is chatty)")
 	bindEnv(fs, "data-dir", "TOOLGATE_DATA_DIR")
 	bindEnv(fs, "namespace", "TEMPORAL_NAMESPACE")

@@ -46,9 +46,12 @@ namespace (idempotent). Where the server does not allow it (Temporal Cloud regis
 console or tcld), the worker says so and runs on: it detects which attributes the namespace has
 and never upserts a missing one.
 
-Ctrl-C (or SIGTERM) stops polling and gives running tools --stop-timeout (30 s) to finish, then
-cancels their context, and exits 0. A tool cut off this way is retried elsewhere if it is readOnly
-or idempotent; an unsafe one ends with an outcome-unknown TOOL_EXECUTION_FAILED.
+Ctrl-C (or SIGTERM) drains the worker: it stops polling at once, gives running tools
+--stop-timeout (30 s) to finish, then interrupts the attempts left and reports each to the server
+(waiting up to 10 s more for their tools to return), and exits 0. An interrupted readOnly or
+idempotent call goes on at once on another worker, and the interrupted attempt does not count
+against its MaxAttempts; an unsafe one ends with an outcome-unknown TOOL_EXECUTION_FAILED (or
+is reconciled). Give the process a grace period above --stop-timeout + 10 s before a SIGKILL.
 
 --deployment-name NAME --build-id ID (or TOOLGATE_DEPLOYMENT_NAME, TOOLGATE_BUILD_ID) joins
 the worker to a Temporal Worker Deployment Version, with every task queue it serves: a tool call
@@ -101,7 +104,7 @@ twice), is retried on another worker.`,
 	addMetricsFlag(cmd, &o.metrics)
 	addCallCountFlags(cmd, &o.metrics)
 	addWorkflowCacheFlag(cmd, &o.workflowCache)
-	cmd.Flags().DurationVar(&o.stopTimeout, "stop-timeout", 30*time.Second, "on Ctrl-C, how long running tools may finish before their context is canceled")
+	cmd.Flags().DurationVar(&o.stopTimeout, "stop-timeout", 30*time.Second, "on Ctrl-C, how long running tools may finish before the worker interrupts them (drain)")
 	cmd.Flags().BoolVar(&o.setup, "setup", false, "register the search attributes on the namespace first, when allowed")
 	cmd.Flags().StringVar(&o.deployment.Name, "deployment-name", "", "join this worker deployment (with --build-id): a new build rolls out by toolgate deploy promote (default none: unversioned)")
 	cmd.Flags().StringVar(&o.deployment.BuildID, "build-id", "", "this build's ID in --deployment-name (a new tool set or new code gets a new one)")
