@@ -2,9 +2,12 @@ package codec_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"log"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
@@ -101,4 +104,44 @@ func ExampleHandler() {
 	}
 	fmt.Println(string(decoded[0].Metadata[codec.MetadataEncoding]), string(decoded[0].Data))
 	// Output: json/plain "Oslo"
+}
+
+// A KeyringWatcher follows its key file, so keys rotate in two phases without a restart: first
+// every process learns the new key (marked decrypt-only), then it encrypts. Reload reads the file
+// at once; running processes do so every two seconds.
+func ExampleWatchKeyring() {
+	dir, err := os.MkdirTemp("", "keys")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "keys.txt")
+	old := "2026-12 ICEiIyQlJicoKSorLC0uLzAxMjM0NTY3ODk6Ozw9Pj8=\n"
+	next := "2027-01 QEFCQ0RFRkdISUpLTE1OT1BRUlNUVVZXWFlaW1xdXl8="
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		log.Fatal(err)
+	}
+	keys, err := codec.WatchKeyring(context.Background(), path, codec.WatchOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer keys.Close()
+	dc := codec.DataConverter(keys) // every client's converter follows the file
+
+	for _, phase := range []string{next + " decrypt-only\n" + old, next + "\n" + old} {
+		if err := os.WriteFile(path, []byte(phase), 0o600); err != nil {
+			log.Fatal(err)
+		}
+		if _, err := keys.Reload(); err != nil {
+			log.Fatal(err)
+		}
+		p, err := dc.ToPayload("x")
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(keys.Keyring().Keys(), "encrypts with", string(p.Metadata[codec.MetadataKeyID]))
+	}
+	// Output:
+	// [{2027-01 decrypt} {2026-12 encrypt}] encrypts with 2026-12
+	// [{2027-01 encrypt} {2026-12 decrypt}] encrypts with 2027-01
 }
