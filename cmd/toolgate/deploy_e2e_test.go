@@ -80,6 +80,10 @@ func TestVersionedRollout(t *testing.T) {
 	got = toolgate(t, env, "", "history", "--call-id", "add-v1", "-o", addHistory)
 	require.Equal(t, ExitOK, got.code, got.stderr)
 
+	// v2 starts beside v1 before the calls, so they are held on v1 for the promotion's checks only.
+	v2 := startWorker(v2env, "v2")
+	assert.NotContains(t, v2.stderrText(), worker.ErrToolSetConflict.Error(), "a changed tool set under a new build ID is never refused")
+
 	sdk, err := sdkclient.Dial(sdkclient.Options{HostPort: dev.addr["frontend"], Namespace: dev.addr["namespace"]})
 	require.NoError(t, err)
 	defer sdk.Close()
@@ -88,15 +92,13 @@ func TestVersionedRollout(t *testing.T) {
 	defer cancel()
 	var heldIDs []string
 	for i := range held {
-		call, err := toolcore.NewToolCall(fmt.Sprintf("held-%d", i), "sleep", []byte(`{"seconds":20}`))
+		call, err := toolcore.NewToolCall(fmt.Sprintf("held-%d", i), "sleep", []byte(`{"seconds":15}`))
 		require.NoError(t, err)
 		id, err := tg.Start(ctx, call)
 		require.NoError(t, err)
 		heldIDs = append(heldIDs, id)
 	}
 
-	v2 := startWorker(v2env, "v2")
-	assert.NotContains(t, v2.stderrText(), worker.ErrToolSetConflict.Error(), "a changed tool set under a new build ID is never refused")
 	var st deployStatusJSON
 	require.Eventually(t, func() bool {
 		st = status()
@@ -115,7 +117,7 @@ func TestVersionedRollout(t *testing.T) {
 	got = toolgate(t, v2env, "", "deploy", "promote", "v2", "--histories", dir)
 	require.Equal(t, ExitOK, got.code, got.stdout+got.stderr)
 	assert.Contains(t, got.stdout, "current version v2 (was v1)")
-	t.Logf("promoted with %d calls in flight on v1: %s", held, strings.TrimSpace(got.stdout))
+	t.Logf("promoted with %d calls in flight on v1: %s; %d still running after it", held, strings.TrimSpace(got.stdout), version(status(), "v1").RunningCalls)
 
 	got = toolgate(t, env, "", "call", "--id", "read-v2", "read_file", `{"path":"note.txt"}`)
 	require.Equal(t, ExitOK, got.code, got.stderr)
