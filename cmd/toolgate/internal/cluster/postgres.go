@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/lib/pq"
 
 	"github.com/toolgate/toolgate/internal/testbin"
 )
@@ -168,6 +171,53 @@ func (pg *Postgres) waitAccepting(ctx context.Context) error {
 // Address is the server's "127.0.0.1:port".
 func (pg *Postgres) Address() string {
 	return hostPort(pg.port)
+}
+
+// EnableTLS gives the server certPEM and keyPEM (PEM: a certificate and its private key) as its
+// TLS certificate, turns ssl on and reloads its configuration; it returns once a connection with
+// sslmode=require succeeds. Connections without TLS stay allowed, as in a stock pg_hba.conf.
+func (pg *Postgres) EnableTLS(ctx context.Context, certPEM, keyPEM []byte) error {
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{"server.crt", certPEM}, {"server.key", keyPEM}} {
+		path := filepath.Join(pg.data, f.name)
+		// PostgreSQL refuses a key file others can read, or one its user does not own.
+		if err := os.WriteFile(path, f.data, 0o600); err != nil {
+			return fmt.Errorf("write %s: %w", f.name, err)
+		}
+		if pg.cred != nil {
+			if err := os.Chown(path, int(pg.cred.Uid), int(pg.cred.Gid)); err != nil {
+				return fmt.Errorf("chown %s: %w", f.name, err)
+			}
+		}
+	}
+	conf, err := os.OpenFile(filepath.Join(pg.data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("open postgresql.conf: %w", err)
+	}
+	_, err = conf.WriteString("\nssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n")
+	if cerr := conf.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write postgresql.conf: %w", err)
+	}
+	if err := pg.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		return fmt.Errorf("reload postgres: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	dsn := fmt.Sprintf("postgres://%s@%s/postgres?sslmode=require", postgresUser, pg.Address())
+	return poll(ctx, func(ctx context.Context) error {
+		connector, err := pq.NewConnector(dsn)
+		if err != nil {
+			return errStop{err}
+		}
+		db := sql.OpenDB(connector)
+		defer db.Close()
+		return db.PingContext(ctx)
+	})
 }
 
 // Restart stops the server in immediate mode (SIGQUIT: no shutdown checkpoint, crash recovery at

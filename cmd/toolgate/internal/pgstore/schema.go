@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"context"
 	"fmt"
 
 	"go.temporal.io/server/common/config"
@@ -22,8 +23,12 @@ const (
 const adminDatabase = "postgres"
 
 // Setup creates the main and visibility databases of stores when missing and brings each to the
-// server's current schema (see the package doc).
+// server's current schema (see the package doc). It [Ping]s the server first, so that a
+// connection or certificate failure is reported as the driver's error.
 func Setup(stores Stores) error {
+	if err := Ping(context.Background(), stores); err != nil {
+		return err
+	}
 	logger := log.NewNoopLogger()
 	for _, s := range []struct {
 		sql    config.SQL

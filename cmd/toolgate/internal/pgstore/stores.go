@@ -3,12 +3,12 @@ package pgstore
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"strings"
 	"time"
 
-	"go.temporal.io/server/common/auth"
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/persistence/sql/sqlplugin/postgresql"
 )
@@ -51,9 +51,15 @@ func NewStores(address, user, password, database string) Stores {
 	return Stores{Main: store(database), Visibility: store(database + VisibilitySuffix)}
 }
 
-// ParseURL returns the stores of a URL postgres://user[:password]@host[:port][/database]
-// [?sslmode=disable|require|verify-full]. The database defaults to [DefaultDatabase], the port to
-// 5432, sslmode to disable; its visibility store is database+[VisibilitySuffix].
+// ParseURL returns the stores of a URL postgres://user[:password]@host[:port][/database][?params].
+// The database defaults to [DefaultDatabase], the port to 5432; its visibility store is
+// database+[VisibilitySuffix]. The parameters are libpq's, passed to the driver as they are:
+// sslmode (disable, the default, allow, prefer, require, verify-ca, verify-full), sslrootcert (a
+// PEM file of CA certificates, or "system"; without it verify-ca and verify-full check against
+// the system's roots), sslcert and sslkey (a client certificate and its key, together),
+// sslsni, ssl_min_protocol_version, ssl_max_protocol_version, connect_timeout and
+// application_name. Any other parameter is an error, and so is a certificate file that cannot
+// be read or parsed (the error names it), or a certificate file without sslmode.
 func ParseURL(raw string) (Stores, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -78,31 +84,34 @@ func ParseURL(raw string) (Stores, error) {
 	}
 	password, _ := u.User.Password()
 	stores := NewStores(net.JoinHostPort(u.Hostname(), port), u.User.Username(), password, database)
-	var tls *auth.TLS
-	for key, values := range u.Query() {
-		if key != "sslmode" || len(values) != 1 {
-			return Stores{}, fmt.Errorf("parse PostgreSQL URL: unsupported parameter %q (only sslmode)", key)
-		}
-		switch values[0] {
-		case "disable":
-		case "require":
-			tls = &auth.TLS{Enabled: true}
-		case "verify-full":
-			tls = &auth.TLS{Enabled: true, EnableHostVerification: true, ServerName: u.Hostname()}
-		default:
-			return Stores{}, fmt.Errorf("parse PostgreSQL URL: sslmode %q (want disable, require or verify-full)", values[0])
-		}
+	attrs, err := connectAttributes(u.Query())
+	if err != nil {
+		return Stores{}, fmt.Errorf("parse PostgreSQL URL: %w", err)
 	}
-	if tls != nil {
-		main, vis := *tls, *tls
-		stores.Main.TLS, stores.Visibility.TLS = &main, &vis
+	if len(attrs) > 0 {
+		stores.Main.ConnectAttributes, stores.Visibility.ConnectAttributes = attrs, maps.Clone(attrs)
 	}
 	return stores, nil
 }
 
-// Redacted is the URL of the main store without its password, what logs and output may show.
+// Redacted is the URL of the main store without its password, what logs and output may show:
+// its parameters name files, never secrets.
 func (s Stores) Redacted() string {
-	u := url.URL{Scheme: "postgres", User: url.User(s.Main.User), Host: s.Main.ConnectAddr, Path: "/" + s.Main.DatabaseName}
+	return s.url(s.Main.DatabaseName, false)
+}
+
+// url is the URL of database on the main store's server, with its parameters (sorted) and,
+// when withPassword, its password.
+func (s Stores) url(database string, withPassword bool) string {
+	u := url.URL{Scheme: "postgres", User: url.User(s.Main.User), Host: s.Main.ConnectAddr, Path: "/" + database}
+	if withPassword && s.Main.Password != "" {
+		u.User = url.UserPassword(s.Main.User, s.Main.Password)
+	}
+	q := url.Values{}
+	for k, v := range s.Main.ConnectAttributes {
+		q.Set(k, v)
+	}
+	u.RawQuery = q.Encode()
 	return u.String()
 }
 
