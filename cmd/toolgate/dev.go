@@ -68,10 +68,14 @@ earlier call: toolgate result finds them.
 The default data directory is $TOOLGATE_DATA_DIR, else $XDG_DATA_HOME/toolgate, else
 ~/.local/share/toolgate: one per user, the same whichever directory you start from.
 
---db postgres://user[:password]@host[:port][/database][?sslmode=disable|require|verify-full]
-runs the server on an existing PostgreSQL instead: the main store in the database (default
-temporal), visibility in <database>_visibility, both created with the server's schemas when
-missing (the server's own SQL tooling, what temporal-sql-tool runs) and upgraded when older. The
+--db postgres://user[:password]@host[:port][/database][?params] runs the server on an existing
+PostgreSQL instead: the main store in the database (default temporal), visibility in
+<database>_visibility, both created with the server's schemas when missing (the server's own SQL
+tooling, what temporal-sql-tool runs) and upgraded when older. The params are libpq's TLS
+settings: sslmode (disable, the default, require, verify-ca, verify-full, ...), sslrootcert (the
+CA's PEM file; without it verify-* check against the system's roots), sslcert and sslkey (a
+client certificate), plus connect_timeout and application_name; a certificate that fails
+verification is reported with the verification error and the file. The
 dev server has one history shard, fixed for the life of a database: give it databases of its own.
 A URL with a password belongs in $TOOLGATE_DB, never on the command line: every local user can
 read a process's arguments in /proc.`,
