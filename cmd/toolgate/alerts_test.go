@@ -27,9 +27,11 @@ const (
 // healthy `toolgate dev` does not show them: Prometheus registers a counter on its first
 // increment, and these count only faults.
 var seriesNotScraped = map[string]string{
-	workflows.MetricHeartbeatTimeouts: "toolgate: a call's attempt lost its worker",
-	"visibility_persistence_errors":   "Temporal server: visibility store errors",
-	"task_terminal_failures":          "Temporal server: history tasks sent to the DLQ",
+	workflows.MetricHeartbeatTimeouts:  "toolgate: a call's attempt lost its worker",
+	workflows.MetricApprovalsRequested: "toolgate: a call of a tool that requires approval (the metrics package's TestApprovalMetrics scrapes it)",
+	workflows.MetricApprovalsDecided:   "toolgate: an approval decided (TestApprovalMetrics scrapes it)",
+	"visibility_persistence_errors":    "Temporal server: visibility store errors",
+	"task_terminal_failures":           "Temporal server: history tasks sent to the DLQ",
 }
 
 // TestAlertRulesAndDashboard: the rules parse and validate with Prometheus's own rule parser

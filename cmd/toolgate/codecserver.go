@@ -141,6 +141,9 @@ func runCodecServer(ctx context.Context, a *app, o codecServerOptions) error {
 	if err != nil {
 		return closeMetrics(ms, err)
 	}
+	if ms != nil {
+		ms.Health().SetCheck(codecReady(keys)) // --metrics-listen's /readyz is the codec server's
+	}
 	if _, err := fmt.Fprintf(a.out, "codec-server %s\n", srv.url); err != nil {
 		return closeMetrics(ms, errors.Join(fmt.Errorf("print address: %w", err), srv.stop()))
 	}
@@ -242,14 +245,19 @@ func (s *codecServer) stop() error {
 }
 
 // codecProbe answers /healthz and /readyz for a codec server (package health: no token, any
-// Host, nothing revealed): ready while the keyring in force has a key to encrypt with.
+// Host, nothing revealed) with codecReady.
 func codecProbe(keys codec.KeySource, logger *zap.Logger) *health.Probe {
 	p := health.NewProbe(health.Options{Logger: logger.Named("health")})
-	p.SetCheck(func(context.Context) error {
+	p.SetCheck(codecReady(keys))
+	return p
+}
+
+// codecReady is a codec server's readiness: the keyring in force has a key to encrypt with.
+func codecReady(keys codec.KeySource) health.Check {
+	return func(context.Context) error {
 		if keys.Keyring().CurrentKeyID() == "" {
 			return errors.New("no codec key")
 		}
 		return nil
-	})
-	return p
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,8 +21,10 @@ import (
 // TestEncryptedDevWithMetrics runs `toolgate dev --codec-key --metrics-listen` and checks, with
 // the real binary: calls with the key work; the exported history holds no plaintext; replay
 // passes with the key and fails without it; the printed codec server decodes the history's
-// payloads for the UI's origin; the metrics endpoint counts the calls; keys rotate under load
-// on the same server (testKeysRotateUnderLoad).
+// payloads for the UI's origin; the metrics endpoint counts the calls and serves the embedded
+// server's metrics and the call gauges, every series of deploy/'s rules and dashboard among them;
+// keys rotate under load on the same server (testKeysRotateUnderLoad); every listener answers the
+// probes; a worker's /readyz flips when the server stops.
 func TestEncryptedDevWithMetrics(t *testing.T) {
 	const canary = "cli-canary-5e1d"
 	dir := t.TempDir()
@@ -116,6 +119,34 @@ func TestEncryptedDevWithMetrics(t *testing.T) {
 			return okCalls.MatchString(text) && rejected.MatchString(text)
 		}, lineTimeout, 100*time.Millisecond)
 		assert.True(t, strings.Contains(text, "temporal_workflow_completed_total"), "the SDK's metrics are served too")
+
+		// The embedded server's own metrics, and the call gauges counted in visibility.
+		closed := regexp.MustCompile(`(?m)^task_latency_queue_count\{[^}]*operation="VisibilityTaskCloseExecution"`)
+		running := regexp.MustCompile(`(?m)^toolgate_calls_running\{namespace="default",task_queue="toolgate"\} 0$`)
+		require.Eventually(t, func() bool {
+			text = get(t, dev.addr["metrics"])
+			return closed.MatchString(text) && running.MatchString(text)
+		}, lineTimeout, 100*time.Millisecond, "the server's task_latency_queue and toolgate_calls_running")
+		// Every series deploy/'s alert rules and dashboard name is one this scrape shows.
+		var parser expfmt.TextParser
+		families, err := parser.TextToMetricFamilies(strings.NewReader(text))
+		require.NoError(t, err)
+		names := map[string]bool{}
+		for name := range families {
+			names[name] = true
+		}
+		assert.Empty(t, missingSeries(referencedSeries(t), names), "series the rules or the dashboard name that toolgate dev does not export")
+	})
+
+	t.Run("probes answer on every listener without a token, whatever the Host", func(t *testing.T) {
+		metricsBase := strings.TrimSuffix(dev.addr["metrics"], "/metrics")
+		for _, base := range []string{metricsBase, dev.addr["codec-server"]} {
+			for _, path := range []string{"/healthz", "/readyz"} {
+				code, body := probeGet(t, base+path)
+				assert.Equal(t, http.StatusOK, code, base+path)
+				assert.NotContains(t, body, "toolgate_", base+path)
+			}
+		}
 	})
 
 	t.Run("a rebinding Host gets 421 from the codec server and the metrics", func(t *testing.T) {
@@ -142,7 +173,7 @@ func TestEncryptedDevWithMetrics(t *testing.T) {
 		mcp := startProcess(t, env, "mcp", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0")
 		url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/metrics`).FindString(mcp.waitLine(t, mcp.stderr, "serving Prometheus metrics"))
 		require.NotEmpty(t, url)
-		mcp.waitLine(t, mcp.stderr, "MCP streamable HTTP") // the tool list was fetched: client requests made
+		listening := mcp.waitLine(t, mcp.stderr, "MCP streamable HTTP") // the tool list was fetched: client requests made
 		var text string
 		require.Eventually(t, func() bool {
 			resp, err := http.Get(url)
@@ -154,8 +185,57 @@ func TestEncryptedDevWithMetrics(t *testing.T) {
 			text = string(b)
 			return strings.Contains(text, "temporal_request")
 		}, lineTimeout, 100*time.Millisecond, "the mcp process's SDK client counts its requests")
+		mcpURL := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(listening)
+		for _, probe := range []string{mcpURL + "/healthz", mcpURL + "/readyz", strings.TrimSuffix(url, "/metrics") + "/readyz"} {
+			code, _ := probeGet(t, probe)
+			assert.Equal(t, http.StatusOK, code, probe)
+		}
+		code, _ := probeGet(t, mcpURL+"/mcp")
+		assert.Equal(t, http.StatusForbidden, code, "/mcp keeps its Host check")
 		assert.Equal(t, 0, mcp.interrupt(t), mcp.stderrText())
 	})
+
+	// Last: it stops the dev server.
+	t.Run("a worker's readyz flips when Temporal goes away", func(t *testing.T) {
+		w := startProcess(t, env, "worker", "--task-queue", "readyz-flip", "--metrics-listen", "127.0.0.1:0")
+		base := strings.TrimSuffix(regexp.MustCompile(`http://127\.0\.0\.1:\d+/metrics`).FindString(w.waitLine(t, w.stderr, "serving Prometheus metrics")), "/metrics")
+		require.NotEmpty(t, base)
+		require.Eventually(t, func() bool { code, _ := probeGet(t, base+"/readyz"); return code == http.StatusOK },
+			lineTimeout, 100*time.Millisecond, "ready once polling")
+		assert.Equal(t, 0, dev.interrupt(t), dev.stderrText())
+		require.Eventually(t, func() bool { code, _ := probeGet(t, base+"/readyz"); return code == http.StatusServiceUnavailable },
+			lineTimeout, 100*time.Millisecond, "not ready once the frontend is gone")
+		code, _ := probeGet(t, base+"/healthz")
+		assert.Equal(t, http.StatusOK, code, "still live: the process serves")
+	})
+}
+
+// get returns the body of a GET of url ("" on an error).
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// probeGet GETs url as a kubelet probe does: no token, the pod's IP as Host (here neither
+// loopback nor allowed).
+func probeGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	req.Host = "10.9.8.7:8080"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // historyPayloads returns every base64 "data" and metadata value of an exported history, decoded.
