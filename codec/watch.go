@@ -33,8 +33,9 @@ type WatchOptions struct {
 	// Logger receives a line for each reload (key IDs and roles, never key material) and each
 	// refused one. Optional: default zap.NewNop().
 	Logger *zap.Logger
-	// OnLoad is called with the first keyring and with each one a reload swaps in, from the
-	// watcher's goroutine (or the caller's, for the first). Optional: default nil.
+	// OnLoad is called with the first keyring and with each one a reload swaps in, on the
+	// goroutine that read the file (WatchKeyring's caller for the first, then the poller, Reload's
+	// caller or a decode that met an unknown key), one call at a time. Optional: default nil.
 	OnLoad func(*Keyring)
 	// LookupEnv reads an "env:NAME" source. Optional: default os.LookupEnv.
 	LookupEnv func(string) (string, bool)
