@@ -37,6 +37,10 @@ const (
 	readinessPath = "/readyz"
 )
 
+// drainReportWait is how long a worker waits, after --stop-timeout, for the tools it interrupted
+// to return (docs/operations.md, "Deploys drain").
+const drainReportWait = 10 * time.Second
+
 // objects is one rendering: every object by kind and name.
 type objects struct {
 	deployments map[string]*appsv1.Deployment
@@ -226,8 +230,8 @@ func TestChartRefuses(t *testing.T) {
 		give    string
 		wantErr string
 	}{
-		{name: "grace period not beyond the drain", give: "worker: {stopTimeoutSeconds: 60, terminationGracePeriodSeconds: 60}",
-			wantErr: "must exceed worker.stopTimeoutSeconds"},
+		{name: "grace period not beyond the drain", give: "worker: {stopTimeoutSeconds: 60, terminationGracePeriodSeconds: 70}",
+			wantErr: "must exceed worker.stopTimeoutSeconds (60) + 10 s"},
 		{name: "MCP front without authentication", give: `mcp: {tokenSecret: ""}`, wantErr: "mcp needs authentication"},
 		{name: "codec server without keys", give: "codecServer: {enabled: true, tokenSecret: t}", wantErr: "needs codecKeys.secretName"},
 		{name: "codec server without a token", give: "codecKeys: {secretName: k}\ncodecServer: {enabled: true}", wantErr: "needs codecServer.tokenSecret"},
@@ -244,7 +248,7 @@ func TestChartRefuses(t *testing.T) {
 }
 
 // checkDeployment checks one Deployment's pod: selector, probes, security, resources, secrets
-// and the drain's grace period.
+// and the drain's grace period (--stop-timeout plus the drain's report).
 func checkDeployment(t *testing.T, d *appsv1.Deployment) {
 	t.Helper()
 	spec := d.Spec.Template.Spec
@@ -326,8 +330,8 @@ func checkDeployment(t *testing.T, d *appsv1.Deployment) {
 		}
 		require.NotZero(t, stop, "%s: an explicit --stop-timeout", where)
 		require.NotNil(t, spec.TerminationGracePeriodSeconds, where)
-		assert.Greater(t, time.Duration(*spec.TerminationGracePeriodSeconds)*time.Second, stop,
-			"%s: terminationGracePeriodSeconds beyond --stop-timeout", where)
+		assert.Greater(t, time.Duration(*spec.TerminationGracePeriodSeconds)*time.Second, stop+drainReportWait,
+			"%s: terminationGracePeriodSeconds beyond --stop-timeout and the drain's report", where)
 	}
 }
 
