@@ -29,7 +29,8 @@ var rolloutLong = flag.Bool("rollout.long", false, "TestVersionedRollout with 50
 // promote v2` passes its checks (the replay of a recorded history; the held calls are pinned to
 // v1, so they do not count as drift); each completes on v1 (every workflow task and its
 // activity by v1's worker, in its history), new calls run on v2. A promotion back to v1 whose
-// replay fails (a history of v2's read_file, which v1 lacks) is refused and changes nothing.
+// replay fails (a history of v2's read_file, which v1 lacks) is refused and changes nothing, and
+// so is a ramp; a forced ramp and --clear change the ramping version.
 func TestVersionedRollout(t *testing.T) {
 	held := 10
 	if *rolloutLong {
@@ -146,6 +147,18 @@ func TestVersionedRollout(t *testing.T) {
 	st = status()
 	assert.Equal(t, "v2", st.CurrentBuildID, "a refused promotion changes nothing")
 	t.Logf("after: %+v", st)
+
+	// A ramp passes the same checks (--force skips them) and --clear ends it.
+	got = toolgate(t, env, "", "deploy", "ramp", "v1", "--percent", "5", "--histories", readHistory)
+	assert.Equal(t, ExitErrorResult, got.code, got.stdout+got.stderr)
+	got = toolgate(t, env, "", "deploy", "ramp", "v1", "--percent", "5", "--force")
+	require.Equal(t, ExitOK, got.code, got.stderr)
+	st = status()
+	assert.Equal(t, "v1", st.RampingBuildID)
+	assert.Equal(t, "ramping 5%", version(st, "v1").State)
+	got = toolgate(t, env, "", "deploy", "ramp", "--clear")
+	require.Equal(t, ExitOK, got.code, got.stderr)
+	assert.Empty(t, status().RampingBuildID)
 
 	assert.Equal(t, 0, v2.interrupt(t), v2.stderrText())
 	assert.Equal(t, 0, v1.interrupt(t), v1.stderrText())
