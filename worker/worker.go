@@ -356,7 +356,9 @@ func (w *Worker) TaskQueues() []string { return slices.Clone(w.queues) }
 // RegisterWorkflow registers a workflow of the user's own (an agent workflow) on the worker of
 // the main task queue, beside toolgate's workflows, so *Worker satisfies the SDK's
 // worker.WorkflowRegistry (client.RegisterAwaitToolCall works on it). Call it before Start: it
-// panics after Start, and on what the SDK refuses (a name already registered).
+// panics after Start, and on what the SDK refuses (a name already registered). On a versioned
+// worker the workflow gets Options.Deployment.DefaultVersioningBehavior (AutoUpgrade unless
+// set); RegisterWorkflowWithOptions with a VersioningBehavior pins it instead.
 func (w *Worker) RegisterWorkflow(wf any) {
 	w.mainBeforeStart("RegisterWorkflow").RegisterWorkflow(wf)
 }
