@@ -73,7 +73,7 @@ func TestSDKOptions(t *testing.T) {
 			w := &Worker{fatal: make(chan error, 1)}
 			got := w.sdkOptions(tt.give.withDefaults(), tt.activitiesOnly)
 			assert.Equal(t, tt.wantPolicy, got.WorkflowPanicPolicy)
-			assert.Equal(t, DefaultStopTimeout, got.WorkerStopTimeout)
+			assert.Equal(t, DefaultStopTimeout+DrainReportTimeout, got.WorkerStopTimeout, "the SDK cuts off only after Stop's drain was reported")
 			assert.Equal(t, DefaultMaxConcurrentActivities, got.MaxConcurrentActivityExecutionSize)
 			assert.Equal(t, tt.activitiesOnly, got.DisableWorkflowWorker)
 			require.NotNil(t, got.OnFatalError)
