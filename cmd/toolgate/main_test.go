@@ -64,6 +64,8 @@ func TestUsageErrors(t *testing.T) {
 		{name: "workflow cache of zero", args: []string{"worker", "--workflow-cache", "0"}, wantStderr: "--workflow-cache 0: want at least 1"},
 		{name: "mount timeout of zero", args: []string{"worker", "--mcp-timeout", "0s"}, wantStderr: "--mcp-timeout 0s: want a positive duration"},
 		{name: "negative mount heartbeat timeout", args: []string{"worker", "--mcp-heartbeat-timeout", "-1s"}, wantStderr: "--mcp-heartbeat-timeout -1s: want a positive duration"},
+		{name: "call counts too often", args: []string{"worker", "--calls-count-interval", "10ms"}, wantStderr: "--calls-count-interval 10ms: want at least 1s"},
+		{name: "stuck after zero", args: []string{"dev", "--in-memory", "--stuck-after", "0s"}, wantStderr: "--stuck-after 0s: want a positive duration"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
