@@ -33,7 +33,7 @@
 // the same tool set share a queue (scale-out); give every other tool set its own
 // [Options.TaskQueue], and start its calls there, or version the workers. Two workers started at
 // the same instant can both pass the check; pollers that are not toolgate workers (or older
-// ones, without a fingerprint) are not judged.
+// ones, without a fingerprint or with the 12-digit fingerprint of names only) are not judged.
 //
 // # Versioned rollout
 //

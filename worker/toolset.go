@@ -33,7 +33,7 @@ const toolSetMarker = wire.ToolSetIdentityMarker
 // renews its long poll at least every minute); the server keeps such entries for minutes.
 const pollerFreshness = 75 * time.Second
 
-// ToolSetFingerprint identifies the tool set of reg: the first 12 hex digits of the SHA-256 of
+// ToolSetFingerprint identifies the tool set of reg: the first 16 hex digits of the SHA-256 of
 // one line per tool, sorted by name, "<name> <DefinitionHash>". It covers each tool's definition
 // (name, input schema, side-effect class, attempts), not only its name: a build whose tool
 // changed its schema serves another tool set. Workers with the same fingerprint share task
@@ -44,8 +44,13 @@ func ToolSetFingerprint(reg *toolcore.Registry) string {
 		tool, _ := reg.Get(name)
 		h.Write([]byte(name + " " + tool.DefinitionHash() + "\n"))
 	}
-	return hex.EncodeToString(h.Sum(nil))[:12]
+	return hex.EncodeToString(h.Sum(nil))[:fingerprintLen]
 }
+
+// fingerprintLen is the length of a ToolSetFingerprint. Releases before definitions counted
+// used 12 digits over the names only: a fingerprint of another length is not comparable, so a
+// worker upgraded to this release joins a queue its older peers (same tools) still poll.
+const fingerprintLen = 16
 
 // workerIdentity is the SDK worker identity carrying the fingerprint.
 func workerIdentity(fingerprint string) string {
@@ -70,8 +75,9 @@ func fingerprintOf(identity string) (fingerprint string, ok bool) {
 // one of queues (main queue first: its workflow pollers and every queue's activity pollers).
 // With a deployment version (versioned is non-zero), only pollers of that same version are
 // judged: workers of other versions (or unversioned ones) serve other builds by design, and the
-// server routes each workflow to its own version's workers. A failed DescribeTaskQueue is not a
-// conflict: it is reported by warn and the check passes.
+// server routes each workflow to its own version's workers. A fingerprint of another length (an
+// older release's) is not judged. A failed DescribeTaskQueue is not a conflict: it is reported
+// by warn and the check passes.
 func checkToolSets(ctx context.Context, c client.Client, queues []string, fingerprint string, versioned Deployment, now time.Time, warn func(error)) error {
 	for i, queue := range queues {
 		types := []enumspb.TaskQueueType{enumspb.TASK_QUEUE_TYPE_ACTIVITY}
@@ -86,7 +92,7 @@ func checkToolSets(ctx context.Context, c client.Client, queues []string, finger
 			}
 			for _, p := range resp.GetPollers() {
 				theirs, ok := fingerprintOf(p.GetIdentity())
-				if !ok || theirs == fingerprint || now.Sub(p.GetLastAccessTime().AsTime()) > pollerFreshness {
+				if !ok || theirs == fingerprint || len(theirs) != len(fingerprint) || now.Sub(p.GetLastAccessTime().AsTime()) > pollerFreshness {
 					continue
 				}
 				if versioned.enabled() {

@@ -29,13 +29,13 @@ func TestToolSetFingerprint(t *testing.T) {
 	assert.Equal(t, ToolSetFingerprint(reg("a", "b")), ToolSetFingerprint(reg("b", "a")), "order does not matter")
 	assert.NotEqual(t, ToolSetFingerprint(reg("a", "b")), ToolSetFingerprint(reg("a", "b", "c")))
 	assert.NotEqual(t, ToolSetFingerprint(reg("ab")), ToolSetFingerprint(reg("a", "b")), "names are delimited")
-	assert.Len(t, ToolSetFingerprint(reg()), 12)
+	assert.Len(t, ToolSetFingerprint(reg()), fingerprintLen)
 }
 
 func TestWorkerIdentityCarriesFingerprint(t *testing.T) {
-	fp, ok := fingerprintOf(workerIdentity("0123456789ab"))
+	fp, ok := fingerprintOf(workerIdentity("0123456789abcdef"))
 	assert.True(t, ok)
-	assert.Equal(t, "0123456789ab", fp)
+	assert.Equal(t, "0123456789abcdef", fp)
 
 	_, ok = fingerprintOf("4242@host@toolgate")
 	assert.False(t, ok, "an SDK default identity has no fingerprint")
@@ -92,26 +92,28 @@ func TestCheckToolSets(t *testing.T) {
 		ours     Deployment
 		conflict string // "" when the worker may join; else text the error contains
 	}{
-		{name: "unversioned, same tool set", pollers: []*taskqueuepb.PollerInfo{poller("aaaaaaaaaaaa", nil)}},
-		{name: "unversioned, another tool set", pollers: []*taskqueuepb.PollerInfo{poller("bbbbbbbbbbbb", nil)},
+		{name: "unversioned, same tool set", pollers: []*taskqueuepb.PollerInfo{poller("aaaaaaaaaaaaaaaa", nil)}},
+		{name: "unversioned, another tool set", pollers: []*taskqueuepb.PollerInfo{poller("bbbbbbbbbbbbbbbb", nil)},
 			conflict: "run the workers in a worker deployment with a build ID per build"},
-		{name: "unversioned, another tool set on a versioned worker", pollers: []*taskqueuepb.PollerInfo{poller("bbbbbbbbbbbb", version("tools", "v2"))},
+		{name: "unversioned, another tool set on a versioned worker", pollers: []*taskqueuepb.PollerInfo{poller("bbbbbbbbbbbbbbbb", version("tools", "v2"))},
 			conflict: "toolgate deploy promote"},
 		{name: "versioned, another tool set of another version", ours: v1,
-			pollers: []*taskqueuepb.PollerInfo{poller("bbbbbbbbbbbb", version("tools", "v2"))}},
+			pollers: []*taskqueuepb.PollerInfo{poller("bbbbbbbbbbbbbbbb", version("tools", "v2"))}},
 		{name: "versioned, another tool set unversioned", ours: v1,
-			pollers: []*taskqueuepb.PollerInfo{poller("bbbbbbbbbbbb", nil)}},
+			pollers: []*taskqueuepb.PollerInfo{poller("bbbbbbbbbbbbbbbb", nil)}},
 		{name: "versioned, another tool set of another deployment's v1", ours: v1,
-			pollers: []*taskqueuepb.PollerInfo{poller("bbbbbbbbbbbb", version("other", "v1"))}},
+			pollers: []*taskqueuepb.PollerInfo{poller("bbbbbbbbbbbbbbbb", version("other", "v1"))}},
 		{name: "versioned, same version, same tool set", ours: v1,
-			pollers: []*taskqueuepb.PollerInfo{poller("aaaaaaaaaaaa", version("tools", "v1"))}},
+			pollers: []*taskqueuepb.PollerInfo{poller("aaaaaaaaaaaaaaaa", version("tools", "v1"))}},
+		{name: "an older release's fingerprint (12 digits, names only) is not judged",
+			pollers: []*taskqueuepb.PollerInfo{poller("cccccccccccc", nil)}},
 		{name: "versioned, same version, another tool set", ours: v1,
-			pollers:  []*taskqueuepb.PollerInfo{poller("bbbbbbbbbbbb", version("tools", "v1"))},
+			pollers:  []*taskqueuepb.PollerInfo{poller("bbbbbbbbbbbbbbbb", version("tools", "v1"))},
 			conflict: `build ID "v1" of deployment "tools"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := checkToolSets(context.Background(), pollersClient{pollers: tt.pollers}, []string{"q"}, "aaaaaaaaaaaa", tt.ours, now,
+			err := checkToolSets(context.Background(), pollersClient{pollers: tt.pollers}, []string{"q"}, "aaaaaaaaaaaaaaaa", tt.ours, now,
 				func(err error) { t.Errorf("unexpected warning: %v", err) })
 			if tt.conflict == "" {
 				assert.NoError(t, err)
@@ -125,7 +127,7 @@ func TestCheckToolSets(t *testing.T) {
 
 func TestCheckToolSetsIgnoresStalePollers(t *testing.T) {
 	now := time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)
-	stale := &taskqueuepb.PollerInfo{Identity: workerIdentity("bbbbbbbbbbbb"), LastAccessTime: timestamppb.New(now.Add(-pollerFreshness - time.Second))}
-	err := checkToolSets(context.Background(), pollersClient{pollers: []*taskqueuepb.PollerInfo{stale}}, []string{"q"}, "aaaaaaaaaaaa", Deployment{}, now, func(error) {})
+	stale := &taskqueuepb.PollerInfo{Identity: workerIdentity("bbbbbbbbbbbbbbbb"), LastAccessTime: timestamppb.New(now.Add(-pollerFreshness - time.Second))}
+	err := checkToolSets(context.Background(), pollersClient{pollers: []*taskqueuepb.PollerInfo{stale}}, []string{"q"}, "aaaaaaaaaaaaaaaa", Deployment{}, now, func(error) {})
 	assert.NoError(t, err)
 }
