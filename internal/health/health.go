@@ -129,7 +129,11 @@ func (p *Probe) report(err error) {
 		return
 	}
 	p.reported = state
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrDown):
+		p.logger.Info("not ready: stopping") // expected, not a fault
+		return
+	case err != nil:
 		p.logger.Warn("not ready", zap.Error(err))
 		return
 	}
