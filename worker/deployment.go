@@ -147,7 +147,8 @@ func checkVersionToolSet(ctx context.Context, c client.Client, d Deployment, fin
 
 // recordToolSet writes set into d's version metadata. The server creates a version when its
 // first worker polls, so a write that fails is retried (every 200 ms, growing to 2 s) until ctx
-// ends; it returns the last error then.
+// ends; it returns the last error then, or at once an error no retry can mend (permission
+// denied, unimplemented, invalid argument).
 func recordToolSet(ctx context.Context, c client.Client, d Deployment, set VersionToolSet) error {
 	payload, err := converter.GetDefaultDataConverter().ToPayload(set)
 	if err != nil {
@@ -162,6 +163,12 @@ func recordToolSet(ctx context.Context, c client.Client, d Deployment, set Versi
 		})
 		if err == nil {
 			return nil
+		}
+		var denied *serviceerror.PermissionDenied
+		var unimplemented *serviceerror.Unimplemented
+		var invalid *serviceerror.InvalidArgument
+		if errors.As(err, &denied) || errors.As(err, &unimplemented) || errors.As(err, &invalid) {
+			return fmt.Errorf("record tool set in deployment version %s: %w", d, err)
 		}
 		select {
 		case <-ctx.Done():
