@@ -46,6 +46,7 @@ func TestVersionedRollout(t *testing.T) {
 	startWorker := func(env []string, buildID string) *process {
 		p := startProcess(t, env, "worker", "--build-id", buildID)
 		p.waitLine(t, p.stderr, "worker started")
+		assert.NotContains(t, p.stderrText(), "cannot record the tool set", "Start recorded the tool set in the version's metadata")
 		return p
 	}
 	status := func() deployStatusJSON {
