@@ -344,27 +344,28 @@ func runDeployRoute(ctx context.Context, a *app, o deployOptions, g gateOptions,
 	// The conflict token makes the change fail if the routing changed since the checks read it.
 	// Task queues the old version served and this one does not (a removed tool's own queue)
 	// are no obstacle: a version's queues are exactly what its tools need.
+	// The previous state is the one Describe read: the conflict token guarantees it still held.
 	if percent < 0 {
-		resp, err := h.SetCurrentVersion(ctx, client.WorkerDeploymentSetCurrentVersionOptions{
+		_, err := h.SetCurrentVersion(ctx, client.WorkerDeploymentSetCurrentVersionOptions{
 			BuildID: buildID, ConflictToken: desc.ConflictToken, IgnoreMissingTaskQueues: true,
 		})
 		if err != nil {
 			return fmt.Errorf("set current version %s of deployment %s: %w", buildID, o.deployment, err)
 		}
-		fmt.Fprintf(a.out, "deployment %s: current version %s (was %s)\n", o.deployment, buildID, buildIDOrNone(resp.PreviousVersion))
+		fmt.Fprintf(a.out, "deployment %s: current version %s (was %s)\n", o.deployment, buildID, buildIDOrNone(rc.CurrentVersion))
 		return nil
 	}
-	resp, err := h.SetRampingVersion(ctx, client.WorkerDeploymentSetRampingVersionOptions{
+	_, err = h.SetRampingVersion(ctx, client.WorkerDeploymentSetRampingVersionOptions{
 		BuildID: buildID, Percentage: percent, ConflictToken: desc.ConflictToken, IgnoreMissingTaskQueues: true,
 	})
 	if err != nil {
 		return fmt.Errorf("set ramping version %q of deployment %s: %w", buildID, o.deployment, err)
 	}
 	if buildID == "" {
-		fmt.Fprintf(a.out, "deployment %s: not ramping (was %s at %g%%)\n", o.deployment, buildIDOrNone(resp.PreviousVersion), resp.PreviousPercentage)
+		fmt.Fprintf(a.out, "deployment %s: not ramping (was %s at %g%%)\n", o.deployment, buildIDOrNone(rc.RampingVersion), rc.RampingVersionPercentage)
 		return nil
 	}
-	fmt.Fprintf(a.out, "deployment %s: ramping version %s at %g%% (was %s at %g%%)\n", o.deployment, buildID, percent, buildIDOrNone(resp.PreviousVersion), resp.PreviousPercentage)
+	fmt.Fprintf(a.out, "deployment %s: ramping version %s at %g%% (was %s at %g%%)\n", o.deployment, buildID, percent, buildIDOrNone(rc.RampingVersion), rc.RampingVersionPercentage)
 	return nil
 }
 
@@ -451,7 +452,8 @@ func pinnedWorkflow(ctx context.Context, c client.Client, workflowID, runID stri
 	}
 	vi := resp.GetWorkflowExecutionInfo().GetVersioningInfo()
 	if o := vi.GetVersioningOverride(); o != nil {
-		return o.GetPinned() != nil || o.GetBehavior() == enumspb.VERSIONING_BEHAVIOR_PINNED, nil //nolint:staticcheck // older servers set Behavior
+		//lint:ignore SA1019 an override set through the deprecated API carries only Behavior
+		return o.GetPinned() != nil || o.GetBehavior() == enumspb.VERSIONING_BEHAVIOR_PINNED, nil
 	}
 	return vi.GetBehavior() == enumspb.VERSIONING_BEHAVIOR_PINNED, nil
 }
