@@ -67,3 +67,32 @@ func Example() {
 		log.Fatal(err)
 	}
 }
+
+// A versioned worker: it joins build ID "2026-12-06.1" of the worker deployment "weather". Its
+// tool calls stay on this build until they end; new calls reach it once the build is promoted
+// (toolgate deploy promote, or the SDK's client.WorkerDeploymentClient). The agent workflow is
+// registered Pinned, so a run never moves to another build. It needs a Temporal server, so it
+// is compiled, not run.
+func ExampleOptions_deployment() {
+	reg, err := toolcore.NewRegistry()
+	if err != nil {
+		log.Fatal(err)
+	}
+	sdk, err := sdkclient.Dial(sdkclient.Options{HostPort: "127.0.0.1:7233"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sdk.Close()
+
+	w, err := worker.New(sdk, "default", reg, worker.Options{
+		TaskQueue:  "weather-agents",
+		Deployment: worker.Deployment{Name: "weather", BuildID: "2026-12-06.1"},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	w.RegisterWorkflowWithOptions(agentWorkflow, workflow.RegisterOptions{VersioningBehavior: workflow.VersioningBehaviorPinned})
+	if err := w.Run(context.Background()); err != nil {
+		log.Fatal(err)
+	}
+}
