@@ -5,7 +5,8 @@
 //
 // # What is checked
 //
-// Each value set (the chart's defaults and the files in testdata) renders without error, and
+// Each value set (the chart's defaults and the files in testdata) passes the chart's
+// values.schema.json (a misspelt or mistyped value fails there, as with helm), renders, and
 // every object decodes strictly into its Kubernetes API type (k8s.io/api: an unknown or
 // misspelt field, or a value of the wrong type, fails), which stands in for schema validation.
 // Then the rules a schema cannot express: probes on /healthz and /readyz at declared container
@@ -19,5 +20,8 @@
 // The package is in the cmd/toolgate module, whose graph already holds the Kubernetes API types
 // (the Temporal server's client-go), so the library's go.mod stays light; make test runs it
 // with the packages that link the server, without the race detector (scripts/packages), whose
-// non-race compile of those types it shares.
+// non-race compile of those types it shares. Measured on 2 cores: its test binary compiles 30
+// packages beyond what bin/toolgate compiles (Helm's chart, loader, chartutil and engine, the
+// apiextensions types, glob, toml, gojsonschema), 11 CPU-s; from an empty build cache, standard
+// library and Kubernetes types included, 198 CPU-s.
 package helmcheck

@@ -51,7 +51,7 @@ type objects struct {
 }
 
 // render renders the chart as `helm template tg deploy/helm/toolgate -n tools -f valuesFile`
-// would ("" for the defaults), with the engine in strict mode (a reference to a missing value
+// would ("" for the defaults): values checked against values.schema.json, the engine in strict mode (a reference to a missing value
 // fails, as with `helm lint --strict`).
 func render(t *testing.T, valuesFile string) (map[string]string, error) {
 	t.Helper()
@@ -62,9 +62,12 @@ func render(t *testing.T, valuesFile string) (map[string]string, error) {
 		vals, err = chartutil.ReadValuesFile(valuesFile)
 		require.NoError(t, err)
 	}
+	// ToRenderValues validates the values against values.schema.json, as helm does.
 	rv, err := chartutil.ToRenderValues(chrt, vals,
 		chartutil.ReleaseOptions{Name: "tg", Namespace: "tools", Revision: 1, IsInstall: true}, chartutil.DefaultCapabilities)
-	require.NoError(t, err)
+	if err != nil {
+		return nil, err
+	}
 	return engine.Engine{Strict: true}.Render(chrt, rv)
 }
 
@@ -191,10 +194,17 @@ func cmp[T any](cond bool, a, b T) T {
 	return b
 }
 
-// TestChartDefaults: the defaults run two workers and two MCP fronts (a static token from the
+// TestChartDefaults: the chart admits Kubernetes from 1.23 (autoscaling/v2, policy/v1) to the
+// API version its objects are checked against; the defaults run two workers and two MCP fronts (a static token from the
 // Secret toolgate-mcp), no codec server, no autoscaler; the production value set adds the codec
 // server and the autoscaler on the queue's backlog.
 func TestChartDefaults(t *testing.T) {
+	chrt, err := loader.LoadFiles(chartFiles(t))
+	require.NoError(t, err)
+	for _, v := range []string{"v1.23.0", "v1.35.4"} {
+		assert.True(t, chartutil.IsCompatibleRange(chrt.Metadata.KubeVersion, v), "kubeVersion %s admits %s", chrt.Metadata.KubeVersion, v)
+	}
+
 	rendered, err := render(t, "")
 	require.NoError(t, err)
 	o := decode(t, rendered)
@@ -236,6 +246,8 @@ func TestChartRefuses(t *testing.T) {
 		{name: "codec server without keys", give: "codecServer: {enabled: true, tokenSecret: t}", wantErr: "needs codecKeys.secretName"},
 		{name: "codec server without a token", give: "codecKeys: {secretName: k}\ncodecServer: {enabled: true}", wantErr: "needs codecServer.tokenSecret"},
 		{name: "deployment without a build ID", give: "worker: {deploymentName: tools}", wantErr: "needs worker.buildId"},
+		{name: "misspelt value", give: "worker: {replica: 3}", wantErr: "replica is not allowed"},
+		{name: "value of the wrong type", give: "worker: {stopTimeoutSeconds: 30s}", wantErr: "stopTimeoutSeconds"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
