@@ -36,7 +36,11 @@ func writeKeyFile(t *testing.T, path, content string) {
 //   - out of order, a client encrypts with "k-next" before the workers have it: the workers say
 //     they wait for it (a workflow task failure naming the key, retried) and the call completes
 //     once the key file gives it;
-//   - every call, started with the key file of its moment, exits 0 with its decoded result.
+//   - every call exits 0 with its decoded result. Callers read the live key file, as every
+//     process of a deployment does: a call started before the rotation gets a result encrypted
+//     with k-new, which its CLI process learns by re-reading the file when it meets the key.
+//     (A process that never learns the new key cannot decode what it encrypts: two-phase
+//     rotation requires every process to hold it before phase 2, which codec keys checks.)
 func testKeysRotateUnderLoad(t *testing.T, env []string) {
 	dir := t.TempDir()
 	keys := filepath.Join(dir, "rotation-keys.txt")
@@ -68,7 +72,7 @@ func testKeysRotateUnderLoad(t *testing.T, env []string) {
 			"the workers never held the file's keys: %s%s", got.stdout, got.stderr)
 	}
 
-	// Calls run throughout: each is started with the key file as it is at its start.
+	// Calls run throughout.
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	results := map[string]outcome{}
@@ -81,18 +85,8 @@ func testKeysRotateUnderLoad(t *testing.T, env []string) {
 			mu.Unlock()
 		})
 	}
-	// snapshot copies the key file as it is now, for the calls started now.
-	snapshot := func(name string) string {
-		data, err := os.ReadFile(keys)
-		require.NoError(t, err)
-		path := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(path, data, 0o600))
-		return path
-	}
-
-	before := snapshot("before.txt")
 	for i := range 4 {
-		call(fmt.Sprintf("rot-before-%d", i), before, 3)
+		call(fmt.Sprintf("rot-before-%d", i), keys, 3)
 	}
 	waitForKeys(keys)
 	got := codecKeys(keys)
@@ -100,9 +94,8 @@ func testKeysRotateUnderLoad(t *testing.T, env []string) {
 
 	// Phase 1: every process learns k-new; k-old still encrypts.
 	writeKeyFile(t, keys, rotationKeyLine("k-new", 12, "decrypt-only")+rotationKeyLine("k-old", 11, ""))
-	phase1 := snapshot("phase1.txt")
 	for i := range 3 {
-		call(fmt.Sprintf("rot-phase1-%d", i), phase1, 2)
+		call(fmt.Sprintf("rot-phase1-%d", i), keys, 2)
 	}
 	waitForKeys(keys)
 	got = codecKeys(keys)
@@ -110,9 +103,8 @@ func testKeysRotateUnderLoad(t *testing.T, env []string) {
 
 	// Phase 2: k-new encrypts.
 	writeKeyFile(t, keys, rotationKeyLine("k-new", 12, "")+rotationKeyLine("k-old", 11, ""))
-	phase2 := snapshot("phase2.txt")
 	for i := range 3 {
-		call(fmt.Sprintf("rot-phase2-%d", i), phase2, 2)
+		call(fmt.Sprintf("rot-phase2-%d", i), keys, 2)
 	}
 	waitForKeys(keys)
 

@@ -74,7 +74,7 @@ func startUI(ln net.Listener, frontend, namespace, codecEndpoint string, logger 
 		NotifyOnNewVersion:  false,
 		HideLogs:            true,
 		// Plain HTTP on loopback: a Secure CSRF cookie would never come back.
-		CORS:  uiconfig.CORS{CookieInsecure: true},
+		CORS: uiconfig.CORS{CookieInsecure: true},
 		// Credentials: a codec server with a token accepts the session cookie of its /login.
 		Codec: uiconfig.Codec{Endpoint: codecEndpoint, IncludeCredentials: true},
 	}
