@@ -225,7 +225,7 @@ func TestChartDefaults(t *testing.T) {
 	ext := hpa.Spec.Metrics[0].External
 	require.NotNil(t, ext)
 	assert.Equal(t, "temporal_approximate_backlog_count", ext.Metric.Name)
-	assert.Equal(t, map[string]string{"namespace": "tools", "taskqueue": "tools"}, ext.Metric.Selector.MatchLabels)
+	assert.Equal(t, map[string]string{"exported_namespace": "tools", "taskqueue": "tools"}, ext.Metric.Selector.MatchLabels)
 	assert.Equal(t, autoscalingv2.AverageValueMetricType, ext.Target.Type)
 	args := w.Spec.Template.Spec.Containers[0].Args
 	assert.Contains(t, args, "--deployment-name=tools")
