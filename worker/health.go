@@ -11,7 +11,7 @@ import (
 
 // Errors of Ready.
 var (
-	// ErrNotStarted: Start has not run.
+	// ErrNotStarted: Start has not run, or did not start every SDK worker.
 	ErrNotStarted = errors.New("worker not started")
 	// ErrStopping: Stop has begun; the worker drains and takes no new tasks.
 	ErrStopping = errors.New("worker stopping")
@@ -20,7 +20,7 @@ var (
 // readyTimeout bounds Ready's health RPC when ctx allows longer.
 const readyTimeout = 5 * time.Second
 
-// Ready reports whether the worker serves: nil once Start has begun polling and while the
+// Ready reports whether the worker serves: nil once Start has started every SDK worker and while the
 // Temporal frontend answers the client's health check (client.CheckHealth, one RPC bounded by
 // ctx and 5 s); ErrNotStarted before Start; ErrStopping from the moment Stop begins, through
 // the whole drain, without asking the frontend. Ready does not cache: a probe that runs often
@@ -29,10 +29,7 @@ func (w *Worker) Ready(ctx context.Context) error {
 	if w.stopping.Load() {
 		return ErrStopping
 	}
-	w.startMu.Lock()
-	started := w.started
-	w.startMu.Unlock()
-	if !started {
+	if !w.polling.Load() {
 		return ErrNotStarted
 	}
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)

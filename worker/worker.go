@@ -86,6 +86,7 @@ type Worker struct {
 	startMu sync.Mutex
 	started bool
 
+	polling  atomic.Bool // set when every SDK worker has started
 	stopping atomic.Bool // set when Stop begins: the worker drains and is no longer ready
 	stopOnce sync.Once
 }
@@ -273,6 +274,7 @@ func (w *Worker) Start() error {
 			return fmt.Errorf("start worker on task queue %q: %w", w.queues[i], err)
 		}
 	}
+	w.polling.Store(true)
 	if w.deployment.enabled() {
 		// The version exists once the server has seen a poller of it: a moment after Start.
 		ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
