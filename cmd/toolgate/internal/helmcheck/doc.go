@@ -14,7 +14,9 @@
 // Deployments and their ports; secrets reaching processes only as files of Secret volumes (no
 // secret in an argument or an environment value; the one exception, TEMPORAL_API_KEY, only
 // from a secretKeyRef); non-root, read-only containers with resources; and the worker's
-// terminationGracePeriodSeconds longer than its --stop-timeout. Value sets the chart must refuse
+// terminationGracePeriodSeconds longer than its --stop-timeout and the drain's report; every
+// flag and TOOLGATE_*/TEMPORAL_* variable the chart gives a command named by that command's
+// --help (the toolgate binary of this build, $TOOLGATE_BIN). Value sets the chart must refuse
 // fail to render with the reason.
 //
 // The package is in the cmd/toolgate module, whose graph already holds the Kubernetes API types
