@@ -16,7 +16,6 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/toolgate/toolgate/activities"
 	"github.com/toolgate/toolgate/toolcore"
@@ -48,19 +47,7 @@ func input(name string) activities.ExecuteToolInput {
 // root of the activity's context (cancel it to simulate the server or the worker).
 func execute(t *testing.T, reg *toolcore.Registry, in activities.ExecuteToolInput, parent context.Context) (activities.ExecuteToolOutput, error) {
 	t.Helper()
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestActivityEnvironment()
-	if parent != nil {
-		env.SetWorkerOptions(worker.Options{BackgroundActivityContext: parent})
-	}
-	(&activities.Activities{Registry: reg}).Register(env)
-	val, err := env.ExecuteActivity(wire.ExecuteToolName, in)
-	if err != nil {
-		return activities.ExecuteToolOutput{}, err
-	}
-	var out activities.ExecuteToolOutput
-	require.NoError(t, val.Get(&out))
-	return out, nil
+	return executeDrained(t, reg, nil, in, parent)
 }
 
 func newRegistry(t *testing.T, tools ...toolcore.Tool) *toolcore.Registry {

@@ -18,8 +18,9 @@ import (
 	"github.com/toolgate/toolgate/wire"
 )
 
-// executeDrained runs ExecuteTool once with a Drain (and the worker's root context parent, nil for
-// none).
+// executeDrained runs ExecuteTool once in the activity test environment with Drain d (nil for
+// none); parent, when not nil, is the root of the activity's context (cancel it to simulate the
+// server or the worker).
 func executeDrained(t *testing.T, reg *toolcore.Registry, d *activities.Drain, in activities.ExecuteToolInput, parent context.Context) (activities.ExecuteToolOutput, error) {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
