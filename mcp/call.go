@@ -91,8 +91,12 @@ func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sd
 
 // requestEnded handles a request whose context ended before the outcome. Only the SDK's handling
 // of notifications/cancelled ends it with the bare cause context.Canceled; a connection that
-// broke or a server that is closing carries another cause, and then the workflow goes on.
+// broke, a stateless request whose client went away (requestGone) or a server that is closing
+// carries another cause, and then the workflow goes on.
 func (h *callHandler) requestEnded(ctx context.Context, workflowID string) error {
+	if requestGone(ctx) {
+		return errRequestGone
+	}
 	if context.Cause(ctx) != context.Canceled {
 		return context.Cause(ctx)
 	}

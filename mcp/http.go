@@ -207,10 +207,24 @@ func httpHandler(s *sdk.Server, opts HTTPOptions) (http.Handler, *sessionOwners)
 // and a retry with its idempotency key attaches to it.
 var errRequestGone = errors.New("the client closed its request; the call goes on")
 
+// carrierKey is the context key of a stateless request's own HTTP context (see requestGone).
+type carrierKey struct{}
+
+// requestGone reports whether ctx belongs to a stateless request whose HTTP request has ended.
+// Its handler's context may then carry the SDK's bare context.Canceled instead of
+// errRequestGone: the SDK tears the one-request session down (its reader's error cancels the
+// handlers) when its write to the gone client fails, which can come before the AfterFunc of
+// serveStateless has run. Only a notifications/cancelled cancels a call, and it never arrives on
+// an ended request.
+func requestGone(ctx context.Context) bool {
+	carrier, ok := ctx.Value(carrierKey{}).(context.Context)
+	return ok && carrier.Err() != nil
+}
+
 // serveStateless serves r with h, whose handlers' context ends when r's does, with the cause
 // errRequestGone instead of r's context.Canceled.
 func serveStateless(h http.Handler, w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
+	ctx, cancel := context.WithCancelCause(context.WithValue(context.WithoutCancel(r.Context()), carrierKey{}, r.Context()))
 	defer cancel(nil)
 	stop := context.AfterFunc(r.Context(), func() { cancel(errRequestGone) })
 	defer stop()
