@@ -71,12 +71,8 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	ctx, endDrain := a.Drain.track(ctx)
 	defer endDrain()
 	if err := stopped(ctx, false); err != nil {
-		if gracefulStop(context.Cause(ctx)) && !info.IsLocalActivity {
-			// The tool has not started: whatever its class, the attempt did nothing.
-			return ExecuteToolOutput{}, drainedFailure(context.Cause(ctx), DrainedAttempt{
-				Attempts: spent + int(info.Attempt) - 1, Checkpoint: last, ProgressSeq: in.Resume.progressSeq()})
-		}
-		return ExecuteToolOutput{}, err
+		// The tool has not started: whatever its class, the attempt did nothing.
+		return ExecuteToolOutput{}, drainedOr(ctx, err, !info.IsLocalActivity, spent, last, in.Resume.progressSeq())
 	}
 	call, err := toolcore.NewToolCall(in.ToolCallID, in.ToolName, []byte("{}"))
 	if err != nil {
@@ -138,16 +134,14 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	// Cancellation first: a tool that returns an error because its context was canceled must be
 	// recorded as canceled (or interrupted), never as a failure of the tool.
 	if err := stopped(ctx, toolErr == nil); err != nil {
-		err = interruptedWithCheckpoint(err, saved())
-		if cause := context.Cause(ctx); gracefulStop(cause) && tool.Options().SideEffect != toolcore.Unsafe && !info.IsLocalActivity {
-			// A retried tool's attempt cut off by a graceful stop: the workflow runs it again
-			// elsewhere at once, and the attempt does not count.
-			seq := in.Resume.progressSeq()
-			if w := lastReport(); w != nil {
-				seq = max(seq, w.Seq)
-			}
-			err = drainedFailure(cause, DrainedAttempt{Attempts: spent + int(info.Attempt) - 1, Checkpoint: saved(), ProgressSeq: seq})
+		seq := in.Resume.progressSeq()
+		if w := lastReport(); w != nil {
+			seq = max(seq, w.Seq)
 		}
+		// A retried tool's attempt cut off by a graceful stop runs again elsewhere at once, and
+		// does not count; an Unsafe tool's stays interrupted (its effect may have happened).
+		err = drainedOr(ctx, interruptedWithCheckpoint(err, saved()),
+			tool.Options().SideEffect != toolcore.Unsafe && !info.IsLocalActivity, spent, saved(), seq)
 		activity.GetLogger(ctx).Info("Tool stopped", "toolCallId", in.ToolCallID, "toolName", in.ToolName, "reason", err.Error())
 		return ExecuteToolOutput{}, err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 
@@ -92,9 +93,17 @@ func gracefulStop(cause error) bool {
 	return errors.Is(cause, ErrDrained) || errors.Is(cause, sdkworker.ErrWorkerShutdown)
 }
 
-// drainedFailure is the ErrTypeDrained error of an attempt of a retried tool that a graceful stop
-// interrupted. Benign: it is an operation, not a fault of the tool or the worker.
-func drainedFailure(cause error, d DrainedAttempt) error {
+// drainedOr returns the ErrTypeDrained error of the attempt whose context ended, when a graceful
+// stop ended it and it may run again (runAgain); otherwise err. The details carry what the next
+// ExecuteTool continues from: the attempts spent before this one (spent before this ExecuteTool
+// plus this one's earlier attempts), the checkpoint cp and the progress number seq. Benign: a
+// drain is an operation, not a fault of the tool or the worker.
+func drainedOr(ctx context.Context, err error, runAgain bool, spent int, cp json.RawMessage, seq int64) error {
+	cause := context.Cause(ctx)
+	if !runAgain || !gracefulStop(cause) {
+		return err
+	}
+	d := DrainedAttempt{Attempts: spent + int(activity.GetInfo(ctx).Attempt) - 1, Checkpoint: cp, ProgressSeq: seq}
 	return temporal.NewApplicationErrorWithOptions("the worker stopped gracefully and interrupted the attempt ("+toolcore.ErrorText(cause)+"); it runs again on another worker",
 		wire.ErrTypeDrained, temporal.ApplicationErrorOptions{Details: []any{d}, Category: temporal.ApplicationErrorCategoryBenign})
 }
