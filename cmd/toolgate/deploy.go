@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -65,6 +66,14 @@ calls are pinned) until it ends, so a new tool set never meets calls recorded by
 	}
 	cmd.AddCommand(newDeployStatusCommand(a), newDeployPromoteCommand(a), newDeployRampCommand(a))
 	return cmd
+}
+
+// dial connects to the server once --deployment-name is given (cmd prefixes the usage error).
+func (o deployOptions) dial(ctx context.Context, a *app, cmd string) (client.Client, error) {
+	if o.deployment == "" {
+		return nil, badInput(fmt.Errorf("%s: --deployment-name (or $TOOLGATE_DEPLOYMENT_NAME) is required", cmd))
+	}
+	return o.conn.dial(ctx, a.logger)
 }
 
 func addDeployFlags(cmd *cobra.Command, o *deployOptions) {
@@ -197,10 +206,7 @@ type deployStatusJSON struct {
 }
 
 func runDeployStatus(ctx context.Context, a *app, o deployOptions, asJSON bool) error {
-	if o.deployment == "" {
-		return badInput(errors.New("deploy status: --deployment-name (or $TOOLGATE_DEPLOYMENT_NAME) is required"))
-	}
-	c, err := o.conn.dial(ctx, a.logger)
+	c, err := o.dial(ctx, a, "deploy status")
 	if err != nil {
 		return err
 	}
@@ -250,11 +256,7 @@ func deploymentStatus(ctx context.Context, c client.Client, namespace, deploymen
 		if set, ok, err := worker.VersionToolSetFrom(vd.Info.Metadata); err != nil {
 			return deployStatusJSON{}, fmt.Errorf("version %s of deployment %s: %w", v.BuildID, deployment, err)
 		} else if ok {
-			v.ToolSet = set.Fingerprint
-			for name := range set.Tools {
-				v.Tools = append(v.Tools, name)
-			}
-			slices.Sort(v.Tools)
+			v.ToolSet, v.Tools = set.Fingerprint, slices.Sorted(maps.Keys(set.Tools))
 		}
 		running := fmt.Sprintf("TemporalWorkerDeploymentVersion = '%s' AND ExecutionStatus = 'Running'", quoteQuery(deployment+":"+v.BuildID))
 		if v.RunningWorkflows, err = countWorkflows(ctx, c, namespace, running); err != nil {
@@ -311,10 +313,7 @@ func refused(format string, args ...any) error {
 // runDeployRoute makes buildID current (percent < 0) or ramping at percent (buildID "" and
 // percent 0: stop ramping), after the gate unless g.force.
 func runDeployRoute(ctx context.Context, a *app, o deployOptions, g gateOptions, buildID string, percent float32) error {
-	if o.deployment == "" {
-		return badInput(errors.New("deploy: --deployment-name (or $TOOLGATE_DEPLOYMENT_NAME) is required"))
-	}
-	c, err := o.conn.dial(ctx, a.logger)
+	c, err := o.dial(ctx, a, "deploy")
 	if err != nil {
 		return err
 	}
