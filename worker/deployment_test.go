@@ -75,7 +75,7 @@ func TestVersionToolSetRoundTrip(t *testing.T) {
 // Every SDK worker of a Worker, the main queue's and each tool queue's, joins the same version.
 func TestSDKOptionsJoinTheDeployment(t *testing.T) {
 	d := Deployment{Name: "tools", BuildID: "b1"}
-	w := &Worker{fingerprint: "aaaaaaaaaaaa"}
+	w := &Worker{toolSet: VersionToolSet{Fingerprint: "aaaaaaaaaaaa"}}
 	for _, activitiesOnly := range []bool{false, true} {
 		so := w.sdkOptions(Options{Deployment: d}.withDefaults(), activitiesOnly)
 		assert.Equal(t, d.sdkOptions(), so.DeploymentOptions, "activitiesOnly=%v", activitiesOnly)

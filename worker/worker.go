@@ -69,8 +69,7 @@ type Options struct {
 // Worker serves one registry snapshot on one main task queue and the tools' own queues.
 type Worker struct {
 	client      client.Client
-	fingerprint string // ToolSetFingerprint of the snapshot
-	toolSet     VersionToolSet
+	toolSet     VersionToolSet // of the snapshot; its Fingerprint is ToolSetFingerprint's
 	deployment  Deployment
 	namespace   string
 	queues      []string // main queue first
@@ -133,7 +132,6 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 
 	w := &Worker{
 		client:      c,
-		fingerprint: ToolSetFingerprint(snapshot),
 		toolSet:     ToolSetOf(snapshot),
 		deployment:  opts.Deployment,
 		namespace:   namespace,
@@ -177,7 +175,7 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 		w.logger.Warn(notPushedMessage(pushedErr))
 	}
 	w.logger.Info("worker built", zap.Strings("taskQueues", w.queues), zap.Strings("tools", snapshot.Names()),
-		zap.String("toolSet", w.fingerprint), zap.String("deploymentVersion", w.deployment.String()),
+		zap.String("toolSet", w.toolSet.Fingerprint), zap.String("deploymentVersion", w.deployment.String()),
 		zap.Bool("searchAttributes", attrs), zap.Bool("cancellationPushed", pushed))
 	return w, nil
 }
@@ -215,7 +213,7 @@ func (w *Worker) sdkOptions(opts Options, activitiesOnly bool) sdkworker.Options
 		WorkerStopTimeout:     opts.StopTimeout + DrainReportTimeout,
 		WorkflowPanicPolicy:   policy,
 		DisableWorkflowWorker: activitiesOnly,
-		Identity:              workerIdentity(w.fingerprint),
+		Identity:              workerIdentity(w.toolSet.Fingerprint),
 		DeploymentOptions:     opts.Deployment.sdkOptions(),
 		OnFatalError: func(err error) {
 			select {
@@ -250,16 +248,16 @@ func (w *Worker) Start() error {
 	warn := func(err error) {
 		w.logger.Warn("cannot check the task queue for workers of another tool set", zap.Error(err))
 	}
-	err := checkToolSets(ctx, w.client, w.queues, w.fingerprint, w.deployment, time.Now(), warn)
+	err := checkToolSets(ctx, w.client, w.queues, w.toolSet.Fingerprint, w.deployment, time.Now(), warn)
 	if err == nil && w.deployment.enabled() {
-		err = checkVersionToolSet(ctx, w.client, w.deployment, w.fingerprint, warn)
+		err = checkVersionToolSet(ctx, w.client, w.deployment, w.toolSet.Fingerprint, warn)
 	}
 	cancel()
 	if err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	ctx, cancel = context.WithTimeout(context.Background(), detectTimeout)
-	if err := reconcileLimits(ctx, w.client, w.namespace, workerIdentity(w.fingerprint), w.limits, w.logger); err != nil {
+	if err := reconcileLimits(ctx, w.client, w.namespace, workerIdentity(w.toolSet.Fingerprint), w.limits, w.logger); err != nil {
 		w.logger.Warn("cannot set the tools' declared per-fairness-key rate limits; the queue rate limits still hold", zap.Error(err))
 	}
 	cancel()
