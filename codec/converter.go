@@ -67,15 +67,11 @@ var (
 )
 
 func (d *dataConverter) FromPayload(payload *commonpb.Payload, valuePtr any) error {
-	return d.onMissingKey(d.DataConverter.FromPayload(payload, valuePtr), func() error {
-		return d.DataConverter.FromPayload(payload, valuePtr)
-	})
+	return d.onMissingKey(func() error { return d.DataConverter.FromPayload(payload, valuePtr) })
 }
 
 func (d *dataConverter) FromPayloads(payloads *commonpb.Payloads, valuePtrs ...any) error {
-	return d.onMissingKey(d.DataConverter.FromPayloads(payloads, valuePtrs...), func() error {
-		return d.DataConverter.FromPayloads(payloads, valuePtrs...)
-	})
+	return d.onMissingKey(func() error { return d.DataConverter.FromPayloads(payloads, valuePtrs...) })
 }
 
 // WithWorkflowContext binds the converter to workflow code: a missing key panics.
@@ -102,8 +98,10 @@ func (d *dataConverter) WithSerializationContext(sc converter.SerializationConte
 	return &c
 }
 
-// onMissingKey handles err when it is a *KeyNotHeldError; retry decodes again.
-func (d *dataConverter) onMissingKey(err error, retry func() error) error {
+// onMissingKey runs decode and handles its error when it is a *KeyNotHeldError (an activity
+// decodes again once the key came).
+func (d *dataConverter) onMissingKey(decode func() error) error {
+	err := decode()
 	miss, ok := errors.AsType[*KeyNotHeldError](err)
 	if !ok {
 		return err
@@ -117,7 +115,7 @@ func (d *dataConverter) onMissingKey(err error, retry func() error) error {
 		panic(&WaitingForKeyError{KeyID: miss.KeyID})
 	case d.activity != nil:
 		if d.waitForKey(d.activity, miss.KeyID) {
-			return retry()
+			return decode()
 		}
 		return fmt.Errorf("decode activity input: waited %s for codec key %q: %w", d.activityWait(d.activity), miss.KeyID, err)
 	}

@@ -142,15 +142,8 @@ func LoadKeyring(source string, lookupEnv func(string) (string, bool)) (*Keyring
 		}
 		return r, nil
 	}
-	data, err := os.ReadFile(source)
-	if err != nil {
-		return nil, fmt.Errorf("load keys: %w", err)
-	}
-	r, err := ParseKeyring(string(data))
-	if err != nil {
-		return nil, fmt.Errorf("load keys from %s: %w", source, err)
-	}
-	return r, nil
+	r, _, err := loadKeyFile(source)
+	return r, err
 }
 
 // CurrentKeyID is the ID of the key that encrypts.

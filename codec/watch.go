@@ -89,15 +89,11 @@ func WatchKeyring(ctx context.Context, source string, opts WatchOptions) (*Keyri
 		close(w.done)
 		return w, nil
 	}
-	data, err := readKeyFile(source)
+	ring, sum, err := loadKeyFile(source)
 	if err != nil {
-		return nil, fmt.Errorf("load keys: %w", err)
+		return nil, err
 	}
-	ring, err := ParseKeyring(string(data))
-	if err != nil {
-		return nil, fmt.Errorf("load keys from %s: %w", source, err)
-	}
-	w.lastSum = sha256.Sum256(data)
+	w.lastSum = sum
 	w.swap(ring)
 	go w.poll(ctx)
 	return w, nil
@@ -106,13 +102,16 @@ func WatchKeyring(ctx context.Context, source string, opts WatchOptions) (*Keyri
 // Keyring returns the keyring in force.
 func (w *KeyringWatcher) Keyring() *Keyring { return w.ring.Load() }
 
+// fromEnv reports whether the keys come from an "env:NAME" source, which is never polled.
+func (w *KeyringWatcher) fromEnv() bool { return strings.HasPrefix(w.source, "env:") }
+
 // Source is the file path or "env:NAME" the keys come from.
 func (w *KeyringWatcher) Source() string { return w.source }
 
 // Reload reads the source now (as the next poll would) and reports whether a new keyring was
 // swapped in; the error says why a changed file was refused.
 func (w *KeyringWatcher) Reload() (bool, error) {
-	if strings.HasPrefix(w.source, "env:") {
+	if w.fromEnv() {
 		return false, nil
 	}
 	return w.reload()
@@ -121,7 +120,7 @@ func (w *KeyringWatcher) Reload() (bool, error) {
 // Close stops following the file; the last keyring stays in force.
 func (w *KeyringWatcher) Close() {
 	w.once.Do(func() {
-		if !strings.HasPrefix(w.source, "env:") {
+		if !w.fromEnv() {
 			close(w.stop)
 		}
 	})
@@ -146,7 +145,7 @@ func (w *KeyringWatcher) poll(ctx context.Context) {
 
 // refresh reads the file again at once, unless a refresh did less than refreshGap ago.
 func (w *KeyringWatcher) refresh() {
-	if strings.HasPrefix(w.source, "env:") {
+	if w.fromEnv() {
 		return
 	}
 	w.mu.Lock()
@@ -219,6 +218,20 @@ func (w *KeyringWatcher) swap(ring *Keyring) {
 	if w.opts.OnLoad != nil {
 		w.opts.OnLoad(ring)
 	}
+}
+
+// loadKeyFile reads and parses the key file path, for LoadKeyring and a watcher's first load;
+// sum is the SHA-256 of its content.
+func loadKeyFile(path string) (ring *Keyring, sum [sha256.Size]byte, err error) {
+	data, err := readKeyFile(path)
+	if err != nil {
+		return nil, sum, fmt.Errorf("load keys: %w", err)
+	}
+	ring, err = ParseKeyring(string(data))
+	if err != nil {
+		return nil, sum, fmt.Errorf("load keys from %s: %w", path, err)
+	}
+	return ring, sha256.Sum256(data), nil
 }
 
 // readKeyFile reads at most maxKeyFileBytes of path (following symlinks).
