@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -13,8 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lib/pq"
-
+	"github.com/toolgate/toolgate/cmd/toolgate/internal/pgstore"
 	"github.com/toolgate/toolgate/internal/testbin"
 )
 
@@ -208,16 +206,11 @@ func (pg *Postgres) EnableTLS(ctx context.Context, certPEM, keyPEM []byte) error
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	dsn := fmt.Sprintf("postgres://%s@%s/postgres?sslmode=require", postgresUser, pg.Address())
-	return poll(ctx, func(ctx context.Context) error {
-		connector, err := pq.NewConnector(dsn)
-		if err != nil {
-			return errStop{err}
-		}
-		db := sql.OpenDB(connector)
-		defer db.Close()
-		return db.PingContext(ctx)
-	})
+	stores, err := pgstore.ParseURL(fmt.Sprintf("postgres://%s@%s/postgres?sslmode=require", postgresUser, pg.Address()))
+	if err != nil {
+		return err
+	}
+	return poll(ctx, func(ctx context.Context) error { return pgstore.Ping(ctx, stores) })
 }
 
 // Restart stops the server in immediate mode (SIGQUIT: no shutdown checkpoint, crash recovery at

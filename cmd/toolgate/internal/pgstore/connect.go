@@ -25,22 +25,13 @@ func Ping(ctx context.Context, stores Stores) error {
 		ctx, cancel = context.WithTimeout(ctx, pingTimeout)
 		defer cancel()
 	}
-	dsn := stores.url(adminDatabase, true)
-	if _, ok := stores.Main.ConnectAttributes["sslmode"]; !ok {
-		// What the server's driver does: without sslmode no TLS (lib/pq alone would require it).
-		sep := "?"
-		if strings.Contains(dsn, "?") {
-			sep = "&"
-		}
-		dsn += sep + "sslmode=disable"
-	}
-	err := ping(ctx, dsn)
+	err := ping(ctx, stores.url(adminDatabase, true))
 	if err == nil {
 		return nil
 	}
 	where := stores.Main.ConnectAddr
 	var tlsParams []string
-	for _, k := range []string{"sslmode", "sslrootcert", "sslcert", "sslkey"} {
+	for _, k := range append([]string{"sslmode"}, tlsFileParams...) {
 		if v, ok := stores.Main.ConnectAttributes[k]; ok {
 			tlsParams = append(tlsParams, k+"="+v)
 		}

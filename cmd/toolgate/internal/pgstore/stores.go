@@ -101,15 +101,21 @@ func (s Stores) Redacted() string {
 }
 
 // url is the URL of database on the main store's server, with its parameters (sorted) and,
-// when withPassword, its password.
-func (s Stores) url(database string, withPassword bool) string {
+// forDriver, its password and sslmode=disable when sslmode is unset: what the server's driver
+// does (lib/pq alone would require TLS).
+func (s Stores) url(database string, forDriver bool) string {
 	u := url.URL{Scheme: "postgres", User: url.User(s.Main.User), Host: s.Main.ConnectAddr, Path: "/" + database}
-	if withPassword && s.Main.Password != "" {
-		u.User = url.UserPassword(s.Main.User, s.Main.Password)
-	}
 	q := url.Values{}
 	for k, v := range s.Main.ConnectAttributes {
 		q.Set(k, v)
+	}
+	if forDriver {
+		if s.Main.Password != "" {
+			u.User = url.UserPassword(s.Main.User, s.Main.Password)
+		}
+		if !q.Has("sslmode") {
+			q.Set("sslmode", "disable")
+		}
 	}
 	u.RawQuery = q.Encode()
 	return u.String()
