@@ -72,8 +72,8 @@ type DriftReport struct {
 // non-determinism error), and a retried attempt runs the new code. Reads visibility (one list)
 // and one history per running call.
 func (c *Client) Drift(ctx context.Context, reg *toolcore.Registry) (DriftReport, error) {
-	query := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND TaskQueue = '%s'",
-		wire.ToolCallWorkflowName, strings.ReplaceAll(c.opts.TaskQueue, "'", `\'`))
+	query := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND TaskQueue = %s",
+		wire.ToolCallWorkflowName, wire.QueryString(c.opts.TaskQueue))
 	var report DriftReport
 	var token []byte
 	for {

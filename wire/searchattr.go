@@ -1,5 +1,7 @@
 package wire
 
+import "strings"
+
 // Names of the custom search attributes, exactly as registered on the namespace. All three are
 // Keyword attributes.
 const (
@@ -60,3 +62,7 @@ const (
 func SearchAttributeNames() []string {
 	return []string{SearchAttributeToolName, SearchAttributeToolCallID, SearchAttributeToolOutcome, SearchAttributeToolPrincipal}
 }
+
+// QueryString is s as a string literal of a visibility query: in single quotes, each single
+// quote in it escaped.
+func QueryString(s string) string { return "'" + strings.ReplaceAll(s, "'", `\'`) + "'" }

@@ -258,7 +258,7 @@ func deploymentStatus(ctx context.Context, c client.Client, namespace, deploymen
 		} else if ok {
 			v.ToolSet, v.Tools = set.Fingerprint, slices.Sorted(maps.Keys(set.Tools))
 		}
-		running := fmt.Sprintf("TemporalWorkerDeploymentVersion = '%s' AND ExecutionStatus = 'Running'", quoteQuery(deployment+":"+v.BuildID))
+		running := fmt.Sprintf("TemporalWorkerDeploymentVersion = %s AND ExecutionStatus = 'Running'", wire.QueryString(deployment+":"+v.BuildID))
 		if v.RunningWorkflows, err = countWorkflows(ctx, c, namespace, running); err != nil {
 			return deployStatusJSON{}, err
 		}
@@ -294,8 +294,6 @@ func countWorkflows(ctx context.Context, c client.Client, namespace, query strin
 	}
 	return resp.GetCount(), nil
 }
-
-func quoteQuery(s string) string { return strings.ReplaceAll(s, "'", `\'`) }
 
 func describeError(deployment string, err error) error {
 	var notFound *serviceerror.NotFound

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -205,19 +204,14 @@ type callQuery struct {
 // stuckBefore and not awaiting approval.
 func callQueries(taskQueue string, stuckBefore time.Time, searchAttributes bool) []callQuery {
 	running := fmt.Sprintf("WorkflowType = %s AND TaskQueue = %s AND ExecutionStatus = 'Running'",
-		quote(wire.ToolCallWorkflowName), quote(taskQueue))
-	stuck := running + " AND StartTime < " + quote(stuckBefore.UTC().Format(time.RFC3339Nano))
+		wire.QueryString(wire.ToolCallWorkflowName), wire.QueryString(taskQueue))
+	stuck := running + " AND StartTime < " + wire.QueryString(stuckBefore.UTC().Format(time.RFC3339Nano))
 	qs := []callQuery{{name: "running", query: running, gauge: func(g callGauges) *prometheus.GaugeVec { return g.running }}}
 	if searchAttributes {
-		awaiting := wire.SearchAttributeToolOutcome + " = " + quote(wire.OutcomeAwaitingApproval)
+		awaiting := wire.SearchAttributeToolOutcome + " = " + wire.QueryString(wire.OutcomeAwaitingApproval)
 		qs = append(qs, callQuery{name: "awaiting approval", query: running + " AND " + awaiting,
 			gauge: func(g callGauges) *prometheus.GaugeVec { return g.approval }})
-		stuck += " AND (" + wire.SearchAttributeToolOutcome + " IS NULL OR " + wire.SearchAttributeToolOutcome + " != " + quote(wire.OutcomeAwaitingApproval) + ")"
+		stuck += " AND (" + wire.SearchAttributeToolOutcome + " IS NULL OR " + wire.SearchAttributeToolOutcome + " != " + wire.QueryString(wire.OutcomeAwaitingApproval) + ")"
 	}
 	return append(qs, callQuery{name: "stuck", query: stuck, gauge: func(g callGauges) *prometheus.GaugeVec { return g.stuck }})
-}
-
-// quote is a visibility query's string literal of s.
-func quote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `\'`) + "'"
 }
