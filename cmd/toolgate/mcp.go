@@ -176,11 +176,13 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	ready := clientHealth(c)
+	// One probe (one cached frontend check) answers on the metrics listener and on --listen.
+	probe := health.NewProbe(health.Options{Logger: a.logger.Named("health")})
 	if ms != nil {
-		ms.Health().SetCheck(ready)
-		context.AfterFunc(ctx, ms.Health().Down)
+		probe = ms.Health()
 	}
+	probe.SetCheck(clientHealth(c))
+	context.AfterFunc(ctx, probe.Down)
 	defer func() { err = closeAll(err) }()
 	tg := o.conn.toolgate(c, o.taskQueue, o.scope)
 	tools, err := mcpTools(ctx, a, o, tg)
@@ -217,8 +219,6 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 	}
 	// The probes answer before the Host check and the authentication of /mcp (package health):
 	// a kubelet sends neither a token nor a loopback Host, and they reveal nothing.
-	probe := health.NewProbe(health.Options{Logger: a.logger.Named("health")})
-	probe.SetCheck(ready)
 	srv := &http.Server{
 		Handler:           probe.Wrap(mux),
 		ReadHeaderTimeout: o.http.readHeaderTimeout,
@@ -228,7 +228,6 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 	a.logger.Sugar().Infof("MCP streamable HTTP on http://%s/mcp", ln.Addr())
 	go func() {
 		<-ctx.Done()
-		probe.Down()
 		_ = srv.Close()
 	}()
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
