@@ -119,6 +119,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		OnProgress:     report,
 		OnCheckpoint:   checkpoint,
 		LastCheckpoint: last,
+		Principal:      in.Principal,
 	}), tool, in.Accepted)
 	stopBeats()
 	endAttempt()

@@ -3,6 +3,7 @@ package activities
 import (
 	"encoding/json"
 
+	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
 
@@ -31,6 +32,9 @@ type ExecuteToolInput struct {
 	// continue, and the drained attempt's checkpoint and progress sequence. Optional: nil on
 	// the call's first ExecuteTool.
 	Resume *DrainedAttempt `json:"resume,omitempty"`
+	// Principal is whom the call runs for (toolcore.CallPrincipal in the tool). Optional: nil
+	// for a call without one, and in histories recorded before principals.
+	Principal *toolcore.Principal `json:"principal,omitempty"`
 }
 
 // ExecuteToolOutput is the activity's result: the bounded content of the tool-result message

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -100,6 +99,7 @@ type attrState struct {
 	known     bool
 	set       bool // ToolName and ToolCallId
 	principal bool // ToolPrincipal
+	subject   bool // ToolSubject
 }
 
 // New returns a Client using c, a connected Temporal client the caller owns (and closes).
@@ -124,7 +124,7 @@ func New(c client.Client, opts Options) *Client {
 	}
 	cl := &Client{sdk: c, opts: opts, attrs: &attrState{}}
 	if opts.SearchAttributes != nil {
-		cl.attrs.known, cl.attrs.set, cl.attrs.principal = true, *opts.SearchAttributes, *opts.SearchAttributes
+		cl.attrs.known, cl.attrs.set, cl.attrs.principal, cl.attrs.subject = true, *opts.SearchAttributes, *opts.SearchAttributes, *opts.SearchAttributes
 	}
 	return cl
 }
@@ -143,26 +143,29 @@ func (c *Client) Scope() string { return c.opts.Scope }
 // WorkflowID returns the workflow ID of callID under the client's scope.
 func (c *Client) WorkflowID(callID string) string { return wire.WorkflowID(c.opts.Scope, callID) }
 
-// detectAttributes reports whether starts should set ToolName and ToolCallId, and whether
-// ToolPrincipal. It detects once and caches the answer; a detection cut short by the caller's
-// ctx is not cached.
-func (c *Client) detectAttributes(ctx context.Context) (set, principal bool) {
+// detectAttributes reports whether starts should set ToolName and ToolCallId, whether
+// ToolPrincipal, and whether ToolSubject. It detects once and caches the answer; a detection cut
+// short by the caller's ctx is not cached.
+func (c *Client) detectAttributes(ctx context.Context) (set, principal, subject bool) {
 	a := c.attrs
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.known {
-		return a.set, a.principal
+		return a.set, a.principal, a.subject
 	}
 	dctx, cancel := context.WithTimeout(ctx, detectTimeout)
 	defer cancel()
-	has, hasPrincipal, err := hasStartAttributes(dctx, c.sdk.OperatorService(), c.opts.Namespace)
+	missing, err := searchattr.MissingIn(dctx, c.sdk.OperatorService(), c.opts.Namespace)
 	if err != nil && ctx.Err() != nil {
-		return false, false
+		return false, false, false
 	}
 	// A failed detection (no operator permission, old server) means "do not set": a start with
 	// an undefined attribute is refused.
-	a.known, a.set, a.principal = true, err == nil && has, err == nil && has && hasPrincipal
-	return a.set, a.principal
+	has := func(name string) bool { _, no := missing[name]; return err == nil && !no }
+	a.known, a.set = true, has(wire.SearchAttributeToolName) && has(wire.SearchAttributeToolCallID)
+	a.principal = a.set && has(wire.SearchAttributeToolPrincipal)
+	a.subject = a.set && has(wire.SearchAttributeToolSubject)
+	return a.set, a.principal, a.subject
 }
 
 // disableSearchAttributes records that the namespace refused them.
@@ -170,20 +173,7 @@ func (c *Client) disableSearchAttributes() {
 	a := c.attrs
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.known, a.set, a.principal = true, false, false
-}
-
-// hasStartAttributes reports whether namespace defines the attributes a start sets (ToolName and
-// ToolCallId, as Keyword), and whether it defines ToolPrincipal.
-func hasStartAttributes(ctx context.Context, op operatorservice.OperatorServiceClient, namespace string) (bool, bool, error) {
-	missing, err := searchattr.MissingIn(ctx, op, namespace)
-	if err != nil {
-		return false, false, err
-	}
-	_, noName := missing[wire.SearchAttributeToolName]
-	_, noID := missing[wire.SearchAttributeToolCallID]
-	_, noPrincipal := missing[wire.SearchAttributeToolPrincipal]
-	return !noName && !noID, !noPrincipal, nil
+	a.known, a.set, a.principal, a.subject = true, false, false, false
 }
 
 // isUndefinedSearchAttribute reports whether a start was refused for an undefined search attribute

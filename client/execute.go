@@ -24,6 +24,7 @@ var (
 	toolNameKey   = temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolName)
 	toolCallIDKey = temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolCallID)
 	principalKey  = temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolPrincipal)
+	subjectKey    = temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolSubject)
 )
 
 // Execute runs call durably and waits for its outcome: it starts the call's workflow, or attaches
@@ -123,8 +124,18 @@ func snapshot(call toolcore.ToolCall) ([]byte, error) {
 // holds the same call (wire.ErrCallConflict otherwise).
 func (c *Client) start(ctx context.Context, call toolcore.ToolCall, canonical []byte) (client.WorkflowRun, error) {
 	id := c.WorkflowID(call.ID())
-	if err := PriorityFrom(ctx).Check(); err != nil {
+	priority := PriorityFrom(ctx)
+	if err := priority.Check(); err != nil {
 		return nil, fmt.Errorf("start call %q: %w", call.ID(), err)
+	}
+	principal, hasPrincipal := PrincipalFrom(ctx)
+	if hasPrincipal {
+		if err := principal.Check(); err != nil {
+			return nil, fmt.Errorf("start call %q: %w", call.ID(), err)
+		}
+		if priority.FairnessKey == "" {
+			priority.FairnessKey = PrincipalFairnessKey(principal)
+		}
 	}
 	opts := client.StartWorkflowOptions{
 		ID:        id,
@@ -138,9 +149,12 @@ func (c *Client) start(ctx context.Context, call toolcore.ToolCall, canonical []
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		StaticSummary:                            call.Name() + " · " + call.ID(),
 		EnableEagerStart:                         !c.opts.DisableEagerStart,
-		Priority:                                 sdkPriority(PriorityFrom(ctx)),
+		Priority:                                 sdkPriority(priority),
 	}
-	withAttrs, withPrincipal := c.detectAttributes(ctx)
+	if hasPrincipal {
+		opts.Memo = map[string]any{wire.MemoPrincipal: principal}
+	}
+	withAttrs, withPrincipal, withSubject := c.detectAttributes(ctx)
 	if withAttrs {
 		updates := []temporal.SearchAttributeUpdate{
 			toolNameKey.ValueSet(call.Name()),
@@ -148,6 +162,9 @@ func (c *Client) start(ctx context.Context, call toolcore.ToolCall, canonical []
 		}
 		if withPrincipal && c.opts.Principal != "" {
 			updates = append(updates, principalKey.ValueSet(c.opts.Principal))
+		}
+		if withSubject && hasPrincipal {
+			updates = append(updates, subjectKey.ValueSet(principal.Subject))
 		}
 		opts.TypedSearchAttributes = temporal.NewSearchAttributes(updates...)
 	}

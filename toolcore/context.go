@@ -32,6 +32,9 @@ type Execution struct {
 	// LastCheckpoint is the last checkpoint an earlier attempt recorded (LastCheckpoint returns
 	// it). Optional: default none.
 	LastCheckpoint json.RawMessage
+	// Principal is whom the call runs for (CallPrincipal returns a copy). Optional: default
+	// none.
+	Principal *Principal
 }
 
 // executionKey is the context key of the *Execution of a running tool.

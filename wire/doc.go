@@ -26,6 +26,7 @@
 //   - undo.go: undoing a run's effects: the CompensateTool activity, [UndoWorkflowName], their
 //     inputs and [UndoResult].
 //   - round.go: calls started from workflow code: the AwaitToolCall activity and its errors.
+//   - principal.go: the memo key of a call's principal and the ToolSubject search attribute.
 //   - flow.go: a call's [Priority] (level, fairness key and weight) and a tool's own task queue.
 //   - catalog.go: the tool catalog workflow [ToolCatalogWorkflowName] and its ID prefix.
 //   - mcp.go: the _meta keys, task methods and task statuses toolgate uses on MCP.

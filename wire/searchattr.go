@@ -2,8 +2,8 @@ package wire
 
 import "strings"
 
-// Names of the custom search attributes, exactly as registered on the namespace. All three are
-// Keyword attributes.
+// Names of the custom search attributes, exactly as registered on the namespace. All are Keyword
+// attributes (ToolSubject is declared in principal.go).
 const (
 	// SearchAttributeToolName holds the tool's name, set by the client when it starts the
 	// workflow and upserted by the workflow when it ends.
@@ -58,9 +58,9 @@ const (
 )
 
 // SearchAttributeNames returns the attribute names in a fixed order: ToolName, ToolCallId,
-// ToolOutcome, ToolPrincipal. The caller owns the slice.
+// ToolOutcome, ToolPrincipal, ToolSubject. The caller owns the slice.
 func SearchAttributeNames() []string {
-	return []string{SearchAttributeToolName, SearchAttributeToolCallID, SearchAttributeToolOutcome, SearchAttributeToolPrincipal}
+	return []string{SearchAttributeToolName, SearchAttributeToolCallID, SearchAttributeToolOutcome, SearchAttributeToolPrincipal, SearchAttributeToolSubject}
 }
 
 // QueryString is s as a string literal of a visibility query: in single quotes, each single

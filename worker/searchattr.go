@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/toolgate/toolgate/internal/searchattr"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // missingSearchAttributes returns the toolgate attributes namespace lacks; one registered with
@@ -22,12 +23,15 @@ func missingSearchAttributes(ctx context.Context, c client.Client, namespace str
 	return searchattr.MissingIn(ctx, c.OperatorService(), namespace)
 }
 
-// hasSearchAttributes reports whether namespace has all toolgate attributes.
+// hasSearchAttributes reports whether namespace has the toolgate attributes workflows upsert or
+// set on their children (ToolSubject, which only starts set, may be missing: a namespace set up
+// before it existed keeps its outcomes upserted).
 func hasSearchAttributes(ctx context.Context, c client.Client, namespace string) (bool, error) {
 	missing, err := missingSearchAttributes(ctx, c, namespace)
 	if err != nil {
 		return false, err
 	}
+	delete(missing, wire.SearchAttributeToolSubject)
 	return len(missing) == 0, nil
 }
 

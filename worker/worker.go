@@ -11,6 +11,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 	"go.uber.org/zap"
@@ -64,6 +65,10 @@ type Options struct {
 	// instead of replacing the workers in place (see the package documentation, "Versioned
 	// rollout"). Optional: default unversioned (the zero Deployment).
 	Deployment Deployment
+	// DataConverter is the Temporal client's data converter when it encrypts payloads (a payload
+	// codec): the workflows read a call's principal memo with it. Optional: default plain JSON
+	// only (an encrypted principal then fails its call as INVALID_TOOL_CALL).
+	DataConverter converter.DataConverter
 }
 
 // Worker serves one registry snapshot on one main task queue and the tools' own queues.
@@ -159,7 +164,7 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 		}
 		sw := sdkworker.New(c, queue, so)
 		if i == 0 {
-			wfs := &workflows.Workflows{Registry: snapshot, SearchAttributes: attrs, TaskQueue: queue, Attempts: attempts}
+			wfs := &workflows.Workflows{Registry: snapshot, SearchAttributes: attrs, TaskQueue: queue, Attempts: attempts, DataConverter: opts.DataConverter}
 			wfs.Register(sw)
 		}
 		acts.Register(sw)

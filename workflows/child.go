@@ -39,6 +39,10 @@ type CallOptions struct {
 	// completion order, so the run can undo them (Effects.Undo). Optional: default nil, nothing
 	// is recorded.
 	Effects *Effects
+	// Principal is whom the calls run for. Optional: default the agent run's own principal (its
+	// start's memo wire.MemoPrincipal), if it has one. Either way the calls name the run as
+	// the actor unless the principal names one.
+	Principal *toolcore.Principal
 }
 
 // Defaults of CallOptions and the AwaitToolCall activity.
@@ -95,6 +99,10 @@ func ExecuteToolCall(ctx workflow.Context, call toolcore.ToolCall) (toolcore.Res
 		return toolcore.Result{}, err
 	}
 	opts := callOptions(ctx)
+	principal, err := agentPrincipal(ctx)
+	if err != nil {
+		return toolcore.Result{}, err
+	}
 	id := wire.WorkflowID(opts.Scope, call.ID())
 	cwo := workflow.ChildWorkflowOptions{
 		WorkflowID:            id,
@@ -104,10 +112,14 @@ func ExecuteToolCall(ctx workflow.Context, call toolcore.ToolCall) (toolcore.Res
 		WaitForCancellation:   true,
 		StaticSummary:         call.Name() + " · " + call.ID(),
 		Priority:              childPriority(ctx, opts.Priority),
+		Memo:                  principalMemo(principal),
 	}
 	if opts.SearchAttributes {
-		cwo.TypedSearchAttributes = temporal.NewSearchAttributes(
-			toolNameKey().ValueSet(call.Name()), toolCallIDKey().ValueSet(call.ID()))
+		attrs := []temporal.SearchAttributeUpdate{toolNameKey().ValueSet(call.Name()), toolCallIDKey().ValueSet(call.ID())}
+		if principal != nil {
+			attrs = append(attrs, toolSubjectKey().ValueSet(principal.Subject))
+		}
+		cwo.TypedSearchAttributes = temporal.NewSearchAttributes(attrs...)
 	}
 	// The canonical bytes go into the payload as they are (see client: the JSON converter would
 	// re-escape <, > and &).

@@ -110,8 +110,12 @@ func (in *Inline) ExecuteToolCall(ctx workflow.Context, call toolcore.ToolCall) 
 	if err != nil {
 		return toolcore.Result{}, inlineError(err)
 	}
+	principal, err := agentPrincipal(ctx)
+	if err != nil {
+		return toolcore.Result{}, err
+	}
 	w := in.workflows()
-	ctx = workflow.WithValue(ctx, callStartKey{}, workflow.Now(ctx))
+	ctx = withPrincipal(workflow.WithValue(ctx, callStartKey{}, workflow.Now(ctx)), principal)
 	if ctx.Err() != nil {
 		return w.canceled(ctx, snapshot)
 	}

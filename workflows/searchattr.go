@@ -13,6 +13,10 @@ func toolNameKey() temporal.SearchAttributeKeyKeyword {
 	return temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolName)
 }
 
+func toolSubjectKey() temporal.SearchAttributeKeyKeyword {
+	return temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolSubject)
+}
+
 func toolCallIDKey() temporal.SearchAttributeKeyKeyword {
 	return temporal.NewSearchAttributeKeyKeyword(wire.SearchAttributeToolCallID)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -41,6 +42,10 @@ type Workflows struct {
 	// the tool within a fraction of a second. Optional: default none (the attempt hears the
 	// cancellation at its idle heartbeat cadence).
 	Attempts *activities.Attempts
+	// DataConverter decodes a principal memo (wire.MemoPrincipal) that is not plain JSON: set it
+	// to the Temporal client's converter when that one encrypts payloads. Optional: default
+	// none (plain JSON only; an encrypted principal fails the call as INVALID_TOOL_CALL).
+	DataConverter converter.DataConverter
 }
 
 // Bounds of the validator guard. The SDK's deadlock detector fails a workflow task whose code runs
@@ -70,6 +75,12 @@ func (w *Workflows) ToolCallWorkflow(ctx workflow.Context, input Input) (toolcor
 	if err == nil {
 		err = checkWorkflowID(workflow.GetInfo(ctx).WorkflowExecution.ID)
 	}
+	var principal *toolcore.Principal
+	if err == nil {
+		if principal, err = w.startPrincipal(ctx); err != nil {
+			err = invalidCall(err.Error())
+		}
+	}
 	if err != nil {
 		w.upsertOutcome(ctx, toolcore.ToolCall{}, wire.OutcomeInvalidToolCall)
 		return toolcore.Result{}, err
@@ -77,7 +88,7 @@ func (w *Workflows) ToolCallWorkflow(ctx workflow.Context, input Input) (toolcor
 	if ctx.Err() != nil {
 		return w.canceled(ctx, call)
 	}
-	return w.execute(ctx, call, workflow.GetInfo(ctx).WorkflowExecution.ID)
+	return w.execute(withPrincipal(ctx, principal), call, workflow.GetInfo(ctx).WorkflowExecution.ID)
 }
 
 // execute runs the steps after the snapshot (look up, validate, approval, ExecuteTool, link) for
@@ -132,6 +143,7 @@ func (w *Workflows) run(ctx workflow.Context, call toolcore.ToolCall, tool toolc
 		IdempotencyKey: key,
 		MaxAttempts:    int(retryPolicy(opts).MaximumAttempts),
 		DefinitionHash: tool.DefinitionHash(),
+		Principal:      principalFrom(ctx),
 	}
 	var out activities.ExecuteToolOutput
 	var err error

@@ -14,9 +14,10 @@ func TestDefinitions(t *testing.T) {
 		"ToolCallId":    enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 		"ToolOutcome":   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 		"ToolPrincipal": enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		"ToolSubject":   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 	}
 	assert.Equal(t, want, Definitions())
-	assert.Equal(t, []string{"ToolName", "ToolCallId", "ToolOutcome", "ToolPrincipal"}, Names())
+	assert.Equal(t, []string{"ToolName", "ToolCallId", "ToolOutcome", "ToolPrincipal", "ToolSubject"}, Names())
 }
 
 func TestDefinitionsReturnsFreshMap(t *testing.T) {
@@ -38,7 +39,7 @@ func TestMissing(t *testing.T) {
 		{
 			name: "some listed, others ignored",
 			give: map[string]enumspb.IndexedValueType{"ToolName": keyword, "CustomerId": enumspb.INDEXED_VALUE_TYPE_INT},
-			want: map[string]enumspb.IndexedValueType{"ToolCallId": keyword, "ToolOutcome": keyword, "ToolPrincipal": keyword},
+			want: map[string]enumspb.IndexedValueType{"ToolCallId": keyword, "ToolOutcome": keyword, "ToolPrincipal": keyword, "ToolSubject": keyword},
 		},
 		{
 			name:    "wrong type",
