@@ -244,7 +244,8 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 	if err != nil {
 		return errors.Join(err, stopServer())
 	}
-	w, err := worker.New(c, srv.Namespace(), reg, worker.Options{TaskQueue: o.taskQueue, StopTimeout: o.stopTimeout, Logger: a.logger})
+	dc, _ := conn.dataConverter(nil) // dial loaded the same keys
+	w, err := worker.New(c, srv.Namespace(), reg, worker.Options{TaskQueue: o.taskQueue, StopTimeout: o.stopTimeout, Logger: a.logger, DataConverter: dc})
 	if err != nil {
 		c.Close()
 		return errors.Join(fmt.Errorf("create worker: %w", err), stopServer())

@@ -173,7 +173,9 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 			logger.Info("search attributes registered", zap.Strings("attributes", searchattr.Names()))
 		}
 	}
-	w, err := worker.New(c, o.conn.namespace, reg, worker.Options{TaskQueue: o.taskQueue, StopTimeout: o.stopTimeout, Logger: a.logger, Deployment: o.deployment})
+	dc, _ := o.conn.dataConverter(nil) // dialMetered loaded the same keys
+	w, err := worker.New(c, o.conn.namespace, reg, worker.Options{TaskQueue: o.taskQueue, StopTimeout: o.stopTimeout, Logger: a.logger,
+		Deployment: o.deployment, DataConverter: dc})
 	if err != nil {
 		return fmt.Errorf("create worker: %w", err)
 	}
