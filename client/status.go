@@ -80,6 +80,10 @@ type Status struct {
 	// Priority is the priority and fairness key the call was started with (WithPriority); zero
 	// when unset.
 	Priority wire.Priority
+	// Principal is whom the call runs for (its start's memo wire.MemoPrincipal, see
+	// WithPrincipal), nil when it has none or the memo does not decode with the client's data
+	// converter.
+	Principal *toolcore.Principal
 }
 
 // Status describes the call with callID.
@@ -104,6 +108,12 @@ func (c *Client) StatusByWorkflowID(ctx context.Context, workflowID string) (Sta
 	}
 	if info.GetCloseTime() != nil {
 		st.Closed = info.GetCloseTime().AsTime()
+	}
+	if p := info.GetMemo().GetFields()[wire.MemoPrincipal]; p != nil {
+		var principal toolcore.Principal
+		if c.opts.DataConverter.FromPayload(p, &principal) == nil && principal.Check() == nil {
+			st.Principal = &principal
+		}
 	}
 	rec, err := c.recordedCall(ctx, workflowID, st.RunID)
 	if err != nil {

@@ -30,6 +30,7 @@ type callOptions struct {
 	detach    bool
 	progress  string
 	priority  wire.Priority
+	principal toolcore.Principal // --as...; asserted, zero without --as
 }
 
 func newCallCommand(a *app) *cobra.Command {
@@ -60,7 +61,8 @@ Exit codes: 0 result with isError false, 1 result with isError true (printed too
 the agent run), 4 canceled, 5 other failure.`,
 		Example: `  toolgate call add '{"left":20,"right":22}'
   echo '{"type":"toolCall","id":"call-add-1","name":"add","arguments":{"left":20,"right":22}}' | toolgate call
-  toolgate call sleep '{"seconds":600}' --detach`,
+  toolgate call sleep '{"seconds":600}' --detach
+  toolgate call write_file '{"path":"notes.txt","content":"hi"}' --as alice --as-group guests`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCall(cmd.Context(), a, o, args)
@@ -76,6 +78,10 @@ the agent run), 4 canceled, 5 other failure.`,
 	fs.IntVar(&o.priority.Level, "priority", 0, "priority 1 (dispatched first) .. 5 (last); default the server's 3 (docs/flow-control.md)")
 	fs.StringVar(&o.priority.FairnessKey, "fairness-key", "", "fairness key (an agent run, a user, a tenant; at most 64 bytes): keys share the tool fleet fairly")
 	fs.Float32Var(&o.priority.FairnessWeight, "fairness-weight", 0, "weight of the fairness key's share (default the server's 1)")
+	fs.StringVar(&o.principal.Subject, "as", "", "run the call for this principal subject, asserted (docs/principals.md); the tool, policy and status see it")
+	fs.StringVar(&o.principal.Issuer, "as-issuer", "", "issuer of the --as principal")
+	fs.StringVar(&o.principal.Tenant, "as-tenant", "", "tenant of the --as principal")
+	fs.StringSliceVar(&o.principal.Groups, "as-group", nil, "a group of the --as principal (repeatable)")
 	return cmd
 }
 
@@ -135,6 +141,12 @@ func runCall(ctx context.Context, a *app, o callOptions, args []string) error {
 		return badInput(err)
 	}
 	ctx = tgclient.WithPriority(ctx, o.priority)
+	if !o.principal.IsZero() || o.principal.Issuer != "" || o.principal.Tenant != "" || len(o.principal.Groups) > 0 {
+		if err := o.principal.Check(); err != nil {
+			return badInput(fmt.Errorf("--as: %w", err))
+		}
+		ctx = tgclient.WithPrincipal(ctx, o.principal)
+	}
 	ids := callIDs{WorkflowID: wire.WorkflowID(o.scope, call.ID()), ToolCallID: call.ID(), ToolName: call.Name()}
 	logger := a.logger.With(ids.fields()...)
 

@@ -80,8 +80,26 @@ func runHistory(ctx context.Context, a *app, o historyOptions, args []string) er
 	if output == "" {
 		output = "stdout"
 	}
-	a.logger.Info("history exported", append(ids.fields(), zap.Int("events", len(hist.Events)), zap.String("output", output))...)
+	fields := append(ids.fields(), zap.Int("events", len(hist.Events)), zap.String("output", output))
+	if p, ok := historyPrincipal(hist, o.conn); ok {
+		fields = append(fields, zap.String("principal", principalText(p)))
+	}
+	a.logger.Info("history exported", fields...)
 	return nil
+}
+
+// historyPrincipal reads whom the call ran for from its start's memo, if it has a readable one.
+func historyPrincipal(hist *historypb.History, conn connOptions) (toolcore.Principal, bool) {
+	var p toolcore.Principal
+	if len(hist.Events) == 0 {
+		return p, false
+	}
+	payload := hist.Events[0].GetWorkflowExecutionStartedEventAttributes().GetMemo().GetFields()[wire.MemoPrincipal]
+	dc, err := conn.dataConverter(nil)
+	if payload == nil || err != nil || dc.FromPayload(payload, &p) != nil || p.Check() != nil {
+		return toolcore.Principal{}, false
+	}
+	return p, true
 }
 
 // historyCallIDs reads the call's identity from the workflow input, if it is a well-formed call.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -64,6 +65,8 @@ type statusJSON struct {
 	Result      *toolcore.Result   `json:"result,omitempty"`
 	// Priority is the call's priority and fairness key (docs/flow-control.md), when set.
 	Priority *wire.Priority `json:"priority,omitempty"`
+	// Principal is whom the call runs for (docs/principals.md), when it has one.
+	Principal *toolcore.Principal `json:"principal,omitempty"`
 	// Approval is the call's wait for a decision (the query "approval"), while it waits.
 	Approval *wire.ApprovalState `json:"approval,omitempty"`
 }
@@ -109,6 +112,7 @@ func writeStatus(w io.Writer, st tgclient.Status, waiting *wire.ApprovalState, a
 		Progress:    st.Progress,
 		Checkpoint:  st.Checkpoint,
 		Result:      st.Result,
+		Principal:   st.Principal,
 	}
 	if !st.RetryAt.IsZero() {
 		at := st.RetryAt.UTC()
@@ -132,6 +136,9 @@ func writeStatus(w io.Writer, st tgclient.Status, waiting *wire.ApprovalState, a
 	}
 	if p := out.Priority; p != nil {
 		lines = append(lines, [2]string{"priority", priorityText(*p)})
+	}
+	if p := out.Principal; p != nil {
+		lines = append(lines, [2]string{"principal", principalText(*p)})
 	}
 	if ap := out.Approval; ap != nil {
 		lines = append(lines, approvalLines(out.WorkflowID, *ap)...)
@@ -169,6 +176,16 @@ func approvalLines(workflowID string, ap wire.ApprovalState) [][2]string {
 		{"arguments", string(ap.Arguments)},
 		{"decide", "toolgate approve " + workflowID + " (or reject; --args to approve edited arguments)"},
 	}
+}
+
+// principalText shows whom a call runs for, escaped (a caller names it): "alice (https://idp),
+// tenant acme, via agent-1, authenticated by mcp", then its groups.
+func principalText(p toolcore.Principal) string {
+	text := p.String()
+	if len(p.Groups) > 0 {
+		text += ", groups " + strings.Join(p.Groups, " ")
+	}
+	return safetext.String(text)
 }
 
 // priorityText shows a call's priority: "3 (default)", then the fairness key (escaped: it may come

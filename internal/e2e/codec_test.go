@@ -93,7 +93,7 @@ func encryptedEnv(t *testing.T, queue string, keys *codec.Keyring, tools ...tool
 	t.Cleanup(c.Close)
 	reg, err := toolcore.NewRegistry(tools...)
 	require.NoError(t, err)
-	w, err := worker.New(c, srv.Namespace(), reg, worker.Options{TaskQueue: queue})
+	w, err := worker.New(c, srv.Namespace(), reg, worker.Options{TaskQueue: queue, DataConverter: dc})
 	require.NoError(t, err)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
