@@ -136,6 +136,11 @@ type Options struct {
 	// such tools so an operator can require approval for them or annotate them. Optional:
 	// default false. Not part of the DefinitionHash.
 	SideEffectAssumed bool
+	// Cost is what one call of the tool spends from a budget of cost units (workflows.Budget,
+	// `toolgate mcp --budget-cost`); what a unit stands for (cents, tokens, a quota) is the
+	// operator's convention. A call is charged when it starts, whatever its outcome. Negative is
+	// an INVALID_TOOL_DEFINITION. Optional: default 0 (free). Not part of the DefinitionHash.
+	Cost int64
 }
 
 // FlowControlled reports whether the options declare a rate or concurrency limit, which gives the
@@ -470,6 +475,8 @@ func checkOptions(o Options) (Options, error) {
 		return o, fmt.Errorf("option FairnessKeyRateLimit %v must be a non-negative number of calls per second", o.FairnessKeyRateLimit)
 	case o.MaxConcurrent < 0:
 		return o, fmt.Errorf("option MaxConcurrent %d must not be negative", o.MaxConcurrent)
+	case o.Cost < 0:
+		return o, fmt.Errorf("option Cost %d must not be negative", o.Cost)
 	case o.Local && o.FlowControlled():
 		return o, errors.New("option Local with RateLimit, FairnessKeyRateLimit or MaxConcurrent: a local activity runs inside the workflow task, outside any task queue")
 	case o.Local && o.TaskQueue != "":

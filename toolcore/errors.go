@@ -74,6 +74,7 @@ const (
 	CodeToolOutputSerializationFailed           // TOOL_OUTPUT_SERIALIZATION_FAILED
 	CodeToolApprovalRejected                    // TOOL_APPROVAL_REJECTED: a reviewer rejected the call
 	CodeToolApprovalExpired                     // TOOL_APPROVAL_EXPIRED: no decision within the approval timeout
+	CodeBudgetExceeded                          // BUDGET_EXCEEDED: the run's or session's budget refused the call; nothing ran
 )
 
 var errorCodeNames = [...]string{
@@ -84,6 +85,7 @@ var errorCodeNames = [...]string{
 	CodeToolOutputSerializationFailed: "TOOL_OUTPUT_SERIALIZATION_FAILED",
 	CodeToolApprovalRejected:          "TOOL_APPROVAL_REJECTED",
 	CodeToolApprovalExpired:           "TOOL_APPROVAL_EXPIRED",
+	CodeBudgetExceeded:                "BUDGET_EXCEEDED",
 }
 
 // String returns the wire name, e.g. "TOOL_NOT_FOUND"; an invalid code is "ErrorCode(<n>)".

@@ -45,6 +45,7 @@ func TestErrorCodeString(t *testing.T) {
 		{give: toolcore.CodeToolOutputSerializationFailed, want: "TOOL_OUTPUT_SERIALIZATION_FAILED"},
 		{give: toolcore.CodeToolApprovalRejected, want: "TOOL_APPROVAL_REJECTED"},
 		{give: toolcore.CodeToolApprovalExpired, want: "TOOL_APPROVAL_EXPIRED"},
+		{give: toolcore.CodeBudgetExceeded, want: "BUDGET_EXCEEDED"},
 		{give: 0, want: "ErrorCode(0)"},
 		{give: 99, want: "ErrorCode(99)"},
 	}

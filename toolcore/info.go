@@ -23,6 +23,8 @@ type ToolInfo struct {
 	SideEffectAssumed bool `json:"sideEffectAssumed,omitempty"`
 	// ApprovalByCaller is Options.ApprovalByCaller: the caller's human may decide its approvals.
 	ApprovalByCaller bool `json:"approvalByCaller,omitempty"`
+	// Cost is Options.Cost: the cost units a call spends from a budget; absent when 0.
+	Cost int64 `json:"cost,omitempty"`
 }
 
 // Info returns the tool's ToolInfo (fresh copies of the schemas); the zero ToolInfo for the zero
@@ -41,6 +43,7 @@ func (t Tool) Info() ToolInfo {
 		RequireApproval:   t.d.options.RequireApproval,
 		SideEffectAssumed: t.d.options.SideEffectAssumed,
 		ApprovalByCaller:  t.d.options.ApprovalByCaller,
+		Cost:              t.d.options.Cost,
 	}
 }
 
