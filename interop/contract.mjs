@@ -4,7 +4,7 @@
 //
 // Environment: TEMPORAL_ADDRESS (host:port), TEMPORAL_NAMESPACE, TOOLGATE_TASK_QUEUE.
 import { Connection, Client, WorkflowFailedError, CancelledFailure, ApplicationFailure } from '@temporalio/client';
-import { CallConflictError, executeCall, startCall, workflowId } from './toolcall.mjs';
+import { CallConflictError, callPrincipal, executeCall, startCall, workflowId } from './toolcall.mjs';
 
 const address = process.env.TEMPORAL_ADDRESS;
 const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
@@ -80,6 +80,11 @@ try {
     workflowId: `${taskQueue}/toolcall-ts-é-raw`,
   });
   out.rawNonASCII = await outcome(raw.result());
+
+  // A call for a principal: the tool reads it, describe shows it.
+  const principal = { issuer: 'https://idp.example', subject: 'ts-alice', groups: ['guests'] };
+  out.principal = await outcome(executeCall(client, call('ts-whoami-1', 'whoami', {}), { ...opts, principal }));
+  out.principalMemo = await callPrincipal(client.workflow.getHandle(workflowId('ts-whoami-1', taskQueue)));
 
   // Cancel a running sleep: resubmitting while it runs attaches to it; cancel ends it Canceled.
   const sleep = call('ts-sleep-1', 'sleep', { seconds: 60 });

@@ -3,6 +3,13 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 
 export const WORKFLOW_TYPE = 'ToolCallWorkflow';
+// MEMO_PRINCIPAL is the memo key of a call's principal.
+export const MEMO_PRINCIPAL = 'toolgate.principal';
+
+// callPrincipal reads whom a call runs for from its memo, or undefined.
+export async function callPrincipal(handle) {
+  return (await handle.describe()).memo?.[MEMO_PRINCIPAL];
+}
 
 // workflowId maps a call ID to its workflow ID: printable ASCII bytes '!'..'~' except '%' stay,
 // every other UTF-8 byte (space, '%', non-ASCII) is %XX with upper-case hex.
@@ -34,7 +41,11 @@ export async function recordedCall(handle) {
 // names one execution. Conflict policy FAIL: the start then says whether it created the run, and
 // only an existing run needs the check; USE_EXISTING would attach to a running one silently, and
 // a completed one raises WorkflowExecutionAlreadyStarted under either policy.
-export async function startCall(client, call, { taskQueue = 'toolgate', scope = '' } = {}) {
+//
+// principal, when given, is whom the call runs for (docs/principals.md): { issuer, subject,
+// tenant, name, groups, actor }, recorded in the start's memo under MEMO_PRINCIPAL. A client can
+// only assert it; authenticatedBy is for the frontend's authorizer to vouch for.
+export async function startCall(client, call, { taskQueue = 'toolgate', scope = '', principal } = {}) {
   const id = workflowId(call.id, scope);
   try {
     return await client.workflow.start(WORKFLOW_TYPE, {
@@ -43,6 +54,7 @@ export async function startCall(client, call, { taskQueue = 'toolgate', scope = 
       workflowId: id,
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       workflowIdConflictPolicy: 'FAIL',
+      ...(principal ? { memo: { [MEMO_PRINCIPAL]: principal } } : {}),
     });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

@@ -45,8 +45,10 @@ type observed struct {
 	ResubmitRunning    struct {
 		SameRun bool `json:"sameRun"`
 	} `json:"resubmitRunning"`
-	Cancel          outcome `json:"cancel"`
-	CancelLatencyMs int     `json:"cancelLatencyMs"`
+	Cancel          outcome         `json:"cancel"`
+	Principal       outcome         `json:"principal"`
+	PrincipalMemo   json.RawMessage `json:"principalMemo"`
+	CancelLatencyMs int             `json:"cancelLatencyMs"`
 }
 
 // interopDir returns the npm package's directory, failing the test with the fix when its
@@ -71,6 +73,7 @@ func TestTypeScriptClient(t *testing.T) {
 	queue := devtest.TaskQueue(t)
 	reg, err := toolbox.New(toolbox.Config{DisableHTTP: true})
 	require.NoError(t, err)
+	require.NoError(t, reg.Register(whoami(t)))
 	w, err := worker.New(sdk, srv.Namespace(), reg, worker.Options{TaskQueue: queue, StopTimeout: 5 * time.Second})
 	require.NoError(t, err)
 	require.NoError(t, w.Start())
@@ -120,7 +123,31 @@ func TestTypeScriptClient(t *testing.T) {
 	assert.Equal(t, "INVALID_TOOL_CALL", got.RawNonASCII.Type)
 	assert.Contains(t, got.RawNonASCII.Message, "is not printable ASCII")
 
+	const alice = `{"issuer":"https://idp.example","subject":"ts-alice","groups":["guests"]}`
+	var whoamiResult struct {
+		Content string `json:"content"`
+	}
+	require.NoError(t, json.Unmarshal(got.Principal.Result, &whoamiResult), "%+v", got.Principal)
+	assert.JSONEq(t, alice, whoamiResult.Content, "the tool reads the principal a TypeScript client set")
+	assert.JSONEq(t, alice, string(got.PrincipalMemo), "describe shows it")
+
 	assert.True(t, got.ResubmitRunning.SameRun, "resubmitting a running call attaches to it")
 	assert.Equal(t, "canceled", got.Cancel.Kind, "%+v", got.Cancel)
 	t.Logf("cancel latency of sleep from @temporalio/client (handle.cancel to the result rejecting): %d ms", got.CancelLatencyMs)
+}
+
+// whoami is a tool returning the principal its call runs for (toolcore.CallPrincipal).
+func whoami(t *testing.T) toolcore.Tool {
+	tool, err := toolcore.Define(toolcore.Definition[map[string]any]{
+		Name:        "whoami",
+		Description: "Returns whom the call runs for.",
+		Validate:    func(toolcore.Arguments) toolcore.Decision[map[string]any] { return toolcore.Accept(map[string]any{}) },
+		Execute: func(ctx context.Context, _ map[string]any) (any, error) {
+			p, _ := toolcore.CallPrincipal(ctx)
+			return p, nil
+		},
+		Options: toolcore.Options{SideEffect: toolcore.ReadOnly},
+	})
+	require.NoError(t, err)
+	return tool
 }
