@@ -1,14 +1,23 @@
-// Package approvalauth ties an approval decision to the identity the Temporal frontend
-// authenticated. It is the rule a frontend authorizer applies to toolgate's approve and reject
-// Workflow Updates (wire.UpdateApprove, wire.UpdateReject): the decision's Reviewer must be the
-// authenticated subject, and its Groups must be groups the claim mapper vouches for.
+// Package approvalauth ties what a caller says about identities to the identity the Temporal
+// frontend authenticated. It holds the rules a frontend authorizer applies to two kinds of
+// request:
+//
+//   - toolgate's approve and reject Workflow Updates (wire.UpdateApprove, wire.UpdateReject),
+//     [Check]: the decision's Reviewer must be the authenticated subject, its Issuer the issuer
+//     the claim mapper vouches for (none when it vouches for none), and its Groups groups the
+//     claim mapper vouches for.
+//   - workflow starts carrying a principal (the memo field wire.MemoPrincipal), [CheckStart]: a
+//     principal marked authenticated by the frontend must be the caller's own identity; one
+//     marked authenticated by toolgate mcp may only be started by a caller allowed to delegate.
 //
 // The package imports the Temporal API types only, never the server: a self-hosted server build
-// calls [Check] from its authorizer (temporal.WithAuthorizer), as toolgate's embedded server does
-// (cmd/toolgate/internal/reviewauth). See docs/approvals.md, "Tying a decision to an identity".
+// calls [Check] and [CheckStart] from its authorizer (temporal.WithAuthorizer), as toolgate's
+// embedded server does (cmd/toolgate/internal/reviewauth). See docs/approvals.md, "Tying a
+// decision to an identity", and docs/principals.md, "Authenticated by the frontend".
 //
-// Without such an authorizer, the reviewer's name and groups are what the deciding client
-// asserts: anyone who may send an Update in the namespace decides under any name.
+// Without such an authorizer, the reviewer's name and groups, and a principal's mark, are what
+// the client asserts: anyone who may send an Update or start a workflow in the namespace decides
+// and calls under any name.
 package approvalauth
 
 import (
@@ -22,20 +31,40 @@ import (
 	"github.com/toolgate/toolgate/wire"
 )
 
-// Identity is what the frontend authenticated: the claims' subject, and the groups the claim
-// mapper vouches for (nil when it gives none).
+// Identity is what the frontend authenticated: the claims' subject, and what the claim mapper
+// vouches for beyond it.
 type Identity struct {
+	// Issuer is the issuer of the subject the claim mapper vouches for ("" when it vouches for
+	// none: then a decision or frontend-marked principal naming an issuer is refused).
+	Issuer  string
 	Subject string
-	Groups  []string
+	// Groups are the groups the claim mapper vouches for (nil when it gives none).
+	Groups []string
+	// Tenant is the tenant the claim mapper vouches for ("": a frontend-marked principal naming
+	// a tenant is refused).
+	Tenant string
+	// Delegates is true for a caller allowed to start calls for principals another component
+	// authenticated (toolgate mcp's own identity): a principal marked AuthenticatedByMCP passes
+	// only from such a caller.
+	Delegates bool
+	// Admin is true for the cluster's own and its administrators' identity (the claims' system
+	// admin role): it may start calls for any principal, marked or not.
+	Admin bool
 }
 
-// RefusedError is a decision the authenticated caller may not send; Reason says why.
+// RefusedError is a decision or start the authenticated caller may not send; Reason says why.
 type RefusedError struct {
-	Update string // wire.UpdateApprove or wire.UpdateReject
+	// Update is wire.UpdateApprove or wire.UpdateReject for a decision, "" for a start.
+	Update string
+	// Start names the refused start ("workflow <type>" or "schedule <id>") for a start.
+	Start  string
 	Reason string
 }
 
 func (e *RefusedError) Error() string {
+	if e.Update == "" {
+		return fmt.Sprintf("toolgate start of %s refused: %s", e.Start, e.Reason)
+	}
 	return fmt.Sprintf("toolgate %s update refused: %s", e.Update, e.Reason)
 }
 
@@ -43,13 +72,14 @@ func (e *RefusedError) Error() string {
 const encodingJSON = "json/plain"
 
 // Check returns nil for a request that sends no approve or reject update, and for one whose
-// decision names id: Reviewer equal to id.Subject and every one of Groups in id.Groups. It
-// returns a *RefusedError otherwise: no authenticated caller (id nil or without a subject), a
-// decision that is not one plain JSON ApprovalDecision (an encrypted payload, for one: the
-// frontend cannot read it, so it cannot check it), another reviewer, or a group the claims do not
-// carry. It looks at UpdateWorkflowExecution requests and at the update operations of
-// ExecuteMultiOperation (update-with-start); update names are the wire names, whatever the
-// workflow: on a cluster that checks decisions, approve and reject are toolgate's.
+// decision names id: Reviewer equal to id.Subject, Issuer equal to id.Issuer and every one of
+// Groups in id.Groups. It returns a *RefusedError otherwise: no authenticated caller (id nil or
+// without a subject), a decision that is not one plain JSON ApprovalDecision (an encrypted
+// payload, for one: the frontend cannot read it, so it cannot check it), another reviewer,
+// another issuer, or a group the claims do not carry. It looks at UpdateWorkflowExecution
+// requests and at the update operations of ExecuteMultiOperation (update-with-start); update
+// names are the wire names, whatever the workflow: on a cluster that checks decisions, approve
+// and reject are toolgate's.
 func Check(request any, id *Identity) error {
 	switch r := request.(type) {
 	case *workflowservice.UpdateWorkflowExecutionRequest:
@@ -82,11 +112,14 @@ func checkUpdate(r *workflowservice.UpdateWorkflowExecutionRequest, id *Identity
 		return refuse("%v; the frontend checks the reviewer against the authenticated subject %q", err, id.Subject)
 	}
 	if d.Reviewer != id.Subject {
-		return refuse("the decision names reviewer %q, the caller is authenticated as %q", d.Reviewer, id.Subject)
+		return refuse("the decision names reviewer %q, the caller is authenticated as %q", short(d.Reviewer), id.Subject)
+	}
+	if d.Issuer != id.Issuer {
+		return refuse("the decision names issuer %q, the claims of %q vouch for %s", short(d.Issuer), id.Subject, issuerText(id.Issuer))
 	}
 	for _, g := range d.Groups {
 		if !slices.Contains(id.Groups, g) {
-			return refuse("the decision names group %q, which the claims of %q do not carry", g, id.Subject)
+			return refuse("the decision names group %q, which the claims of %q do not carry", short(g), id.Subject)
 		}
 	}
 	return nil

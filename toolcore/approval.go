@@ -53,13 +53,26 @@ func CallHash(t Tool, call ToolCall) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// MayDecide reports whether a reviewer with groups may decide the tool's approvals
-// (Options.Reviewers; true when it names nobody).
+// MayDecide reports whether a reviewer with groups, named without an issuer (an operator's
+// name), may decide the tool's approvals: MayDecideAs with no issuer.
 func (t Tool) MayDecide(reviewer string, groups []string) bool {
+	return t.MayDecideAs("", reviewer, groups)
+}
+
+// ReviewerIssuerSeparator parts an Options.Reviewers entry "<issuer>|<subject>" (an issuer URL
+// never holds it unescaped).
+const ReviewerIssuerSeparator = "|"
+
+// MayDecideAs reports whether the reviewer whose identity is issuer and subject, with groups,
+// may decide the tool's approvals (Options.Reviewers; true when it names nobody): an entry
+// "<issuer>|<subject>" admits exactly that issuer and subject; a plain entry admits that subject
+// with no issuer only, so a same-subject identity from another issuer is never admitted; an entry
+// "group:<name>" admits any reviewer whose groups carry it.
+func (t Tool) MayDecideAs(issuer, subject string, groups []string) bool {
 	if t.d == nil || len(t.d.options.Reviewers) == 0 {
 		return true
 	}
-	reviewer = strings.TrimSpace(reviewer)
+	subject = strings.TrimSpace(subject)
 	for _, r := range t.d.options.Reviewers {
 		if g, ok := strings.CutPrefix(r, "group:"); ok {
 			for _, have := range groups {
@@ -67,7 +80,13 @@ func (t Tool) MayDecide(reviewer string, groups []string) bool {
 					return true
 				}
 			}
-		} else if r == reviewer {
+			continue
+		}
+		wantIssuer, wantSubject, scoped := strings.Cut(r, ReviewerIssuerSeparator)
+		if !scoped {
+			wantIssuer, wantSubject = "", r
+		}
+		if wantIssuer == issuer && wantSubject == subject {
 			return true
 		}
 	}

@@ -189,3 +189,31 @@ func TestApprovalByCallerInInfoNotInHash(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(raw), "approvalByCaller")
 }
+
+// TestMayDecideAs: a reviewer is matched on issuer and subject: "<issuer>|<subject>" admits only
+// that issuer's subject, a plain entry only the subject without an issuer, "group:" any issuer.
+func TestMayDecideAs(t *testing.T) {
+	tool := apTool(t, new(atomic.Int32), Options{Reviewers: []string{"https://idp.example|alice", "bob", "group:oncall"}})
+	tests := []struct {
+		name            string
+		issuer, subject string
+		groups          []string
+		want            bool
+	}{
+		{"the issuer's subject", "https://idp.example", "alice", nil, true},
+		{"another issuer's same subject", "https://evil.example", "alice", nil, false},
+		{"the subject without an issuer", "", "alice", nil, false},
+		{"an issuer prefix", "https://idp.example|x", "alice", nil, false},
+		{"a plain entry without an issuer", "", "bob", nil, true},
+		{"a plain entry with an issuer", "https://idp.example", "bob", nil, false},
+		{"a group of any issuer", "https://evil.example", "carol", []string{"oncall"}, true},
+		{"no entry", "", "carol", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tool.MayDecideAs(tt.issuer, tt.subject, tt.groups))
+		})
+	}
+	assert.True(t, tool.MayDecide("bob", nil), "MayDecide is MayDecideAs without an issuer")
+	assert.False(t, tool.MayDecide("alice", nil))
+}

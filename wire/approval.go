@@ -31,12 +31,19 @@ const (
 
 // ApprovalDecision is the argument of UpdateApprove and UpdateReject. The update validator
 // refuses it unless CallHash is the waiting call's hash (toolcore.CallHash), Reviewer is not
-// blank, and the call still waits.
+// blank, the reviewer (Issuer and Reviewer) may decide the tool's calls (its Options.Reviewers),
+// and the call still waits.
 type ApprovalDecision struct {
 	// CallHash is "sha256:<hex>" of the exact call being decided.
 	CallHash string `json:"callHash"`
-	// Reviewer names who decided (at most MaxReviewerBytes).
+	// Reviewer names who decided (at most MaxReviewerBytes): the subject of their identity.
 	Reviewer string `json:"reviewer"`
+	// Issuer is who vouches for Reviewer, as a principal's issuer (the OAuth token's iss): the
+	// reviewer's identity is Issuer and Reviewer together, so a Reviewers entry
+	// "<issuer>|<subject>" admits only a decision naming both, and a plain entry only one
+	// without an Issuer (at most MaxReviewerBytes). toolgate mcp sets it to the caller's token
+	// issuer. Optional: default none (an operator's name).
+	Issuer string `json:"issuer,omitempty"`
 	// Reason is shown to the model on rejection. Optional.
 	Reason string `json:"reason,omitempty"`
 	// Arguments, on approve only, are the arguments the reviewer approves instead of the call's
@@ -57,8 +64,11 @@ const (
 // ApprovalRecord is the result of an accepted decision, recorded in history: who, when
 // (workflow time), what and the hash of the call decided.
 type ApprovalRecord struct {
-	Decision  string    `json:"decision"`
-	Reviewer  string    `json:"reviewer"`
+	Decision string `json:"decision"`
+	Reviewer string `json:"reviewer"`
+	// Issuer is the decision's Issuer (absent in decisions recorded before it existed, and in
+	// those that named none).
+	Issuer    string    `json:"issuer,omitempty"`
 	Reason    string    `json:"reason,omitempty"`
 	CallHash  string    `json:"callHash"`
 	DecidedAt time.Time `json:"decidedAt"`

@@ -158,11 +158,13 @@ func (a *approval) check(decision string, d wire.ApprovalDecision) error {
 		return errBlankReviewer
 	case len(d.Reviewer) > wire.MaxReviewerBytes:
 		return fmt.Errorf(`"reviewer" has %d bytes, limit %d`, len(d.Reviewer), wire.MaxReviewerBytes)
+	case len(d.Issuer) > wire.MaxReviewerBytes:
+		return fmt.Errorf(`"issuer" has %d bytes, limit %d`, len(d.Issuer), wire.MaxReviewerBytes)
 	case len(d.Reason) > wire.MaxReasonBytes:
 		return fmt.Errorf(`"reason" has %d bytes, limit %d`, len(d.Reason), wire.MaxReasonBytes)
-	case !a.tool.MayDecide(d.Reviewer, d.Groups):
+	case !a.tool.MayDecideAs(d.Issuer, d.Reviewer, d.Groups):
 		return fmt.Errorf("reviewer %s is %w calls of %s (the tool's Reviewers: %s)",
-			quote(d.Reviewer), errReviewerNotAllowed, a.state.ToolName, strings.Join(a.tool.Options().Reviewers, ", "))
+			reviewerName(d), errReviewerNotAllowed, a.state.ToolName, strings.Join(a.tool.Options().Reviewers, ", "))
 	}
 	if len(d.Arguments) > 0 {
 		if _, err := a.editOf(decision, d); err != nil {
@@ -170,6 +172,14 @@ func (a *approval) check(decision string, d wire.ApprovalDecision) error {
 		}
 	}
 	return nil
+}
+
+// reviewerName is d's reviewer as a refusal names it: quoted, with the issuer when it has one.
+func reviewerName(d wire.ApprovalDecision) string {
+	if d.Issuer == "" {
+		return quote(d.Reviewer)
+	}
+	return quote(d.Reviewer) + " of issuer " + quote(d.Issuer)
 }
 
 // Refusals of an edit.
@@ -215,6 +225,7 @@ func (a *approval) decide(ctx workflow.Context, decision string, d wire.Approval
 	rec := wire.ApprovalRecord{
 		Decision:  decision,
 		Reviewer:  strings.TrimSpace(d.Reviewer),
+		Issuer:    d.Issuer,
 		Reason:    strings.TrimSpace(d.Reason),
 		CallHash:  d.CallHash,
 		DecidedAt: workflow.Now(ctx).UTC(),

@@ -434,3 +434,44 @@ func TestToolCallWorkflowApprovalReviewers(t *testing.T) {
 		})
 	}
 }
+
+// TestToolCallWorkflowApprovalReviewerIssuer: a reviewer is an issuer and a subject. An entry
+// "<issuer>|<subject>" admits that subject of that issuer only (a same-subject decision of
+// another issuer, or of none, is refused); a plain entry admits the subject without an issuer
+// only. The accepted decision's record carries its issuer.
+func TestToolCallWorkflowApprovalReviewerIssuer(t *testing.T) {
+	const idp = "https://idp.example"
+	decisions := []decision{
+		{update: wire.UpdateApprove, give: wire.ApprovalDecision{Issuer: "https://other.example", Reviewer: "alice"}},
+		{update: wire.UpdateApprove, give: wire.ApprovalDecision{Reviewer: "alice"}},
+		{update: wire.UpdateApprove, give: wire.ApprovalDecision{Issuer: idp, Reviewer: "bob"}},
+		{update: wire.UpdateApprove, give: wire.ApprovalDecision{Issuer: idp, Reviewer: "alice"}},
+	}
+	wantRefused := []string{
+		`reviewer "alice" of issuer "https://other.example" is not allowed`,
+		`reviewer "alice" is not allowed`,
+		`reviewer "bob" of issuer "https://idp.example" is not allowed`,
+		"",
+	}
+	var runs atomic.Int64
+	tool := running("guarded", toolcore.Options{RequireApproval: true, ApprovalTimeout: time.Hour,
+		Reviewers: []string{idp + "|alice", "bob"}},
+		func(context.Context) (any, error) { runs.Add(1); return "ok", nil })
+	results := make([]updateResult, len(decisions))
+	got := runWorkflow(t, newRegistry(t, tool), call("c1", "guarded", `{}`), runOptions{
+		setup: func(env *testsuite.TestWorkflowEnvironment) { sendDecisions(t, env, decisions, &results) },
+	})
+	require.NoError(t, got.err)
+	assert.Equal(t, int64(1), runs.Load(), "only the issuer's alice approved")
+	for i, res := range results {
+		if wantRefused[i] == "" {
+			assert.NoError(t, res.rejected, "decision %d", i)
+			continue
+		}
+		if assert.Error(t, res.rejected, "decision %d", i) {
+			assert.Contains(t, res.rejected.Error(), wantRefused[i])
+		}
+	}
+	assert.Equal(t, idp, results[3].record.Issuer)
+	assert.Equal(t, "alice", results[3].record.Reviewer)
+}

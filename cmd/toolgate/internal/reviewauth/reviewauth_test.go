@@ -217,3 +217,107 @@ func TestAuthorizer(t *testing.T) {
 	assert.Equal(t, "next says no", decide(strict, alice, approve(`{"reviewer":"alice"}`)).Reason)
 	assert.Equal(t, "next says no", decide(strict, alice, other).Reason)
 }
+
+// TestStartPrincipalBoundToAuthenticatedSubject: on the embedded server with the server's JWT
+// claim mapper and the reviewauth authorizer, a Go client with alice's token starts a call for
+// {subject alice, authenticatedBy frontend}: it runs, and the tool, Status and the history's
+// start memo show that principal. The same client claiming bob, or claiming a principal toolgate
+// mcp authenticated without the delegation permission, is refused (PermissionDenied with the
+// reason) and nothing runs; the delegating subject's "mcp" start runs; an unmarked principal
+// runs and shows as asserted.
+func TestStartPrincipalBoundToAuthenticatedSubject(t *testing.T) {
+	key := []byte("reviewauth-test-key-0123456789abcdef")
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	srv, err := devserver.Start(ctx, devserver.Options{
+		ClaimMapper: authorization.NewDefaultJWTClaimMapper(hmacKeys(key), &config.Authorization{}, log.NewNoopLogger()),
+		Authorizer:  &reviewauth.Authorizer{Delegates: []string{"toolgate-mcp"}},
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, srv.Stop()) })
+
+	seen := make(chan toolcore.Principal, 4)
+	whoami, err := toolcore.Define(toolcore.Definition[map[string]any]{
+		Name:        "whoami",
+		Description: "Says whom it runs for.",
+		Validate:    func(toolcore.Arguments) toolcore.Decision[map[string]any] { return toolcore.Accept(map[string]any{}) },
+		Execute: func(ctx context.Context, _ map[string]any) (any, error) {
+			p, ok := toolcore.CallPrincipal(ctx)
+			if !ok {
+				return nil, errors.New("no principal")
+			}
+			seen <- p
+			return map[string]string{"subject": p.Subject}, nil
+		},
+		Options: toolcore.Options{SideEffect: toolcore.ReadOnly},
+	})
+	require.NoError(t, err)
+	reg, err := toolcore.NewRegistry(whoami)
+	require.NoError(t, err)
+	anonymous := dial(t, srv, "")
+	const queue = "reviewauth-principal"
+	w, err := worker.New(anonymous, srv.Namespace(), reg, worker.Options{TaskQueue: queue})
+	require.NoError(t, err)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	clientOpts := client.Options{TaskQueue: queue, Scope: queue, Namespace: srv.Namespace()}
+	reader := client.New(anonymous, clientOpts)
+	alice := client.New(dial(t, srv, token(t, key, "alice")), clientOpts)
+	mcpServer := client.New(dial(t, srv, token(t, key, "toolgate-mcp")), clientOpts)
+
+	runs := func(who *client.Client, id string, p toolcore.Principal) {
+		t.Helper()
+		call, err := toolcore.NewToolCall(id, "whoami", []byte(`{}`))
+		require.NoError(t, err)
+		res, err := who.Execute(client.WithPrincipal(ctx, p), call)
+		require.NoError(t, err)
+		require.False(t, res.IsError(), res.Content())
+		select {
+		case got := <-seen:
+			assert.Equal(t, p, got, "the tool sees the principal")
+		default:
+			t.Fatal("the tool did not run")
+		}
+		st, err := reader.Status(ctx, id)
+		require.NoError(t, err)
+		if assert.NotNil(t, st.Principal, "status shows the principal") {
+			assert.Equal(t, p, *st.Principal)
+		}
+		hist, err := reader.History(ctx, reader.WorkflowID(id), "")
+		require.NoError(t, err)
+		started := hist.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes()
+		var recorded toolcore.Principal
+		require.NoError(t, json.Unmarshal(started.GetMemo().GetFields()[wire.MemoPrincipal].GetData(), &recorded))
+		assert.Equal(t, p, recorded, "the history's start records the principal")
+	}
+	refused := func(who *client.Client, id string, p toolcore.Principal, reason string) {
+		t.Helper()
+		call, err := toolcore.NewToolCall(id, "whoami", []byte(`{}`))
+		require.NoError(t, err)
+		_, err = who.Start(client.WithPrincipal(ctx, p), call)
+		var denied *serviceerror.PermissionDenied
+		require.True(t, errors.As(err, &denied), "PermissionDenied, got %v", err)
+		assert.Contains(t, denied.Reason, reason)
+		_, err = reader.Status(ctx, id)
+		assert.Error(t, err, "no call was started")
+	}
+
+	aliceFrontend := toolcore.Principal{Subject: "alice", Name: "Alice", AuthenticatedBy: toolcore.AuthenticatedByFrontend}
+	runs(alice, "principal-1", aliceFrontend)
+	refused(alice, "principal-2", toolcore.Principal{Subject: "bob", AuthenticatedBy: toolcore.AuthenticatedByFrontend},
+		`names subject "bob" and is marked authenticatedBy "frontend", the caller is authenticated as "alice"`)
+	refused(alice, "principal-3", toolcore.Principal{Issuer: "https://idp.example", Subject: "alice", AuthenticatedBy: toolcore.AuthenticatedByMCP},
+		`the caller "alice" may not delegate`)
+	refused(alice, "principal-4", toolcore.Principal{Issuer: "https://idp.example", Subject: "alice", AuthenticatedBy: toolcore.AuthenticatedByFrontend},
+		`names issuer "https://idp.example"`)
+	refused(reader, "principal-5", aliceFrontend, "not authenticated")
+	runs(mcpServer, "principal-6", toolcore.Principal{Issuer: "https://idp.example", Subject: "bob", AuthenticatedBy: toolcore.AuthenticatedByMCP})
+
+	asserted := toolcore.Principal{Subject: "carol"}
+	runs(alice, "principal-7", asserted)
+	st, err := reader.Status(ctx, "principal-7")
+	require.NoError(t, err)
+	require.NotNil(t, st.Principal)
+	assert.False(t, st.Principal.Authenticated())
+	assert.Contains(t, st.Principal.String(), "asserted")
+}
