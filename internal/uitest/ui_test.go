@@ -44,7 +44,8 @@ func TestWebUIShowsCompletedCall(t *testing.T) {
 
 	const callID = "uitest-add"
 	wid := "toolcall-" + callID
-	printed := runToolgate(t, bin, env, "call", "add", `{"left":20,"right":22}`, "--id", callID, "--progress", "off")
+	printed := runToolgate(t, bin, env, "call", "add", `{"left":20,"right":22}`, "--id", callID, "--progress", "off",
+		"--as", "uitest-alice", "--as-group", "guests")
 	var result struct {
 		ToolCallID string `json:"toolCallId"`
 		Content    string `json:"content"`
@@ -86,6 +87,13 @@ func TestWebUIShowsCompletedCall(t *testing.T) {
 		{name: "workflow page by ID", url: workflows + "/" + url.PathEscape(wid), shot: "ui-workflow.png"},
 		{name: "run history page", url: dev.ui + runPath + "/history", shot: "ui-workflow-history.png"},
 	}
+	t.Run("principal in the memo", func(t *testing.T) {
+		// The workflow page's memo shows whom the call ran for (docs/principals.md).
+		shown, err := waitForPage[string](t, tab, workflows+"/"+url.PathEscape(wid), memoFunc, filepath.Join(artifacts, "ui-principal.png"), "uitest-alice")
+		require.NoError(t, err)
+		assert.Contains(t, shown, "toolgate.principal")
+		assert.Contains(t, shown, "guests")
+	})
 	for _, tt := range pages {
 		t.Run(tt.name, func(t *testing.T) {
 			shown, err := waitForPage[workflowPage](t, tab, tt.url, workflowPageFunc, filepath.Join(artifacts, tt.shot), wid)
@@ -131,6 +139,22 @@ const workflowPageFunc = `(wid) => {
 		return null;
 	}
 	return page;
+}`
+
+// memoFunc opens the workflow page's Memo panel (collapsed) and returns the page's text once the
+// panel shows the principal memo with the subject, null until then.
+const memoFunc = `(subject) => {
+	const text = document.body ? document.body.innerText : "";
+	if (text.includes("toolgate.principal") && text.includes('"' + subject + '"')) {
+		return text;
+	}
+	const toggle = [...document.querySelectorAll('button, summary, [role="button"], [role="tab"]')]
+		.find((el) => el.innerText.trim() === "Memo");
+	if (toggle && !toggle.dataset.toolgateOpened) {
+		toggle.dataset.toolgateOpened = "1";
+		toggle.click();
+	}
+	return null;
 }`
 
 // listRow is the workflow list's row of one workflow, read by listRowFunc.
