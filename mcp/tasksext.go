@@ -402,34 +402,26 @@ func (t *tasks) updateV2(ctx context.Context, st client.Status, p *taskUpdatePar
 }
 
 // callerDecision delivers the caller's answer to the approval request of st's call (hash
-// callHash) as the workflow's approval update: accept approves (unless content says approve:
-// false), decline rejects with content's reason, cancel leaves the call waiting. The reviewer is
-// the request's principal, so the tool's Reviewers still decide who may; a refused decision, and
-// any on a tool without ApprovalByCaller, is invalid params and the call goes on waiting.
+// callHash) as the workflow's approval update (approvalAnswer: only accept with approve: true
+// approves), cancel leaves the call waiting. The reviewer is the request's principal, issuer and
+// subject, so the tool's Reviewers still decide who may; a refused decision, and any on a tool
+// without ApprovalByCaller, is invalid params and the call goes on waiting.
 func (t *tasks) callerDecision(ctx context.Context, st client.Status, callHash, action string, content map[string]any) error {
 	if !t.infos[st.ToolName].ApprovalByCaller {
 		return invalidParams(fmt.Sprintf("the approvals of tool %s are decided by operators (toolgate approve), not by its callers", st.ToolName))
 	}
-	reason, _ := content["reason"].(string)
-	var approve bool
-	switch action {
-	case "accept":
-		approve = content["approve"] != false
-	case "decline":
-		if reason == "" {
-			reason = "declined by the caller"
-		}
-	case "cancel":
+	if action == "cancel" {
 		return nil // dismissed: no decision, the call goes on waiting
-	default:
-		return invalidParams(fmt.Sprintf("the answer's action must be accept, decline or cancel, not %q", action))
 	}
-	if approve {
-		reason = ""
+	approve, reason, err := approvalAnswer(action, content)
+	if err != nil {
+		return invalidParams(err.Error())
 	}
-	_, err := t.tg.DecideByWorkflowID(ctx, st.WorkflowID, approve, wire.ApprovalDecision{
+	issuer, reviewer := reviewerOf(ctx)
+	_, err = t.tg.DecideByWorkflowID(ctx, st.WorkflowID, approve, wire.ApprovalDecision{
 		CallHash: callHash,
-		Reviewer: reviewerOf(ctx),
+		Reviewer: reviewer,
+		Issuer:   issuer,
 		Reason:   reason,
 	})
 	switch {
@@ -441,18 +433,65 @@ func (t *tasks) callerDecision(ctx context.Context, st client.Status, callHash, 
 	return nil
 }
 
-// reviewerOf names who decides through the request of ctx: the verified token's subject, or
-// "mcp" for the server's own principal (stdio, unauthenticated HTTP).
-func reviewerOf(ctx context.Context) string {
+// approvalAnswer reads the caller's answer to an approval form (approvalSchema). Only accept with
+// "approve" the JSON boolean true approves; accept with anything else ("false", 0, null, a
+// missing field, "true" as a string) rejects, and the reason says why, so a malformed or
+// ambiguous answer never runs the call. decline rejects with content's reason. An unknown action
+// is an error.
+func approvalAnswer(action string, content map[string]any) (approve bool, reason string, err error) {
+	reason, _ = content["reason"].(string)
+	switch action {
+	case "accept":
+		v, present := content["approve"]
+		if v == true {
+			return true, "", nil
+		}
+		why := `the caller's answer did not approve: "approve" was ` + approveKind(v, present) + `, and only the boolean true approves`
+		if reason != "" {
+			why += ": " + reason
+		}
+		if len(why) > wire.MaxReasonBytes {
+			why = strings.ToValidUTF8(why[:wire.MaxReasonBytes], "")
+		}
+		return false, why, nil
+	case "decline":
+		if reason == "" {
+			reason = "declined by the caller"
+		}
+		return false, reason, nil
+	default:
+		return false, "", fmt.Errorf("the answer's action must be accept, decline or cancel, not %q", action)
+	}
+}
+
+// approveKind describes an "approve" value that is not true without echoing it.
+func approveKind(v any, present bool) string {
+	switch v.(type) {
+	case nil:
+		if !present {
+			return "missing"
+		}
+		return "null"
+	case bool:
+		return "false"
+	case string:
+		return "a string"
+	case float64, json.Number:
+		return "a number"
+	default:
+		return "not a boolean"
+	}
+}
+
+// reviewerOf names who decides through the request of ctx: the verified token's issuer and
+// subject, or no issuer and "mcp" for the server's own principal (stdio, unauthenticated HTTP).
+func reviewerOf(ctx context.Context) (issuer, subject string) {
 	principal, _ := ctx.Value(principalKey{}).(string)
 	if principal == "" {
-		return OwnPrincipalScope
+		return "", OwnPrincipalScope
 	}
-	_, subject, _ := strings.Cut(principal, "\n")
-	if len(subject) > wire.MaxReviewerBytes {
-		subject = strings.ToValidUTF8(subject[:wire.MaxReviewerBytes], "")
-	}
-	return subject
+	issuer, subject, _ = strings.Cut(principal, "\n")
+	return issuer, subject
 }
 
 // NamespaceRetention is how long Temporal keeps namespace's closed workflows (Options.TaskTTL).
