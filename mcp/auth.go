@@ -73,7 +73,8 @@ const maxJWKSBytes = 1 << 20
 // JWTVerifier returns a verifier of JWT access tokens (RFC 9068 style): the signature (RS*, PS*,
 // ES*) by one of opts.Keys or of the JWKS at opts.JWKSURL, exp (required) and nbf with
 // opts.Leeway, aud containing opts.Audience, iss when opts.Issuer is set, and a non-empty sub.
-// The TokenInfo's UserID is the subject, Extra["iss"] the issuer, Scopes the "scope" claim.
+// The TokenInfo's UserID is the subject, Extra["iss"] the issuer, Extra[TokenClaimsExtra] all the
+// claims (the principal's groups, tenant and name: PrincipalClaims), Scopes the "scope" claim.
 func JWTVerifier(opts JWTOptions) (auth.TokenVerifier, error) {
 	if opts.Audience == "" {
 		return nil, errors.New("JWT verifier: an audience (this server's resource URL) is required")
@@ -118,7 +119,7 @@ func JWTVerifier(opts JWTOptions) (auth.TokenVerifier, error) {
 			UserID:     claims.Subject,
 			Scopes:     strings.Fields(claims.Scope),
 			Expiration: claims.ExpiresAt.Time,
-			Extra:      map[string]any{"iss": claims.Issuer},
+			Extra:      map[string]any{"iss": claims.Issuer, TokenClaimsExtra: TokenClaims(token)},
 		}, nil
 	}, nil
 }

@@ -25,6 +25,8 @@ type callHandler struct {
 	progressInterval time.Duration
 	// pollAfter and pollRetry are Options.PollAfter and PollRetry.
 	pollAfter, pollRetry time.Duration
+	// grants are Options.Grants.
+	grants Grants
 }
 
 // toolCall is the tool call of a tools/call request: its ID is the idempotency key in _meta, or
@@ -54,7 +56,7 @@ func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	if err != nil {
 		return nil, err
 	}
-	if ctx, err = withPriority(ctx, req.Params.Meta); err != nil {
+	if ctx, err = h.grants.startContext(ctx, req.Params.Meta); err != nil {
 		return nil, err
 	}
 	if h.pollAfter > 0 && req.Extra != nil && req.Extra.CloseSSEStream != nil {

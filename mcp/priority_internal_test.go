@@ -30,7 +30,8 @@ func TestPriorityMeta(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx, err := withPriority(context.Background(), tt.give)
+			// The server's own principal (no token) gets what _meta asks for.
+			ctx, err := Grants{}.startContext(context.Background(), tt.give)
 			if tt.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.wantErr)

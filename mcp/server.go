@@ -51,6 +51,12 @@ type Options struct {
 	// TaskTTL is the ttlMs of 2026-07-28 tasks: how long a closed call stays readable, the
 	// namespace's retention (NamespaceRetention). Optional: default null (not stated).
 	TaskTTL time.Duration
+	// PrincipalClaims name the token claims of a principal's groups, tenant and name. Optional:
+	// default "groups", "tenant", "name".
+	PrincipalClaims PrincipalClaims
+	// Grants clamp the _meta priority and fairness weight of each token principal's calls
+	// (grants.go). Optional: default every principal gets DefaultGrant.
+	Grants Grants
 }
 
 // DefaultPollRetry is the reconnection delay of a stream closed by Options.PollAfter.
@@ -76,12 +82,12 @@ func NewServer(tg *client.Client, tools []toolcore.ToolInfo, opts Options) *sdk.
 		&sdk.ServerOptions{Logger: opts.Logger, Capabilities: caps})
 	s.AddReceivingMiddleware(rejectUndeclared)
 	t := &tasks{tg: tg, handlers: map[string]*callHandler{}, infos: map[string]toolcore.ToolInfo{},
-		support: map[string]string{}, ttl: opts.TaskTTL}
+		support: map[string]string{}, ttl: opts.TaskTTL, claims: opts.PrincipalClaims, grants: opts.Grants}
 	for _, info := range tools {
 		t.infos[info.Name] = info
 		t.support[info.Name] = toolTaskSupport(info.Name, opts)
 		h := &callHandler{tg: tg, hasOutputSchema: len(info.OutputSchema) > 0, progressInterval: opts.ProgressInterval,
-			pollAfter: opts.PollAfter, pollRetry: opts.PollRetry}
+			pollAfter: opts.PollAfter, pollRetry: opts.PollRetry, grants: opts.Grants}
 		t.handlers[info.Name] = h
 		s.AddTool(toolDefinition(info), h.handle)
 	}

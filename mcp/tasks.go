@@ -125,6 +125,8 @@ type tasks struct {
 	support  map[string]string // each tool's execution.taskSupport
 	ttl      time.Duration     // Options.TaskTTL
 	sessions sessionLives      // ends each session's task watchers with it
+	claims   PrincipalClaims   // Options.PrincipalClaims
+	grants   Grants            // Options.Grants
 }
 
 // install adds the task middleware and methods to s.
@@ -151,7 +153,7 @@ func (t *tasks) install(s *sdk.Server) error {
 func (t *tasks) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		if extra := req.GetExtra(); extra != nil {
-			ctx = withPrincipal(ctx, PrincipalOf(extra.TokenInfo))
+			ctx = withPrincipal(ctx, extra.TokenInfo, t.claims)
 		}
 		if meta := requestMeta(req); newProtocol(meta) {
 			return t.middlewareV2(ctx, method, req, meta, next)
@@ -221,7 +223,7 @@ func (t *tasks) start(ctx context.Context, req *sdk.CallToolRequest) (h *callHan
 	if err != nil {
 		return nil, "", "", err
 	}
-	if ctx, err = withPriority(ctx, req.Params.Meta); err != nil {
+	if ctx, err = t.grants.startContext(ctx, req.Params.Meta); err != nil {
 		return nil, "", "", err
 	}
 	workflowID, runID, err = ownerOf(ctx, t.tg).tg.StartRun(context.WithoutCancel(ctx), call)
