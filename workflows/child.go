@@ -103,6 +103,9 @@ func ExecuteToolCall(ctx workflow.Context, call toolcore.ToolCall) (toolcore.Res
 	if err != nil {
 		return toolcore.Result{}, err
 	}
+	if _, refused, over := spendBudget(ctx, call, nil); over { // WithBudget: nothing starts
+		return refused, nil
+	}
 	id := wire.WorkflowID(opts.Scope, call.ID())
 	cwo := workflow.ChildWorkflowOptions{
 		WorkflowID:            id,

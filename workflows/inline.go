@@ -114,6 +114,10 @@ func (in *Inline) ExecuteToolCall(ctx workflow.Context, call toolcore.ToolCall) 
 	if err != nil {
 		return toolcore.Result{}, err
 	}
+	ctx, refused, over := spendBudget(ctx, snapshot, in.Registry) // WithBudget: nothing runs
+	if over {
+		return refused, nil
+	}
 	w := in.workflows()
 	ctx = withPrincipal(workflow.WithValue(ctx, callStartKey{}, workflow.Now(ctx)), principal)
 	if ctx.Err() != nil {

@@ -29,6 +29,7 @@ func ExecuteRound(ctx workflow.Context, calls []toolcore.ToolCall, opts toolcore
 func executeRound(ctx workflow.Context, calls []toolcore.ToolCall, opts toolcore.RoundOptions,
 	exec func(workflow.Context, toolcore.ToolCall) (toolcore.Result, error)) ([]toolcore.Outcome, error) {
 	plan := toolcore.PlanRound(calls, opts.Tools, opts.Sequential)
+	ctx = withRoundTools(ctx, opts.Tools) // a budget's costs of the round's child calls
 	outcomes := make([]toolcore.Outcome, len(calls))
 	for _, o := range plan.Invalid {
 		outcomes[o.Index] = o
