@@ -52,7 +52,7 @@ func discardLogger() sdklog.Logger {
 func TestReplayRecordedHistories(t *testing.T) {
 	want := []string{
 		"arguments-invalid.json", "canceled-before-start.json", "canceled.json", "invalid-call.json",
-		"not-found.json", "success.json",
+		"not-found.json", "success.json", "principal.json",
 		"fixtures/approval-approved.json", "fixtures/approval-canceled.json", "fixtures/approval-expired.json",
 		"fixtures/approval-rejected.json", "fixtures/checkpointed.json", "fixtures/reconciled.json",
 		"fixtures/reconciled-checkpoint.json",

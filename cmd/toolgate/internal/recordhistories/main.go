@@ -114,6 +114,7 @@ func record(ctx context.Context, out string, only *regexp.Regexp) error {
 	// The inline agent validates in its own workflow code: it runs on the toolgate worker, with
 	// the worker's registry.
 	fixtures.RegisterInlineRoundWorkflow(w, reg)
+	fixtures.RegisterBudgetRoundWorkflow(w, reg)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
@@ -123,6 +124,7 @@ func record(ctx context.Context, out string, only *regexp.Regexp) error {
 	}
 	parents := sdkworker.New(sdk, roundQueue, sdkworker.Options{})
 	fixtures.RegisterRoundWorkflow(parents)
+	fixtures.RegisterBudgetRoundWorkflow(parents, reg)
 	r.tools.RegisterAwaitToolCall(parents)
 	if err := parents.Start(); err != nil {
 		return fmt.Errorf("start the round parents' worker: %w", err)
@@ -133,7 +135,7 @@ func record(ctx context.Context, out string, only *regexp.Regexp) error {
 			return err
 		}
 	}
-	for _, s := range scenarios() {
+	for _, s := range append(scenarios(), budgetScenarios()...) {
 		if !only.MatchString(s.file) {
 			continue
 		}
@@ -164,6 +166,10 @@ func registry() (*toolcore.Registry, error) {
 func scenarios() []scenario {
 	return []scenario{
 		{"success.json", execute(mustCall("call-add-1", toolbox.NameAdd, `{"left":20,"right":22}`))},
+		// A call for a principal (docs/principals.md): the start's memo and the ExecuteTool input
+		// carry it.
+		{"principal.json", executeFor(toolcore.Principal{Issuer: "https://idp.example", Subject: "alice", Tenant: "acme",
+			Groups: []string{"guests"}, AuthenticatedBy: toolcore.AuthenticatedByMCP}, mustCall("call-add-principal", toolbox.NameAdd, `{"left":1,"right":2}`))},
 		{"arguments-invalid.json", execute(mustCall("call-add-invalid", toolbox.NameAdd, `{"left":"twenty","right":22}`))},
 		{"not-found.json", execute(mustCall("call-unknown", "no_such_tool", `{}`))},
 		{"invalid-call.json", invalidCall},
@@ -387,6 +393,17 @@ func (r *recorder) awaitingApproval(ctx context.Context, id string) (wire.Approv
 func execute(call toolcore.ToolCall) func(context.Context, *recorder) (string, error) {
 	return func(ctx context.Context, r *recorder) (string, error) {
 		id, err := r.tools.Start(ctx, call)
+		if err != nil {
+			return "", err
+		}
+		return id, r.waitClosed(ctx, id)
+	}
+}
+
+// executeFor is execute with the call made for p.
+func executeFor(p toolcore.Principal, call toolcore.ToolCall) func(context.Context, *recorder) (string, error) {
+	return func(ctx context.Context, r *recorder) (string, error) {
+		id, err := r.tools.Start(client.WithPrincipal(ctx, p), call)
 		if err != nil {
 			return "", err
 		}
