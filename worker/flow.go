@@ -110,3 +110,35 @@ func cmpErr(first, err error) error {
 	}
 	return err
 }
+
+// mainQueueLimit describes the limit the worker's main queue carries, "" for none: a queue rate,
+// per-key rate or fairness weight set through the API (`toolgate limits set`, or any other
+// client of UpdateTaskQueueConfig). Such a limit holds only for activities the server's matching
+// dispatches, and the ExecuteTool activities of calls on their workflow's own queue are
+// dispatched eagerly, in the answer to the workflow task: so a worker whose main queue carries
+// one turns eager activity dispatch off (New), and the limit holds for every call it runs.
+func mainQueueLimit(ctx context.Context, c client.Client, namespace, queue string) (string, error) {
+	desc, err := c.WorkflowService().DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
+		Namespace:     namespace,
+		TaskQueue:     &taskqueuepb.TaskQueue{Name: queue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
+		TaskQueueType: enumspb.TASK_QUEUE_TYPE_ACTIVITY,
+		ReportConfig:  true,
+	})
+	if err != nil {
+		return "", fmt.Errorf("describe task queue %q: %w", queue, err)
+	}
+	cfg := desc.GetConfig()
+	describe := func(what string, l *taskqueuepb.RateLimitConfig) string {
+		return fmt.Sprintf("%s %g/s (set by %q: %q)", what, l.GetRateLimit().GetRequestsPerSecond(),
+			l.GetMetadata().GetUpdateIdentity(), l.GetMetadata().GetReason())
+	}
+	switch {
+	case cfg.GetQueueRateLimit().GetRateLimit() != nil:
+		return describe("queue rate limit", cfg.GetQueueRateLimit()), nil
+	case cfg.GetFairnessKeysRateLimitDefault().GetRateLimit() != nil:
+		return describe("per-fairness-key rate limit", cfg.GetFairnessKeysRateLimitDefault()), nil
+	case len(cfg.GetFairnessWeightOverrides()) > 0:
+		return fmt.Sprintf("%d fairness weight overrides", len(cfg.GetFairnessWeightOverrides())), nil
+	}
+	return "", nil
+}

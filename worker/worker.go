@@ -135,6 +135,10 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 	pushed, pushedErr := cancellationPushed(ctx, c, namespace)
 	cancel()
 
+	ctx, cancel = context.WithTimeout(context.Background(), detectTimeout)
+	mainLimit, mainLimitErr := mainQueueLimit(ctx, c, namespace, opts.TaskQueue)
+	cancel()
+
 	w := &Worker{
 		client:      c,
 		toolSet:     ToolSetOf(snapshot),
@@ -162,6 +166,11 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 				so.MaxConcurrentActivityExecutionSize = l.maxConcurrent
 			}
 		}
+		if i == 0 && mainLimit != "" {
+			// The main queue's limit holds only for activities the server dispatches
+			// (mainQueueLimit): no ExecuteTool activity of this worker's calls bypasses it.
+			so.DisableEagerActivities = true
+		}
 		sw := sdkworker.New(c, queue, so)
 		if i == 0 {
 			wfs := &workflows.Workflows{Registry: snapshot, SearchAttributes: attrs, TaskQueue: queue, Attempts: attempts, DataConverter: opts.DataConverter}
@@ -178,6 +187,13 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 	}
 	if !pushed {
 		w.logger.Warn(notPushedMessage(pushedErr))
+	}
+	switch {
+	case mainLimit != "":
+		w.logger.Warn("eager activity dispatch is off: the task queue carries a limit set through the API, which holds only for activities the server dispatches (docs/flow-control.md)",
+			zap.String("taskQueue", opts.TaskQueue), zap.String("limit", mainLimit))
+	case mainLimitErr != nil:
+		w.logger.Warn("cannot read the task queue's limits; eager activity dispatch stays on, so a limit set on it through the API would not hold", zap.Error(mainLimitErr))
 	}
 	w.logger.Info("worker built", zap.Strings("taskQueues", w.queues), zap.Strings("tools", snapshot.Names()),
 		zap.String("toolSet", w.toolSet.Fingerprint), zap.String("deploymentVersion", w.deployment.String()),

@@ -65,7 +65,9 @@ A tool with RateLimit, FairnessKeyRateLimit or MaxConcurrent and no TaskQueue ru
 
 "limits set" overrides a queue's rate (it wins over the workers' declared rate), its per-key rate
 (a worker that starts later leaves it alone) or a key's fairness weight, at run time and without
-a restart; the override stands until "limits reset". Needs UpdateTaskQueueConfig permission.`,
+a restart; the override stands until "limits reset". Needs UpdateTaskQueueConfig permission. It
+refuses a queue that workers poll for workflows (the worker's main queue): its tools' activities
+are dispatched eagerly, past the server's limits.`,
 		Example: `  toolgate limits --queue toolgate/tool/http_get
   toolgate limits set --queue toolgate/tool/http_get --rate 2 --fairness-key-rate 0.5 --weight agent-7=3
   toolgate limits reset --queue toolgate/tool/http_get`,
@@ -289,6 +291,17 @@ func runLimitsUpdate(cmd *cobra.Command, a *app, o limitsOptions, reset bool) er
 		return err
 	}
 	defer c.Close()
+	if !reset {
+		for _, req := range reqs {
+			pollers, err := workflowPollers(ctx, c.WorkflowService(), o.conn.namespace, req.TaskQueue)
+			if err != nil {
+				return err
+			}
+			if err := eagerRefusal(req.TaskQueue, pollers); err != nil {
+				return badInput(err)
+			}
+		}
+	}
 	for _, req := range reqs {
 		if reset && len(o.weights) == 0 {
 			// Every weight override goes too: the request names them, so read the queue's now. One
@@ -307,4 +320,33 @@ func runLimitsUpdate(cmd *cobra.Command, a *app, o limitsOptions, reset bool) er
 	}
 	o.json = false
 	return runLimitsShow(ctx, a, o)
+}
+
+// workflowPollers is the number of workers polling queue's workflow tasks now.
+func workflowPollers(ctx context.Context, svc workflowservice.WorkflowServiceClient, namespace, queue string) (int, error) {
+	desc, err := svc.DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
+		Namespace:     namespace,
+		TaskQueue:     &taskqueuepb.TaskQueue{Name: queue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
+		TaskQueueType: enumspb.TASK_QUEUE_TYPE_WORKFLOW,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("describe task queue %q: %w", queue, err)
+	}
+	return len(desc.GetPollers()), nil
+}
+
+// eagerRefusal refuses a limit on a queue that workers poll for workflow tasks (pollers of
+// them): the ExecuteTool activity of a call on its workflow's own queue is dispatched eagerly, in
+// the answer to the workflow task that schedules it, so the server's matching, where the limits
+// live, never sees it and the limit would not hold. A worker that starts while its queue carries
+// a limit turns eager dispatch off (worker.New), so the limit can be set while none polls.
+func eagerRefusal(queue string, pollers int) error {
+	if pollers == 0 {
+		return nil
+	}
+	return fmt.Errorf("task queue %s runs the calls' workflows (%d workflow pollers): the ExecuteTool activities of its tools "+
+		"are dispatched eagerly to the worker that runs the call, not through the server's matching, so a limit set here would not hold. "+
+		"Declare the tool's RateLimit, FairnessKeyRateLimit or MaxConcurrent (it then runs on a queue of its own, %s) and set limits there, "+
+		"or stop the queue's workers, set the limit, and start them: a worker that starts on a queue with a limit turns eager dispatch off (docs/flow-control.md)",
+		safetext.String(strconv.Quote(queue)), pollers, safetext.String(strconv.Quote(wire.ToolTaskQueue(queue, "<tool>"))))
 }

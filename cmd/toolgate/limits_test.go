@@ -65,3 +65,32 @@ func TestLimitsUpdateRequests(t *testing.T) {
 		})
 	}
 }
+
+// TestEagerRefusal: a limit on a queue that workers poll for workflows is refused with the
+// reason (its activities are dispatched eagerly) and the way out (the tool's own queue); a queue
+// without workflow pollers (a tool's queue) is not.
+func TestEagerRefusal(t *testing.T) {
+	tests := []struct {
+		name    string
+		queue   string
+		pollers int
+		refused bool
+	}{
+		{name: "a main queue with its worker", queue: "toolgate", pollers: 1, refused: true},
+		{name: "a main queue with three workers", queue: "toolgate", pollers: 3, refused: true},
+		{name: "a tool's queue", queue: "toolgate/tool/http_get", pollers: 0, refused: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := eagerRefusal(tt.queue, tt.pollers)
+			if !tt.refused {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), `task queue "toolgate" runs the calls' workflows`)
+			assert.Contains(t, err.Error(), "dispatched eagerly")
+			assert.Contains(t, err.Error(), `"toolgate/tool/<tool>"`)
+		})
+	}
+}
