@@ -75,6 +75,7 @@ const (
 	CodeToolApprovalRejected                    // TOOL_APPROVAL_REJECTED: a reviewer rejected the call
 	CodeToolApprovalExpired                     // TOOL_APPROVAL_EXPIRED: no decision within the approval timeout
 	CodeBudgetExceeded                          // BUDGET_EXCEEDED: the run's or session's budget refused the call; nothing ran
+	CodePolicyDenied                            // POLICY_DENIED: a policy forbids the call (policy.go); nothing ran
 )
 
 var errorCodeNames = [...]string{
@@ -86,6 +87,7 @@ var errorCodeNames = [...]string{
 	CodeToolApprovalRejected:          "TOOL_APPROVAL_REJECTED",
 	CodeToolApprovalExpired:           "TOOL_APPROVAL_EXPIRED",
 	CodeBudgetExceeded:                "BUDGET_EXCEEDED",
+	CodePolicyDenied:                  "POLICY_DENIED",
 }
 
 // String returns the wire name, e.g. "TOOL_NOT_FOUND"; an invalid code is "ErrorCode(<n>)".

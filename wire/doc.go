@@ -29,6 +29,7 @@
 //     inputs and [UndoResult].
 //   - round.go: calls started from workflow code: the AwaitToolCall activity and its errors.
 //   - principal.go: the memo key of a call's principal and the ToolSubject search attribute.
+//   - policy.go: the policy step's change ID and its recorded [PolicyDecision].
 //   - flow.go: a call's [Priority] (level, fairness key and weight) and a tool's own task queue.
 //   - catalog.go: the tool catalog workflow [ToolCatalogWorkflowName] and its ID prefix.
 //   - mcp.go: the _meta keys, task methods and task statuses toolgate uses on MCP.
