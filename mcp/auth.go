@@ -15,10 +15,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/big"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -51,20 +54,28 @@ type JWTOptions struct {
 	// Keys verify signatures. Exactly one of Keys and JWKSURL is required.
 	Keys []crypto.PublicKey
 	// JWKSURL is the authorization server's JSON Web Key Set; it is fetched on first use and
-	// again (at most every JWKSRefresh) when a token names a key ID it lacks.
+	// again when a token names a key ID it lacks: at most every 10 s, and at most once a minute
+	// for each caller (remote address). A token whose key is cached never waits for a fetch.
 	JWKSURL string
 	// HTTPClient fetches JWKSURL. Optional: default a client with a 10 s timeout.
 	HTTPClient *http.Client
 	// Leeway is the clock skew allowed on exp, nbf and iat. Optional: default DefaultJWTLeeway.
 	Leeway time.Duration
+	// Logger logs failed JWKS fetches at Warn, the JWKS URL without its query (which may hold
+	// an API key). Optional: default none.
+	Logger *slog.Logger
 }
 
-// jwksRefresh is the least time between two fetches of a JWKS; jwksRetry after a failed one;
-// jwksFetchTimeout bounds one.
+// Pacing of JWKS fetches. A token naming a key ID the cached set lacks refetches the set, at most
+// every jwksMinInterval (jwksRetry while no fetch has succeeded yet) and at most every
+// jwksCallerInterval for each caller (remote address): a flood of bogus kids from one address
+// costs the authorization server one fetch a minute, from many addresses one every 10 s.
+// jwksFetchTimeout bounds one fetch.
 const (
-	jwksRefresh      = time.Minute
-	jwksRetry        = 5 * time.Second
-	jwksFetchTimeout = 10 * time.Second
+	jwksMinInterval    = 10 * time.Second
+	jwksCallerInterval = time.Minute
+	jwksRetry          = 5 * time.Second
+	jwksFetchTimeout   = 10 * time.Second
 )
 
 // maxJWKSBytes bounds a JWKS response.
@@ -76,6 +87,11 @@ const maxJWKSBytes = 1 << 20
 // The TokenInfo's UserID is the subject, Extra["iss"] the issuer, Extra[TokenClaimsExtra] all the
 // claims (the principal's groups, tenant and name: PrincipalClaims), Scopes the "scope" claim.
 func JWTVerifier(opts JWTOptions) (auth.TokenVerifier, error) {
+	return jwtVerifier(opts, nil)
+}
+
+// jwtVerifier is JWTVerifier; pace, when set, edits its key set (tests pace its fetches).
+func jwtVerifier(opts JWTOptions, pace func(*keySet)) (auth.TokenVerifier, error) {
 	if opts.Audience == "" {
 		return nil, errors.New("JWT verifier: an audience (this server's resource URL) is required")
 	}
@@ -88,7 +104,10 @@ func JWTVerifier(opts JWTOptions) (auth.TokenVerifier, error) {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
-	keys := &keySet{static: opts.Keys, url: opts.JWKSURL, http: opts.HTTPClient}
+	keys := newKeySet(opts)
+	if pace != nil {
+		pace(keys)
+	}
 	parserOpts := []jwt.ParserOption{
 		jwt.WithValidMethods(jwtAlgorithms),
 		jwt.WithAudience(opts.Audience),
@@ -100,14 +119,18 @@ func JWTVerifier(opts JWTOptions) (auth.TokenVerifier, error) {
 		parserOpts = append(parserOpts, jwt.WithIssuer(opts.Issuer))
 	}
 	parser := jwt.NewParser(parserOpts...)
-	return func(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	return func(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
 		var claims struct {
 			jwt.RegisteredClaims
 			Scope string `json:"scope"`
 		}
+		caller := ""
+		if r != nil {
+			caller = addressKey(r.RemoteAddr)
+		}
 		_, err := parser.ParseWithClaims(token, &claims, func(t *jwt.Token) (any, error) {
 			kid, _ := t.Header["kid"].(string)
-			return keys.find(ctx, kid)
+			return keys.find(ctx, kid, caller)
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
@@ -125,49 +148,147 @@ func JWTVerifier(opts JWTOptions) (auth.TokenVerifier, error) {
 }
 
 // keySet finds a token's verification keys: the static ones, or a JWKS fetched and refreshed.
+//
+// The fetched keys are an immutable snapshot behind an atomic pointer, replaced whole by a
+// fetch: a token whose kid is cached is verified without a lock and never waits for a fetch. At
+// most one fetch runs at a time, in its own goroutine and outside mu; requests that need it (an
+// unknown kid, or no keys yet) wait for it or for their own context.
 type keySet struct {
 	static []crypto.PublicKey
 	url    string
 	http   *http.Client
+	logger *slog.Logger
+	now    func() time.Time
+	// minInterval, callerInterval and retry pace fetches (jwksMinInterval, jwksCallerInterval,
+	// jwksRetry).
+	minInterval, callerInterval, retry time.Duration
 
-	mu      sync.Mutex
-	fetched time.Time
-	byKID   map[string]crypto.PublicKey
-	all     []crypto.PublicKey
+	keys atomic.Pointer[jwksSnapshot]
+
+	mu        sync.Mutex // guards the fields below; never held over I/O
+	inflight  *jwksFetch
+	lastFetch time.Time
+	// callers holds when each caller last caused a refetch, pruned past callerInterval: at most
+	// callerInterval/minInterval+1 entries.
+	callers map[string]time.Time
 }
 
+// jwksSnapshot is one fetched JWKS, never modified.
+type jwksSnapshot struct {
+	byKID map[string]crypto.PublicKey
+	all   []crypto.PublicKey
+}
+
+// jwksFetch is one fetch in flight: done closes when err is set.
+type jwksFetch struct {
+	done chan struct{}
+	err  error
+}
+
+func newKeySet(opts JWTOptions) *keySet {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &keySet{static: opts.Keys, url: opts.JWKSURL, http: opts.HTTPClient, logger: logger, now: time.Now,
+		minInterval: jwksMinInterval, callerInterval: jwksCallerInterval, retry: jwksRetry, callers: map[string]time.Time{}}
+}
+
+// errNoJWKS is the answer while no JWKS fetch has succeeded.
+var errNoJWKS = errors.New("no JWKS fetched yet")
+
 // find returns the key for kid: with static keys (or a kid-less token) every candidate as a
-// jwt.VerificationKeySet; with a JWKS the key with that kid, refetching once if it is unknown.
-func (k *keySet) find(ctx context.Context, kid string) (any, error) {
+// jwt.VerificationKeySet; with a JWKS the key with that kid, refetching the set if it is unknown
+// and the pacing lets caller (a remote address) cause a fetch.
+func (k *keySet) find(ctx context.Context, kid, caller string) (any, error) {
 	if k.url == "" {
 		return verificationSet(k.static), nil
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if key, ok := k.byKID[kid]; ok && kid != "" {
+	snap := k.keys.Load()
+	if key, ok := snap.lookup(kid); ok {
 		return key, nil
 	}
-	// Refetch for an unknown kid at most every jwksRefresh; after a failed fetch, at most every
-	// jwksRetry (a JWKS that is down is not hammered by every request).
-	if since := time.Since(k.fetched); since >= jwksRefresh || (k.byKID == nil && since >= jwksRetry) {
-		// Detached from the request: a client that goes away must not spoil the fetch for all.
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jwksFetchTimeout)
-		err := k.fetch(fctx)
-		cancel()
-		if err != nil {
-			return nil, err
+	fetch := k.startFetch(caller, snap == nil)
+	if fetch == nil {
+		if snap == nil {
+			return nil, errNoJWKS
 		}
+		return nil, fmt.Errorf("no key with kid %q in the JWKS", kid)
 	}
-	if k.byKID == nil {
-		return nil, errors.New("no JWKS fetched yet")
+	select {
+	case <-fetch.done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for the JWKS: %w", context.Cause(ctx))
 	}
-	if kid == "" {
-		return verificationSet(k.all), nil
+	if fetch.err != nil {
+		return nil, fetch.err
 	}
-	if key, ok := k.byKID[kid]; ok {
+	if key, ok := k.keys.Load().lookup(kid); ok {
 		return key, nil
 	}
 	return nil, fmt.Errorf("no key with kid %q in the JWKS", kid)
+}
+
+// lookup returns the key for kid, or all keys for a kid-less token.
+func (s *jwksSnapshot) lookup(kid string) (any, bool) {
+	if s == nil {
+		return nil, false
+	}
+	if kid == "" {
+		return verificationSet(s.all), true
+	}
+	key, ok := s.byKID[kid]
+	return key, ok
+}
+
+// startFetch returns the fetch in flight, or starts one if the pacing allows (first says no
+// JWKS is held yet: then only the retry interval applies); nil if it does not.
+func (k *keySet) startFetch(caller string, first bool) *jwksFetch {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.inflight != nil {
+		return k.inflight
+	}
+	now := k.now()
+	if first {
+		if !k.lastFetch.IsZero() && now.Sub(k.lastFetch) < k.retry {
+			return nil
+		}
+	} else {
+		if now.Sub(k.lastFetch) < k.minInterval {
+			return nil
+		}
+		if last, ok := k.callers[caller]; ok && now.Sub(last) < k.callerInterval {
+			return nil
+		}
+		for c, last := range k.callers {
+			if now.Sub(last) >= k.callerInterval {
+				delete(k.callers, c)
+			}
+		}
+		k.callers[caller] = now
+	}
+	k.lastFetch = now
+	f := &jwksFetch{done: make(chan struct{})}
+	k.inflight = f
+	// Detached from the request: a client that goes away must not spoil the fetch for all.
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), jwksFetchTimeout)
+		defer cancel()
+		snap, err := k.fetch(ctx)
+		if err != nil {
+			k.logger.Warn("JWKS fetch failed; the keys held so far stay in use", "error", err)
+		}
+		k.mu.Lock()
+		if err == nil {
+			k.keys.Store(snap)
+		}
+		k.inflight = nil
+		k.mu.Unlock()
+		f.err = err
+		close(f.done)
+	}()
+	return f
 }
 
 func verificationSet(keys []crypto.PublicKey) jwt.VerificationKeySet {
@@ -178,31 +299,55 @@ func verificationSet(keys []crypto.PublicKey) jwt.VerificationKeySet {
 	return set
 }
 
-// fetch reads the JWKS; k.mu is held. A failed fetch keeps the keys it had.
-func (k *keySet) fetch(ctx context.Context) error {
-	k.fetched = time.Now()
+// fetch reads the JWKS. Its errors name the URL without its query.
+func (k *keySet) fetch(ctx context.Context) (*jwksSnapshot, error) {
+	where := redactURL(k.url)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, k.url, nil)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("fetch JWKS %s: bad URL", where)
 	}
 	resp, err := k.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("fetch JWKS: %w", err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its URL carries the query
+		}
+		return nil, fmt.Errorf("fetch JWKS %s: %w", where, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("fetch JWKS: %s", resp.Status)
+		return nil, fmt.Errorf("fetch JWKS %s: %s", where, resp.Status)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxJWKSBytes))
 	if err != nil {
-		return fmt.Errorf("fetch JWKS: %w", err)
+		return nil, fmt.Errorf("fetch JWKS %s: %w", where, err)
 	}
 	byKID, all, err := ParseJWKS(data)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("JWKS %s: %w", where, err)
 	}
-	k.byKID, k.all = byKID, all
-	return nil
+	return &jwksSnapshot{byKID: byKID, all: all}, nil
+}
+
+// redactURL is raw for logs: without its user info and fragment, its query's values REDACTED
+// (an API key may ride in one).
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	redacted := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}
+	if u.RawQuery != "" {
+		query := url.Values{}
+		for key := range u.Query() {
+			query.Set(key, "REDACTED")
+		}
+		redacted.RawQuery = query.Encode()
+		if redacted.RawQuery == "" {
+			redacted.RawQuery = "REDACTED"
+		}
+	}
+	return redacted.String()
 }
 
 // jwk is the members of a JSON Web Key (RFC 7517) ParseJWKS reads.

@@ -160,24 +160,24 @@ func TestHTTPHandlerRequiresBearerToken(t *testing.T) {
 	expired["exp"] = time.Now().Add(-time.Hour).Unix()
 	wrongAud := validClaims()
 	wrongAud["aud"] = "https://other.example.test/mcp"
+	challenge := `Bearer resource_metadata="https://mcp.example.test/.well-known/oauth-protected-resource/mcp"`
+	invalid := challenge + `, error="invalid_token", error_description="The access token is invalid or expired"`
 	for _, tt := range []struct {
 		name, authorization string
 		want                int
+		wantChallenge       string
 	}{
-		{"missing", "", http.StatusUnauthorized},
-		{"not bearer", "Basic YWxpY2U6cHc=", http.StatusUnauthorized},
-		{"bad signature", "Bearer " + newRSASigner(t, "k").token(t, validClaims()), http.StatusUnauthorized},
-		{"expired", "Bearer " + s.token(t, expired), http.StatusUnauthorized},
-		{"wrong audience", "Bearer " + s.token(t, wrongAud), http.StatusUnauthorized},
-		{"valid", "Bearer " + s.token(t, validClaims()), http.StatusOK},
+		{"missing", "", http.StatusUnauthorized, challenge},
+		{"not bearer", "Basic YWxpY2U6cHc=", http.StatusUnauthorized, challenge},
+		{"bad signature", "Bearer " + newRSASigner(t, "k").token(t, validClaims()), http.StatusUnauthorized, invalid},
+		{"expired", "Bearer " + s.token(t, expired), http.StatusUnauthorized, invalid},
+		{"wrong audience", "Bearer " + s.token(t, wrongAud), http.StatusUnauthorized, invalid},
+		{"valid", "Bearer " + s.token(t, validClaims()), http.StatusOK, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			resp := postInitialize(t, srv.URL+"/mcp", "localhost", tt.authorization)
 			assert.Equal(t, tt.want, resp.StatusCode)
-			if tt.want == http.StatusUnauthorized {
-				assert.Equal(t, `Bearer resource_metadata="https://mcp.example.test/.well-known/oauth-protected-resource/mcp"`,
-					resp.Header.Get("WWW-Authenticate"))
-			}
+			assert.Equal(t, tt.wantChallenge, resp.Header.Get("WWW-Authenticate"))
 		})
 	}
 

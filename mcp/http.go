@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -81,6 +82,9 @@ type HTTPOptions struct {
 	// oldest events go first, and a session's go when it closes). Optional: default
 	// DefaultEventStoreBytes.
 	EventStoreBytes int
+	// Logger logs each refused authentication at Debug, with its reason (which a 401 body never
+	// carries). Optional: default none.
+	Logger *slog.Logger
 }
 
 // HTTPHandler serves s over the streamable HTTP transport. It answers 403 Forbidden to a request
@@ -146,6 +150,7 @@ func httpHandler(s *sdk.Server, opts HTTPOptions) (http.Handler, *sessionOwners)
 		PropagateRequestCancellation: true,
 	})
 	var handler http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		markAuthenticated(r.Context()) // the connection leaves the unauthenticated bounds (conns.go)
 		var body []byte
 		if r.Method == http.MethodPost && r.Body != nil {
 			var err error
@@ -183,11 +188,11 @@ func httpHandler(s *sdk.Server, opts HTTPOptions) (http.Handler, *sessionOwners)
 		if opts.Resource != "" {
 			metadataURL = ResourceMetadataURL(opts.Resource)
 		}
-		handler = bearerChallenge(auth.RequireBearerToken(opts.Verifier, &auth.RequireBearerTokenOptions{
+		handler = refuseQuietly(auth.RequireBearerToken(opts.Verifier, &auth.RequireBearerTokenOptions{
 			ResourceMetadataURL: metadataURL,
 			Scopes:              opts.Scopes,
 			ClockSkew:           DefaultJWTLeeway,
-		})(handler))
+		}), handler, metadataURL, opts.Scopes, opts.Logger)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !hostAllowed(r.Host, opts.AllowedHosts) {
@@ -317,31 +322,6 @@ func liveSessions(s *sdk.Server, limit int) int {
 	}
 	return n
 }
-
-// bearerChallenge adds "WWW-Authenticate: Bearer" to a 401 that has none (the SDK's middleware
-// adds one only with a metadata URL or scopes), as RFC 6750 asks.
-func bearerChallenge(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(&challengeWriter{ResponseWriter: w}, r)
-	})
-}
-
-type challengeWriter struct{ http.ResponseWriter }
-
-func (c *challengeWriter) WriteHeader(code int) {
-	if code == http.StatusUnauthorized && c.Header().Get("WWW-Authenticate") == "" {
-		c.Header().Set("WWW-Authenticate", `Bearer realm="toolgate"`)
-	}
-	c.ResponseWriter.WriteHeader(code)
-}
-
-func (c *challengeWriter) Flush() {
-	if f, ok := c.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (c *challengeWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
 // ResourceMetadataURL is the protected-resource metadata URL of resource (RFC 9728 section 3.1):
 // ProtectedResourcePath inserted between its host and its path.

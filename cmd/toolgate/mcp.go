@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
+	"go.uber.org/zap/exp/zapslog"
 
 	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/health"
@@ -51,21 +53,14 @@ type mcpAuthOptions struct {
 type mcpHTTPLimits struct {
 	readHeaderTimeout time.Duration
 	maxConns          int
+	unauthPerAddress  int
+	unauthTimeout     time.Duration
 	maxSessions       int
 	sessionTimeout    time.Duration
 	maxBodyBytes      int64
 	eventStoreBytes   int
 	pollAfter         time.Duration
 }
-
-// HTTP server timeouts of `toolgate mcp --listen`. No WriteTimeout and no ReadTimeout: a
-// tools/call answers on an SSE stream that lasts as long as the call, and net/http cancels a
-// request whose ReadTimeout passes; mcp.HTTPOptions.BodyReadTimeout bounds the body instead.
-const (
-	mcpReadHeaderTimeout = 10 * time.Second
-	mcpIdleTimeout       = 2 * time.Minute
-	defaultMCPMaxConns   = 512
-)
 
 func newMCPCommand(a *app) *cobra.Command {
 	var o mcpOptions
@@ -108,7 +103,12 @@ tasks/list and tasks/cancel see only the caller's tool calls.
 HTTP limits: headers must arrive within --read-header-timeout (10 s) and a body within 1 min;
 idle keep-alive connections close after 2 min; at most --max-connections connections are
 served at once; sessions idle for --session-timeout are closed and at most --max-sessions live
-at once (an initialize beyond gets 503); a body over --max-body-bytes gets 413.
+at once (an initialize beyond gets 503); a body over --max-body-bytes gets 413. A connection
+none of whose requests has authenticated yet holds no slot: it is closed --unauthenticated-timeout
+(5 s) after its accept, and past --max-unauthenticated-per-address (16) such connections from one
+address (an IPv6 /64), or half of --max-connections from all, the oldest is closed for the
+newcomer; only authenticated connections make others wait. A 401 says only what the MCP spec
+requires; the reason is logged at debug level.
 
 Probes: GET /healthz answers 200 while the process serves, /readyz 200 while the Temporal
 frontend answers a health check (503 otherwise, and from Ctrl-C on). Both answer without a token
@@ -145,8 +145,10 @@ The tool list comes from the workers' catalog; when no worker answers, from this
 	fs.StringSliceVar(&o.auth.authServers, "auth-server", nil, "authorization server named in the protected-resource metadata (repeat)")
 	fs.StringSliceVar(&o.auth.scopes, "auth-scope", nil, "scope every token must carry (repeat)")
 	fs.BoolVar(&o.auth.insecureNoAuth, "insecure-no-auth", false, "serve a non-loopback --listen address without authentication (anyone who reaches it can run tools)")
-	fs.DurationVar(&o.http.readHeaderTimeout, "read-header-timeout", mcpReadHeaderTimeout, "drop a connection whose request headers take longer")
-	fs.IntVar(&o.http.maxConns, "max-connections", defaultMCPMaxConns, "connections served at once; more wait in the listen queue")
+	fs.DurationVar(&o.http.readHeaderTimeout, "read-header-timeout", mcp.DefaultReadHeaderTimeout, "drop a connection whose request headers take longer")
+	fs.IntVar(&o.http.maxConns, "max-connections", mcp.DefaultMaxConns, "connections served at once; past it the oldest unauthenticated one is closed, or (all authenticated) newcomers wait in the listen queue")
+	fs.IntVar(&o.http.unauthPerAddress, "max-unauthenticated-per-address", mcp.DefaultMaxUnauthenticatedPerAddress, "connections not yet authenticated from one address (an IPv6 /64); past it its oldest is closed (-1: no bound; raise it behind a reverse proxy)")
+	fs.DurationVar(&o.http.unauthTimeout, "unauthenticated-timeout", mcp.DefaultUnauthenticatedTimeout, "close a connection this long after its accept unless one of its requests authenticated")
 	fs.IntVar(&o.http.maxSessions, "max-sessions", mcp.DefaultMaxSessions, "live MCP sessions; an initialize beyond gets 503")
 	fs.DurationVar(&o.http.sessionTimeout, "session-timeout", mcp.DefaultSessionTimeout, "close a session that sent no request for this long")
 	fs.Int64Var(&o.http.maxBodyBytes, "max-body-bytes", mcp.DefaultMaxBodyBytes, "largest request body; a larger one gets 413")
@@ -217,20 +219,18 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 		mux.Handle(mcp.ProtectedResourcePath, metadata)
 		mux.Handle(mcp.ProtectedResourcePath+"/mcp", metadata)
 	}
+	// Unauthenticated connections hold no slot and have short deadlines (mcp.ConnLimiter).
+	limited := mcp.LimitConns(ln, mcp.ConnOptions{MaxConns: o.http.maxConns, ReadHeaderTimeout: o.http.readHeaderTimeout,
+		MaxUnauthenticatedPerAddress: o.http.unauthPerAddress, UnauthenticatedTimeout: o.http.unauthTimeout})
 	// The probes answer before the Host check and the authentication of /mcp (package health):
 	// a kubelet sends neither a token nor a loopback Host, and they reveal nothing.
-	srv := &http.Server{
-		Handler:           probe.Wrap(mux),
-		ReadHeaderTimeout: o.http.readHeaderTimeout,
-		IdleTimeout:       mcpIdleTimeout,
-	}
-	ln = limitListener(ln, o.http.maxConns)
+	srv := limited.Server(probe.Wrap(mux))
 	a.logger.Sugar().Infof("MCP streamable HTTP on http://%s/mcp", ln.Addr())
 	go func() {
 		<-ctx.Done()
 		_ = srv.Close()
 	}()
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := srv.Serve(limited); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
@@ -249,6 +249,7 @@ func (o mcpOptions) httpOptions(a *app) (mcp.HTTPOptions, error) {
 		SessionTimeout:  o.http.sessionTimeout,
 		MaxSessions:     o.http.maxSessions,
 		EventStoreBytes: o.http.eventStoreBytes,
+		Logger:          slog.New(zapslog.NewHandler(a.logger.Core(), zapslog.WithName("mcp"))),
 	}
 	ao := o.auth
 	jwt := ao.jwksURL != "" || ao.jwtKeyFile != ""
@@ -266,7 +267,7 @@ func (o mcpOptions) httpOptions(a *app) (mcp.HTTPOptions, error) {
 			return opts, badInput(fmt.Errorf("--auth-token-file %s: %w", ao.tokenFile, err))
 		}
 	case jwt:
-		jo := mcp.JWTOptions{Audience: ao.resource, Issuer: ao.issuer, JWKSURL: ao.jwksURL}
+		jo := mcp.JWTOptions{Audience: ao.resource, Issuer: ao.issuer, JWKSURL: ao.jwksURL, Logger: opts.Logger}
 		if ao.resource == "" {
 			return opts, badInput(errors.New("--auth-resource (this server's URL, the tokens' audience) is required with --auth-jwks-url or --auth-jwt-key-file"))
 		}

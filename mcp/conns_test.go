@@ -1,0 +1,192 @@
+package mcp_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/mcp"
+)
+
+const connTestToken = "conn-test-static-token-0123456789"
+
+// servedLimited serves an authenticated HTTPHandler at /mcp on a loopback ConnLimiter with opts,
+// as toolgate mcp --listen does, and returns the limiter and the listener's address.
+func servedLimited(t *testing.T, opts mcp.ConnOptions) (*mcp.ConnLimiter, string) {
+	t.Helper()
+	verifier, err := mcp.StaticTokenVerifier(connTestToken)
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.HTTPHandler(mcp.NewServer(nil, nil, mcp.Options{}), mcp.HTTPOptions{Verifier: verifier, Resource: testResource}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	limited := mcp.LimitConns(ln, opts)
+	srv := limited.Server(mux)
+	go func() { _ = srv.Serve(limited) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return limited, ln.Addr().String()
+}
+
+// dialFrom opens a connection to addr from the loopback address local (Linux routes all of
+// 127/8 to lo).
+func dialFrom(ctx context.Context, local, addr string) (net.Conn, error) {
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+	return d.DialContext(ctx, "tcp", addr)
+}
+
+// initializeRequest is an authenticated initialize on /mcp, as raw HTTP/1.1.
+func initializeRequest(token string) string {
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	return fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
+		"Accept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s", token, len(body), body)
+}
+
+// roundTrip writes req on conn and reads the response's status, draining its body.
+func roundTrip(t *testing.T, conn net.Conn, br *bufio.Reader, req string) int {
+	t.Helper()
+	_, err := io.WriteString(conn, req)
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+// attackSockets is how many idle sockets an attack opens: 700 (the issue's figure), fewer if the
+// test's file descriptor limit (two per socket, both ends being in this process) is lower.
+func attackSockets(t *testing.T) int {
+	var lim syscall.Rlimit
+	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim))
+	n := min(700, (int(lim.Cur)-256)/2)
+	require.Greater(t, n, 200, "too few file descriptors for the attack")
+	return n
+}
+
+// Hundreds of idle unauthenticated sockets (half of them idle, half with half-sent headers), from
+// one other address, from 50 others, or from the client's own address, do not delay an
+// authenticated initialize: it completes well within the guard (before, Accept waited for 188 of
+// the 700 to time out their headers, 8 s and more). The unauthenticated connections left open
+// stay within the per-address and total bounds.
+func TestUnauthenticatedSocketsDoNotDelayInitialize(t *testing.T) {
+	n := attackSockets(t)
+	many := make([]string, 50)
+	for i := range many {
+		many[i] = fmt.Sprintf("127.0.0.%d", 10+i)
+	}
+	tests := []struct {
+		name          string
+		attackers     []string
+		maxLeftUnauth int
+	}{
+		{"one other address", []string{"127.0.0.2"}, mcp.DefaultMaxUnauthenticatedPerAddress},
+		{"fifty other addresses", many, mcp.DefaultMaxConns / 2},
+		{"the client's own address", []string{"127.0.0.1"}, mcp.DefaultMaxUnauthenticatedPerAddress},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			limited, addr := servedLimited(t, mcp.ConnOptions{})
+			for i := range n {
+				conn, err := dialFrom(t.Context(), tt.attackers[i%len(tt.attackers)], addr)
+				require.NoError(t, err)
+				t.Cleanup(func() { _ = conn.Close() })
+				if i%2 == 1 {
+					_, _ = io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: localhost\r\n")
+				}
+			}
+
+			// A generous guard, not a timing assertion: before the limiter, this took 8 s and more.
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			start := time.Now()
+			conn, err := dialFrom(ctx, "127.0.0.1", addr)
+			require.NoError(t, err)
+			defer conn.Close()
+			deadline, _ := ctx.Deadline()
+			require.NoError(t, conn.SetDeadline(deadline))
+			status := roundTrip(t, conn, bufio.NewReader(conn), initializeRequest(connTestToken))
+			t.Logf("initialize behind %d idle unauthenticated sockets from %d address(es): %v", n, len(tt.attackers), time.Since(start))
+			assert.Equal(t, http.StatusOK, status)
+
+			// The kernel hands connections over in order: every attack socket was accepted
+			// before the client's.
+			authed, unauth := limited.Counts()
+			assert.Equal(t, 1, authed)
+			assert.LessOrEqual(t, unauth, tt.maxLeftUnauth)
+		})
+	}
+}
+
+// An unauthenticated connection is closed UnauthenticatedTimeout after its accept, idle
+// keep-alive or not; one whose request authenticated keeps the server's own idle timeout and
+// serves a second request after an unauthenticated connection accepted later was closed.
+func TestUnauthenticatedConnectionsExpire(t *testing.T) {
+	_, addr := servedLimited(t, mcp.ConnOptions{UnauthenticatedTimeout: 300 * time.Millisecond})
+
+	authed, err := dialFrom(t.Context(), "127.0.0.1", addr)
+	require.NoError(t, err)
+	defer authed.Close()
+	br := bufio.NewReader(authed)
+	require.Equal(t, http.StatusOK, roundTrip(t, authed, br, initializeRequest(connTestToken)))
+
+	refused, err := dialFrom(t.Context(), "127.0.0.1", addr)
+	require.NoError(t, err)
+	defer refused.Close()
+	refusedReader := bufio.NewReader(refused)
+	require.Equal(t, http.StatusUnauthorized, roundTrip(t, refused, refusedReader, initializeRequest("wrong-token-0123456789")))
+	// A guard against a hang, not a timing assertion: the server must close it first.
+	require.NoError(t, refused.SetReadDeadline(time.Now().Add(time.Minute)))
+	_, err = refusedReader.ReadByte()
+	require.ErrorIs(t, err, io.EOF, "the server closed the unauthenticated keep-alive connection")
+
+	// authed was accepted before refused, so its unauthenticated lifetime is over too.
+	assert.Equal(t, http.StatusOK, roundTrip(t, authed, br, initializeRequest(connTestToken)),
+		"the authenticated connection outlived the unauthenticated deadline")
+}
+
+// With every slot held by authenticated connections, a newcomer waits for one to close; an
+// unauthenticated connection never holds a slot against it.
+func TestAuthenticatedConnectionsHoldTheSlots(t *testing.T) {
+	limited, addr := servedLimited(t, mcp.ConnOptions{MaxConns: 2})
+	var conns []net.Conn
+	for range 2 {
+		c, err := dialFrom(t.Context(), "127.0.0.1", addr)
+		require.NoError(t, err)
+		defer c.Close()
+		require.Equal(t, http.StatusOK, roundTrip(t, c, bufio.NewReader(c), initializeRequest(connTestToken)))
+		conns = append(conns, c)
+	}
+	third, err := dialFrom(t.Context(), "127.0.0.1", addr)
+	require.NoError(t, err)
+	defer third.Close()
+	thirdDone := make(chan int, 1)
+	go func() {
+		_, _ = io.WriteString(third, initializeRequest(connTestToken))
+		resp, err := http.ReadResponse(bufio.NewReader(third), nil)
+		if err != nil {
+			thirdDone <- 0
+			return
+		}
+		_ = resp.Body.Close()
+		thirdDone <- resp.StatusCode
+	}()
+	require.NoError(t, conns[0].Close())
+	select {
+	case status := <-thirdDone:
+		assert.Equal(t, http.StatusOK, status)
+	case <-time.After(time.Minute): // a guard against a hang
+		t.Fatal("the waiting connection was not served after a slot freed")
+	}
+	authed, unauth := limited.Counts()
+	assert.Equal(t, 2, authed, "the closed connection's slot went to the newcomer")
+	assert.Zero(t, unauth)
+}

@@ -1,0 +1,13 @@
+package mcp
+
+import (
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+)
+
+// JWTVerifierPaced is JWTVerifier whose JWKS refetches for unknown key IDs are paced by
+// minInterval (all callers) and callerInterval (each caller) instead of 10 s and 1 min.
+func JWTVerifierPaced(opts JWTOptions, minInterval, callerInterval time.Duration) (auth.TokenVerifier, error) {
+	return jwtVerifier(opts, func(k *keySet) { k.minInterval, k.callerInterval = minInterval, callerInterval })
+}
