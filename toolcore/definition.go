@@ -92,12 +92,16 @@ type Options struct {
 	// ApprovalTimeout bounds the wait for a decision; past it the call is TOOL_APPROVAL_EXPIRED.
 	// Optional: default DefaultApprovalTimeout (24 hours).
 	ApprovalTimeout time.Duration
-	// Reviewers names who may decide the tool's approvals: a reviewer name, or "group:<name>"
-	// for any reviewer whose decision carries that group (wire.ApprovalDecision.Groups). The
-	// update validator refuses a decision by anyone else. Names and groups are what the deciding
-	// client asserts: Temporal's authorization of the namespace is the boundary (see
-	// docs/approvals.md). Optional: default anyone who can send the update. Not part of the
-	// DefinitionHash.
+	// Reviewers names who may decide the tool's approvals (Tool.MayDecideAs): "<issuer>|<subject>"
+	// for that subject of that issuer only (wire.ApprovalDecision.Issuer and Reviewer: a caller
+	// deciding over MCP is its token's iss and sub), a plain name for a reviewer named without an
+	// issuer only (an operator's `toolgate approve --reviewer`), or "group:<name>" for any
+	// reviewer whose decision carries that group (wire.ApprovalDecision.Groups). The update
+	// validator refuses a decision by anyone else, so a same-subject token of another issuer
+	// never passes. Names, issuers and groups are what the deciding client asserts unless a
+	// frontend authorizer checks them (approvalauth.Check): Temporal's authorization of the
+	// namespace is the boundary (see docs/approvals.md). Optional: default anyone who can send
+	// the update. Not part of the DefinitionHash.
 	Reviewers []string
 	// RerunWhenNotReconciled declares that, when Definition.Reconcile says the lost attempt's
 	// effect did not happen, running the tool once more is safe. Requires Reconcile. Optional:

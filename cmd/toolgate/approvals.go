@@ -95,6 +95,7 @@ type decideOptions struct {
 	conn     connOptions
 	target   targetOptions
 	reviewer string
+	issuer   string
 	reason   string
 	args     string
 	yes      bool
@@ -121,8 +122,8 @@ func newDecideCommand(a *app, approve bool) *cobra.Command {
 		Long: `Show the waiting call (tool, arguments, call hash, deadline) and ` + verb + ` it: ` + effect + `.
 The decision names the call hash shown, so it applies to exactly that call: if the call or the
 tool's definition differ, the call refuses it. Asks for confirmation on the terminal unless --yes.
-The reviewer is --reviewer, default $USER. The decision (who, when, hash) is recorded in the
-call's history.
+The reviewer is --reviewer, default $USER, of --reviewer-issuer when the tool's Reviewers name
+"<issuer>|<subject>". The decision (who, when, hash) is recorded in the call's history.
 
 Exit codes: 0 decided, 2 no such call / not waiting / decision refused / not confirmed, 5 failure.`,
 		Example: `  toolgate approvals
@@ -137,6 +138,7 @@ Exit codes: 0 decided, 2 no such call / not waiting / decision refused / not con
 	addTargetFlags(cmd, &o.target)
 	fs := cmd.Flags()
 	fs.StringVar(&o.reviewer, "reviewer", "", "who decides (default $USER)")
+	fs.StringVar(&o.issuer, "reviewer-issuer", "", `issuer of the reviewer's identity, for Reviewers entries "<issuer>|<subject>" (default none)`)
 	fs.BoolVar(&o.yes, "yes", false, "decide without asking for confirmation (for scripts)")
 	if !approve {
 		fs.StringVar(&o.reason, "reason", "", "why, shown to the model in the error result")
@@ -192,7 +194,7 @@ func runDecide(ctx context.Context, a *app, o decideOptions, approve bool, args 
 			return aboutCall(ids, badInput(errors.New("not confirmed; nothing was decided")))
 		}
 	}
-	d := wire.ApprovalDecision{CallHash: st.CallHash, Reviewer: reviewer, Reason: o.reason}
+	d := wire.ApprovalDecision{CallHash: st.CallHash, Reviewer: reviewer, Issuer: o.issuer, Reason: o.reason}
 	if o.args != "" {
 		d.Arguments = json.RawMessage(o.args)
 	}
@@ -202,11 +204,19 @@ func runDecide(ctx context.Context, a *app, o decideOptions, approve bool, args 
 	}
 	a.logger.Info("decision recorded", append(ids.fields(), zap.String("decision", rec.Decision),
 		zap.String("reviewer", rec.Reviewer), zap.String("callHash", rec.CallHash), zap.Time("decidedAt", rec.DecidedAt))...)
-	_, err = fmt.Fprintf(a.out, "%-9s %s by %s at %s\n", "decision", rec.Decision, safetext.String(rec.Reviewer), rec.DecidedAt.Format(time.RFC3339))
+	_, err = fmt.Fprintf(a.out, "%-9s %s by %s at %s\n", "decision", rec.Decision, reviewerText(rec), rec.DecidedAt.Format(time.RFC3339))
 	if err == nil && rec.ApprovedCallHash != "" {
 		_, err = fmt.Fprintf(a.out, "%-9s %s\n%-9s %s\n", "approved", safetext.String(string(rec.Arguments)), "as hash", rec.ApprovedCallHash)
 	}
 	return err
+}
+
+// reviewerText is who decided, for a human: the reviewer, and its issuer in parentheses.
+func reviewerText(rec wire.ApprovalRecord) string {
+	if rec.Issuer == "" {
+		return safetext.String(rec.Reviewer)
+	}
+	return safetext.String(rec.Reviewer) + " (" + safetext.String(rec.Issuer) + ")"
 }
 
 // decideError marks the refusals a reviewer can act on as bad input (exit 2).
@@ -225,6 +235,9 @@ func writeApprovalState(w io.Writer, workflowID string, st wire.ApprovalState) e
 	}
 	if st.Decision != nil {
 		state = st.Decision.Decision + " by " + st.Decision.Reviewer
+		if st.Decision.Issuer != "" {
+			state += " (" + st.Decision.Issuer + ")"
+		}
 	}
 	lines := [][2]string{
 		{"workflow", workflowID},
