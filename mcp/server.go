@@ -57,6 +57,11 @@ type Options struct {
 	// Grants clamp the _meta priority and fairness weight of each token principal's calls
 	// (grants.go). Optional: default every principal gets DefaultGrant.
 	Grants Grants
+	// Budget bounds the tools/call requests of each session, or of each principal's stateless
+	// requests (budget.go): calls, cost units, wall clock; CallsPerTool applies too. A call over
+	// it is answered BUDGET_EXCEEDED and starts nothing. Limits that fail
+	// toolcore.BudgetLimits.Check refuse every call. Optional: default no limit.
+	Budget toolcore.BudgetLimits
 }
 
 // DefaultPollRetry is the reconnection delay of a stream closed by Options.PollAfter.
@@ -95,6 +100,7 @@ func NewServer(tg *client.Client, tools []toolcore.ToolInfo, opts Options) *sdk.
 		// Only a method name of the standard set fails, and the task methods are none of them.
 		panic(err)
 	}
+	newBudgets(opts.Budget, tools).install(s) // outermost: before a task starts a call
 	return s
 }
 

@@ -14,4 +14,7 @@ const (
 	BudgetScopeAgentRun   = "agent run"
 	BudgetScopeTask       = "task scope"
 	BudgetScopeMCPSession = "MCP session"
+	// MCPBudgetMeta is the _meta key of a tools/call result that carries the budget's report
+	// (the QueryBudget shape) where `toolgate mcp` runs with a budget.
+	MCPBudgetMeta = "io.toolgate/budget"
 )
