@@ -321,3 +321,75 @@ func TestStartPrincipalBoundToAuthenticatedSubject(t *testing.T) {
 	assert.False(t, st.Principal.Authenticated())
 	assert.Contains(t, st.Principal.String(), "asserted")
 }
+
+// vouching are claim extensions that vouch for an issuer, a tenant and delegation.
+type vouching struct {
+	issuer, tenant string
+	delegates      bool
+}
+
+func (v vouching) Issuer() string  { return v.issuer }
+func (v vouching) Tenant() string  { return v.tenant }
+func (v vouching) Delegates() bool { return v.delegates }
+
+// TestAuthorizerIdentity: what the claims vouch for reaches the checks: an issuer (the claims'
+// IssuerClaims over Authorizer.Issuer), a tenant, delegation (DelegationClaims, or a subject in
+// Authorizer.Delegates), and the system admin role.
+func TestAuthorizerIdentity(t *testing.T) {
+	start := func(principal string) *authorization.CallTarget {
+		return &authorization.CallTarget{Request: &workflowservice.StartWorkflowExecutionRequest{
+			WorkflowType: &commonpb.WorkflowType{Name: "ToolCallWorkflow"},
+			Memo: &commonpb.Memo{Fields: map[string]*commonpb.Payload{wire.MemoPrincipal: {
+				Metadata: map[string][]byte{"encoding": []byte("json/plain")}, Data: []byte(principal)}}},
+		}}
+	}
+	approve := func(data string) *authorization.CallTarget {
+		return &authorization.CallTarget{Request: &workflowservice.UpdateWorkflowExecutionRequest{Request: &updatepb.Request{Input: &updatepb.Input{
+			Name: wire.UpdateApprove,
+			Args: &commonpb.Payloads{Payloads: []*commonpb.Payload{{Metadata: map[string][]byte{"encoding": []byte("json/plain")}, Data: []byte(data)}}},
+		}}}}
+	}
+	configured := &reviewauth.Authorizer{Issuer: "https://idp.example", Delegates: []string{"toolgate-mcp"}}
+	tests := []struct {
+		name   string
+		a      *reviewauth.Authorizer
+		claims *authorization.Claims
+		target *authorization.CallTarget
+		deny   string // "" allows
+	}{
+		{"the configured issuer", configured, &authorization.Claims{Subject: "alice"},
+			start(`{"issuer":"https://idp.example","subject":"alice","authenticatedBy":"frontend"}`), ""},
+		{"no issuer where one is configured", configured, &authorization.Claims{Subject: "alice"},
+			start(`{"subject":"alice","authenticatedBy":"frontend"}`), `vouch for issuer "https://idp.example"`},
+		{"the claims' issuer wins", configured, &authorization.Claims{Subject: "alice", Extensions: vouching{issuer: "https://other.example"}},
+			start(`{"issuer":"https://idp.example","subject":"alice","authenticatedBy":"frontend"}`), `vouch for issuer "https://other.example"`},
+		{"a vouched tenant", reviewauth.New(nil), &authorization.Claims{Subject: "alice", Extensions: vouching{tenant: "acme"}},
+			start(`{"subject":"alice","tenant":"acme","authenticatedBy":"frontend"}`), ""},
+		{"another tenant", reviewauth.New(nil), &authorization.Claims{Subject: "alice", Extensions: vouching{tenant: "acme"}},
+			start(`{"subject":"alice","tenant":"globex","authenticatedBy":"frontend"}`), `tenant "globex"`},
+		{"a delegating subject", configured, &authorization.Claims{Subject: "toolgate-mcp"},
+			start(`{"subject":"bob","authenticatedBy":"mcp"}`), ""},
+		{"delegating claims", reviewauth.New(nil), &authorization.Claims{Subject: "svc", Extensions: vouching{delegates: true}},
+			start(`{"subject":"bob","authenticatedBy":"mcp"}`), ""},
+		{"no delegation", configured, &authorization.Claims{Subject: "alice"},
+			start(`{"subject":"bob","authenticatedBy":"mcp"}`), "may not delegate"},
+		{"the system admin", reviewauth.New(nil), &authorization.Claims{Subject: "temporal-system", System: authorization.RoleAdmin},
+			start(`{"subject":"bob","authenticatedBy":"frontend"}`), ""},
+		{"a decision of the configured issuer", configured, &authorization.Claims{Subject: "alice"},
+			approve(`{"reviewer":"alice","issuer":"https://idp.example"}`), ""},
+		{"a decision of another issuer", configured, &authorization.Claims{Subject: "alice"},
+			approve(`{"reviewer":"alice","issuer":"https://evil.example"}`), `names issuer "https://evil.example"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := tt.a.Authorize(context.Background(), tt.claims, tt.target)
+			require.NoError(t, err)
+			if tt.deny == "" {
+				assert.Equal(t, authorization.DecisionAllow, res.Decision, res.Reason)
+				return
+			}
+			assert.Equal(t, authorization.DecisionDeny, res.Decision)
+			assert.Contains(t, res.Reason, tt.deny)
+		})
+	}
+}
