@@ -223,3 +223,25 @@ func TestPolicySourceLogOnly(t *testing.T) {
 	assert.True(t, d.LogOnly)
 	assert.Equal(t, wire.PolicyAllow, d.Enforced(), "log-only never enforces")
 }
+
+func TestPolicyValidateAgainstSchema(t *testing.T) {
+	guarded := strings.Replace(doneWhen, "context.arguments.ms > 0", "context.arguments has ms && context.arguments.ms > 0", 1)
+	require.NoError(t, mustParse(t, guarded).Validate())
+	assert.ErrorContains(t, mustParse(t, doneWhen).Validate(), "test.cedar:18: policy \"policy4\": for policy `policy4`, attribute `ms` in context")
+	tests := []struct {
+		name string
+		give string
+		want string
+	}{
+		{name: "misspelt attribute", give: "permit (principal, action, resource);\n@id(\"t\")\nforbid (principal, action, resource) when { principal.tenent == \"x\" };", want: "test.cedar:2: policy \"t\": for policy `t`, attribute `tenent` on entity type `Toolgate::User` not found"},
+		{name: "unknown entity type", give: `forbid (principal in Toolgate::Grop::"x", action, resource);`, want: "unrecognized entity type `Toolgate::Grop`"},
+		{name: "argument read without has", give: `forbid (principal, action, resource) when { context.arguments.left > 1 };`, want: "policy0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := mustParse(t, tt.give).Validate()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}

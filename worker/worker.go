@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/toolgate/toolgate/activities"
+	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 	"github.com/toolgate/toolgate/workflows"
@@ -69,6 +70,13 @@ type Options struct {
 	// codec): the workflows read a call's principal memo with it. Optional: default plain JSON
 	// only (an encrypted principal then fails its call as INVALID_TOOL_CALL).
 	DataConverter converter.DataConverter
+	// Policy is the policy set the worker's calls are decided by (package policy; docs/policy.md):
+	// after validation and before approval or scheduling, each call is allowed, denied
+	// (POLICY_DENIED, nothing runs) or held for approval, and the decision is recorded in its
+	// history. Swap the set in the Source (or let Source.Watch reload its file) to change it for
+	// the calls decided from then on. Optional: default none (every call allowed, nothing
+	// recorded).
+	Policy *policy.Source
 }
 
 // Worker serves one registry snapshot on one main task queue and the tools' own queues.
@@ -173,7 +181,7 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 		}
 		sw := sdkworker.New(c, queue, so)
 		if i == 0 {
-			wfs := &workflows.Workflows{Registry: snapshot, SearchAttributes: attrs, TaskQueue: queue, Attempts: attempts, DataConverter: opts.DataConverter}
+			wfs := &workflows.Workflows{Registry: snapshot, SearchAttributes: attrs, TaskQueue: queue, Attempts: attempts, DataConverter: opts.DataConverter, Policy: opts.Policy}
 			wfs.Register(sw)
 		}
 		acts.Register(sw)

@@ -27,7 +27,10 @@
 //     without scheduling anything.
 //  3. Validate in workflow code (toolcore.Tool.Validate recovers panics) under a wall-clock guard
 //     ([Workflows.ValidateTimeout]); rejected, failed or timed-out validation completes the
-//     workflow with the linked error result, scheduling nothing, so no effect can happen.
+//     workflow with the linked error result, scheduling nothing, so no effect can happen. A
+//     worker with a policy ([Workflows.Policy]) then decides the validated call and records the
+//     decision (policy.go): denied is toolcore.PolicyDeniedResult (POLICY_DENIED, nothing
+//     scheduled); approve holds it for a reviewer as a tool with RequireApproval would.
 //  4. Schedule wire.ExecuteToolName with the accepted value, the call ID and name, and the
 //     workflow ID as idempotency key, on the tool's task queue, with StartToCloseTimeout = the
 //     tool's Timeout, HeartbeatTimeout = its HeartbeatTimeout, WaitForCancellation, an activity

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolgate/toolgate/activities"
+	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
@@ -42,6 +43,10 @@ type Workflows struct {
 	// the tool within a fraction of a second. Optional: default none (the attempt hears the
 	// cancellation at its idle heartbeat cadence).
 	Attempts *activities.Attempts
+	// Policy is the worker's policy set (package policy): each call is decided after validation
+	// and before approval or scheduling, and the decision recorded (workflows/policy.go).
+	// Optional: default none (every call allowed, nothing recorded).
+	Policy *policy.Source
 	// DataConverter decodes a principal memo (wire.MemoPrincipal) that is not plain JSON: set it
 	// to the Temporal client's converter when that one encrypts payloads. Optional: default
 	// none (plain JSON only; an encrypted principal fails the call as INVALID_TOOL_CALL).
@@ -110,7 +115,11 @@ func (w *Workflows) execute(ctx workflow.Context, call toolcore.ToolCall, key st
 	if ctx.Err() != nil {
 		return w.canceled(ctx, call)
 	}
-	if needsApproval(tool, accepted, guardBudget) {
+	decision := w.decidePolicy(ctx, call, tool, accepted, key)
+	if decision.Enforced() == wire.PolicyDeny {
+		return w.complete(ctx, call, toolcore.PolicyDeniedResult(call, decision.PolicyID, decision.Reason))
+	}
+	if decision.Enforced() == wire.PolicyApprove || needsApproval(tool, accepted, guardBudget) {
 		if w.inline {
 			// The approval's update handlers live on the call's own workflow.
 			return ExecuteToolCall(ctx, call)

@@ -1,0 +1,75 @@
+package workflows
+
+import (
+	"encoding/json"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
+)
+
+// Policy in workflow code (docs/policy.md). The decision of a call is made once, by the set the
+// worker holds when the call is validated, and recorded: a version marker (change ID
+// wire.ChangePolicy + "/" + key) gates a MutableSideEffect marker of the same ID holding the
+// wire.PolicyDecision. Replay reads the recorded decision and never evaluates, whatever set (or
+// none) the replaying worker holds:
+//
+//   - The SDK leaves version and mutable-side-effect markers out of its determinism check, so a
+//     history with the markers replays on a worker without a policy, and one without them on a
+//     worker with one.
+//   - A worker without a policy adds nothing to a new call's history; while replaying it still
+//     asks GetVersion, which answers from the history: version 1 where a decision was recorded
+//     (its marker is then read back), DefaultVersion where none was (histories recorded before
+//     a policy existed, or by a worker without one: the call was allowed). So MutableSideEffect
+//     is never asked where its marker is missing.
+//   - The change ID is per call, not per workflow: an agent run whose worker gained a policy
+//     midway has its earlier inline calls unrecorded and its later ones recorded, and a single
+//     change ID would answer DefaultVersion for all of them on replay once the first one had.
+
+// decidePolicy returns the policy decision of the validated call (accepted) of tool with
+// idempotency key key, recorded in history; the zero decision (allow) when the worker has no
+// policy and the history recorded none.
+func (w *Workflows) decidePolicy(ctx workflow.Context, call toolcore.ToolCall, tool toolcore.Tool, accepted json.RawMessage, key string) wire.PolicyDecision {
+	if w.Policy.Current() == nil && !workflow.IsReplaying(ctx) {
+		return wire.PolicyDecision{}
+	}
+	id := wire.ChangePolicy + "/" + key
+	if workflow.GetVersion(ctx, id, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return wire.PolicyDecision{}
+	}
+	principal := principalFrom(ctx)
+	var d wire.PolicyDecision
+	// The function runs once, when the call is first decided: its value is recorded, and replay
+	// reads it back without calling it. Evaluation is pure (package policy); the atomic read of
+	// the set in force is what MutableSideEffect is for.
+	err := workflow.MutableSideEffect(ctx, id, func(workflow.Context) any {
+		//workflowcheck:ignore
+		d, _ := w.Policy.Decide(policy.Request{Principal: principal, Tool: policy.ToolOf(tool), Arguments: accepted})
+		return d
+	}, func(a, b any) bool {
+		x, _ := a.(wire.PolicyDecision)
+		y, _ := b.(wire.PolicyDecision)
+		return x == y
+	}).Get(&d)
+	if err != nil {
+		// A recorded value that does not decode: the call must not run unchecked.
+		workflow.GetLogger(ctx).Error("Policy decision does not decode", "toolCallId", call.ID(), "error", err)
+		return wire.PolicyDecision{Effect: wire.PolicyDeny, Reason: "the recorded policy decision does not decode"}
+	}
+	if d.Effect != wire.PolicyAllow {
+		workflow.GetLogger(ctx).Info("Policy decision", "toolCallId", call.ID(), "toolName", call.Name(),
+			"effect", d.Effect, "enforced", d.Enforced(), "policyId", d.PolicyID, "policyHash", d.Hash, "logOnly", d.LogOnly,
+			"principal", logKey(principal))
+	}
+	return d
+}
+
+// logKey is p's Key for a log line, "" for none.
+func logKey(p *toolcore.Principal) string {
+	if p == nil {
+		return ""
+	}
+	return p.Key()
+}

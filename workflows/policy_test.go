@@ -1,0 +1,168 @@
+package workflows_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
+	"github.com/toolgate/toolgate/workflows"
+)
+
+// policyDoneWhen is issue 32's example set, plus a policy that asks a human about big writes.
+const policyDoneWhen = `permit (principal, action, resource);
+
+@id("guests-no-write")
+@reason("guests may not write files")
+forbid (principal in Toolgate::Group::"guests", action, resource == Toolgate::Tool::"write_file");
+
+@id("add-small")
+@reason("add takes left below 1000")
+forbid (principal, action, resource == Toolgate::Tool::"add")
+unless { context.arguments has left && context.arguments.left < 1000 };
+
+@id("ask-before-writing-etc")
+@reason("writes under /etc need a human")
+@effect("approve")
+forbid (principal, action, resource == Toolgate::Tool::"write_file")
+when { context.arguments has path && context.arguments.path like "/etc/*" };
+`
+
+// policyArgs are the arguments of the policy tests' tools.
+type policyArgs struct {
+	Left int    `json:"left,omitempty"`
+	Path string `json:"path,omitempty"`
+}
+
+// policyTool defines a tool named name taking policyArgs that counts its runs.
+func policyTool(name string, runs *atomic.Int64) toolcore.Tool {
+	return toolcore.MustDefine(toolcore.Definition[policyArgs]{
+		Name:        name,
+		Description: "counts its runs",
+		Validate: func(a toolcore.Arguments) toolcore.Decision[policyArgs] {
+			var v policyArgs
+			if err := json.Unmarshal(a.Raw(), &v); err != nil {
+				return toolcore.Reject[policyArgs](err.Error())
+			}
+			return toolcore.Accept(v)
+		},
+		Execute: func(context.Context, policyArgs) (any, error) {
+			runs.Add(1)
+			return map[string]any{"ran": true}, nil
+		},
+		Options: toolcore.Options{ApprovalTimeout: time.Hour},
+	})
+}
+
+func policyRegistry(t *testing.T, runs *atomic.Int64) *toolcore.Registry {
+	t.Helper()
+	reg, err := toolcore.NewRegistry(policyTool("add", runs), policyTool("write_file", runs))
+	require.NoError(t, err)
+	return reg.Snapshot()
+}
+
+func mustSource(t *testing.T, text string, logOnly bool) *policy.Source {
+	t.Helper()
+	set, err := policy.Parse("test.cedar", []byte(text))
+	require.NoError(t, err)
+	return policy.NewSource(set, logOnly)
+}
+
+func withPrincipalMemo(t *testing.T, p *toolcore.Principal) func(env *testsuite.TestWorkflowEnvironment) {
+	return func(env *testsuite.TestWorkflowEnvironment) {
+		if p != nil {
+			require.NoError(t, env.SetMemoOnStart(map[string]any{wire.MemoPrincipal: p}))
+		}
+	}
+}
+
+// TestPolicyDecidesCalls: with issue 32's set, a denied call ends POLICY_DENIED naming the policy
+// and its reason with no ExecuteTool attempt and ToolOutcome POLICY_DENIED; an allowed one runs;
+// in log-only mode the would-be denial runs; without a policy everything runs.
+func TestPolicyDecidesCalls(t *testing.T) {
+	guest := &toolcore.Principal{Issuer: "https://idp", Subject: "bob", Groups: []string{"guests"}}
+	staff := &toolcore.Principal{Issuer: "https://idp", Subject: "alice", Groups: []string{"staff"}}
+	tests := []struct {
+		name         string
+		source       *policy.Source
+		principal    *toolcore.Principal
+		tool, args   string
+		wantAttempts int
+		wantContent  string
+		wantOutcome  string
+	}{
+		{name: "guest write_file denied", source: mustSource(t, policyDoneWhen, false), principal: guest, tool: "write_file", args: `{"path":"/tmp/a"}`,
+			wantContent: `{"error":{"code":"POLICY_DENIED","message":"denied by policy \"guests-no-write\": guests may not write files; the tool did not run"}}`,
+			wantOutcome: "POLICY_DENIED"},
+		{name: "staff write_file runs", source: mustSource(t, policyDoneWhen, false), principal: staff, tool: "write_file", args: `{"path":"/tmp/a"}`,
+			wantAttempts: 1, wantContent: `{"ran":true}`, wantOutcome: wire.OutcomeOK},
+		{name: "anonymous add 1000 denied", source: mustSource(t, policyDoneWhen, false), tool: "add", args: `{"left":1000}`,
+			wantContent: `{"error":{"code":"POLICY_DENIED","message":"denied by policy \"add-small\": add takes left below 1000; the tool did not run"}}`,
+			wantOutcome: "POLICY_DENIED"},
+		{name: "add 999 runs", source: mustSource(t, policyDoneWhen, false), principal: guest, tool: "add", args: `{"left":999}`,
+			wantAttempts: 1, wantContent: `{"ran":true}`, wantOutcome: wire.OutcomeOK},
+		{name: "log-only runs the would-be denial", source: mustSource(t, policyDoneWhen, true), principal: guest, tool: "write_file", args: `{"path":"/tmp/a"}`,
+			wantAttempts: 1, wantContent: `{"ran":true}`, wantOutcome: wire.OutcomeOK},
+		{name: "no policy runs", source: nil, principal: guest, tool: "write_file", args: `{"path":"/tmp/a"}`,
+			wantAttempts: 1, wantContent: `{"ran":true}`, wantOutcome: wire.OutcomeOK},
+		{name: "no permit denies", source: mustSource(t, `permit (principal, action, resource == Toolgate::Tool::"echo");`, false), tool: "add", args: `{"left":1}`,
+			wantContent: `{"error":{"code":"POLICY_DENIED","message":"no policy permits this call; the tool did not run"}}`,
+			wantOutcome: "POLICY_DENIED"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var runs atomic.Int64
+			r := runWorkflow(t, policyRegistry(t, &runs), call("c-1", tt.tool, tt.args), runOptions{
+				workflows: workflows.Workflows{Policy: tt.source, SearchAttributes: true},
+				setup:     withPrincipalMemo(t, tt.principal),
+			})
+			require.NoError(t, r.err)
+			assert.Equal(t, tt.wantContent, r.result.Content())
+			assert.Equal(t, tt.wantAttempts, r.attempts)
+			assert.Equal(t, int64(tt.wantAttempts), runs.Load())
+			assert.Equal(t, tt.wantOutcome, r.outcome)
+		})
+	}
+}
+
+// TestPolicyApprovalWaitsForADecision: a policy's @effect("approve") holds a call whose tool does
+// not require approval until a reviewer decides: rejected, nothing runs; approved, it runs once.
+func TestPolicyApprovalWaitsForADecision(t *testing.T) {
+	tests := []struct {
+		name         string
+		update       string
+		wantAttempts int
+		wantCode     string
+	}{
+		{name: "rejected", update: wire.UpdateReject, wantCode: "TOOL_APPROVAL_REJECTED"},
+		{name: "approved", update: wire.UpdateApprove, wantAttempts: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var runs atomic.Int64
+			results := make([]updateResult, 1)
+			r := runWorkflow(t, policyRegistry(t, &runs), call("c-1", "write_file", `{"path":"/etc/passwd"}`), runOptions{
+				workflows: workflows.Workflows{Policy: mustSource(t, policyDoneWhen, false)},
+				setup: func(env *testsuite.TestWorkflowEnvironment) {
+					sendDecisions(t, env, []decision{{update: tt.update, give: wire.ApprovalDecision{Reviewer: "carol"}}}, &results)
+				},
+			})
+			require.NoError(t, r.err)
+			require.True(t, results[0].sent, "the call waited for a decision")
+			require.NoError(t, results[0].err)
+			assert.Equal(t, tt.wantAttempts, r.attempts)
+			assert.Equal(t, int64(tt.wantAttempts), runs.Load())
+			if tt.wantCode != "" {
+				assert.Equal(t, tt.wantCode, r.result.ErrorCode().String())
+			}
+		})
+	}
+}
