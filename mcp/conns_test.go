@@ -21,12 +21,12 @@ const connTestToken = "conn-test-static-token-0123456789"
 
 // servedLimited serves an authenticated HTTPHandler at /mcp on a loopback ConnLimiter with opts,
 // as toolgate mcp --listen does, and returns the limiter and the listener's address.
-func servedLimited(t *testing.T, opts mcp.ConnOptions) (*mcp.ConnLimiter, string) {
+func servedLimited(t testing.TB, opts mcp.ConnOptions) (*mcp.ConnLimiter, string) {
 	t.Helper()
 	verifier, err := mcp.StaticTokenVerifier(connTestToken)
 	require.NoError(t, err)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.HTTPHandler(mcp.NewServer(nil, nil, mcp.Options{}), mcp.HTTPOptions{Verifier: verifier, Resource: testResource}))
+	mux.Handle("/mcp", mcp.HTTPHandler(mcp.NewServer(nil, nil, mcp.Options{}), mcp.HTTPOptions{Verifier: verifier, Resource: testResource, MaxSessions: 1 << 16}))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	limited := mcp.LimitConns(ln, opts)
@@ -51,7 +51,7 @@ func initializeRequest(token string) string {
 }
 
 // roundTrip writes req on conn and reads the response's status, draining its body.
-func roundTrip(t *testing.T, conn net.Conn, br *bufio.Reader, req string) int {
+func roundTrip(t testing.TB, conn net.Conn, br *bufio.Reader, req string) int {
 	t.Helper()
 	_, err := io.WriteString(conn, req)
 	require.NoError(t, err)
@@ -64,7 +64,7 @@ func roundTrip(t *testing.T, conn net.Conn, br *bufio.Reader, req string) int {
 
 // attackSockets is how many idle sockets an attack opens: 700 (the figure), fewer if the
 // test's file descriptor limit (two per socket, both ends being in this process) is lower.
-func attackSockets(t *testing.T) int {
+func attackSockets(t testing.TB) int {
 	var lim syscall.Rlimit
 	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim))
 	n := min(700, (int(lim.Cur)-256)/2)
@@ -95,14 +95,7 @@ func TestUnauthenticatedSocketsDoNotDelayInitialize(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			limited, addr := servedLimited(t, mcp.ConnOptions{})
-			for i := range n {
-				conn, err := dialFrom(t.Context(), tt.attackers[i%len(tt.attackers)], addr)
-				require.NoError(t, err)
-				t.Cleanup(func() { _ = conn.Close() })
-				if i%2 == 1 {
-					_, _ = io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: localhost\r\n")
-				}
-			}
+			openAttack(t, addr, tt.attackers, n)
 
 			// A generous guard, not a timing assertion: before the limiter, this took 8 s and more.
 			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
@@ -189,4 +182,52 @@ func TestAuthenticatedConnectionsHoldTheSlots(t *testing.T) {
 	authed, unauth := limited.Counts()
 	assert.Equal(t, 2, authed, "the closed connection's slot went to the newcomer")
 	assert.Zero(t, unauth)
+}
+
+// openAttack opens n idle unauthenticated sockets to addr from the attackers' addresses in turn,
+// every other one with half-sent headers, closed when t ends.
+func openAttack(t testing.TB, addr string, attackers []string, n int) {
+	t.Helper()
+	for i := range n {
+		conn, err := dialFrom(t.Context(), attackers[i%len(attackers)], addr)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = conn.Close() })
+		if i%2 == 1 {
+			_, _ = io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: localhost\r\n")
+		}
+	}
+}
+
+// BenchmarkInitializeBehindIdleSockets measures an authenticated initialize on a fresh
+// connection (dial, request, answer) with no attack, and behind 700 idle unauthenticated sockets
+// from one other address or from 50 (before the ConnLimiter: 10 s; docs/BENCHMARKS.md).
+func BenchmarkInitializeBehindIdleSockets(b *testing.B) {
+	many := make([]string, 50)
+	for i := range many {
+		many[i] = fmt.Sprintf("127.0.0.%d", 10+i)
+	}
+	for _, bb := range []struct {
+		name      string
+		attackers []string
+	}{
+		{"no-attack", nil},
+		{"one-address", []string{"127.0.0.2"}},
+		{"fifty-addresses", many},
+	} {
+		b.Run(bb.name, func(b *testing.B) {
+			_, addr := servedLimited(b, mcp.ConnOptions{})
+			if bb.attackers != nil {
+				openAttack(b, addr, bb.attackers, attackSockets(b))
+			}
+			req := initializeRequest(connTestToken)
+			for b.Loop() {
+				conn, err := dialFrom(b.Context(), "127.0.0.1", addr)
+				require.NoError(b, err)
+				if status := roundTrip(b, conn, bufio.NewReader(conn), req); status != http.StatusOK {
+					b.Fatalf("initialize: %d", status)
+				}
+				_ = conn.Close()
+			}
+		})
+	}
 }
