@@ -169,9 +169,22 @@ func (l *BudgetLedger) Limits() BudgetLimits {
 func (l *BudgetLedger) Start() time.Time { return l.start }
 
 // Spend charges one call of tool, costing cost units, started at now; or, when a limit refuses
-// it, charges nothing and returns that limit (the first of wall clock, calls, calls of the tool,
-// cost units). A negative cost is unknown: refused where a cost limit applies, free otherwise.
+// it, charges nothing and returns that limit (Check's).
 func (l *BudgetLedger) Spend(tool string, cost int64, now time.Time) *BudgetExceeded {
+	if ex := l.Check(tool, cost, now); ex != nil {
+		return ex
+	}
+	l.calls++
+	l.perTool[tool]++
+	l.cost += max(cost, 0)
+	return nil
+}
+
+// Check returns the limit that refuses one call of tool, costing cost units, started at now (the
+// first of wall clock, calls, calls of the tool, cost units), or nil when the call fits. It
+// charges nothing. A negative cost is unknown: refused where a cost limit applies, free
+// otherwise.
+func (l *BudgetLedger) Check(tool string, cost int64, now time.Time) *BudgetExceeded {
 	refuse := func(limit BudgetLimit, used, most int64) *BudgetExceeded {
 		return &BudgetExceeded{Limit: limit, Tool: tool, Used: used, Max: most, Cost: max(cost, 0), CostUnknown: cost < 0}
 	}
@@ -189,9 +202,6 @@ func (l *BudgetLedger) Spend(tool string, cost int64, now time.Time) *BudgetExce
 	if c := l.limits.CostUnits; c > 0 && (cost < 0 || cost > c-l.cost) {
 		return refuse(BudgetLimitCostUnits, l.cost, c)
 	}
-	l.calls++
-	l.perTool[tool]++
-	l.cost += max(cost, 0)
 	return nil
 }
 
