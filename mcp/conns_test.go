@@ -120,10 +120,12 @@ func TestUnauthenticatedSocketsDoNotDelayInitialize(t *testing.T) {
 }
 
 // An unauthenticated connection is closed UnauthenticatedTimeout after its accept, idle
-// keep-alive or not; one whose request authenticated keeps the server's own idle timeout and
-// serves a second request after an unauthenticated connection accepted later was closed.
+// keep-alive after a 401 or not; one whose request authenticated keeps the server's own idle
+// timeout and serves a second request after an unauthenticated connection accepted later was
+// closed.
 func TestUnauthenticatedConnectionsExpire(t *testing.T) {
-	_, addr := servedLimited(t, mcp.ConnOptions{UnauthenticatedTimeout: 300 * time.Millisecond})
+	// Long enough for a loaded machine to serve a request within it; the test waits that long.
+	_, addr := servedLimited(t, mcp.ConnOptions{UnauthenticatedTimeout: 2 * time.Second})
 
 	authed, err := dialFrom(t.Context(), "127.0.0.1", addr)
 	require.NoError(t, err)
@@ -131,17 +133,31 @@ func TestUnauthenticatedConnectionsExpire(t *testing.T) {
 	br := bufio.NewReader(authed)
 	require.Equal(t, http.StatusOK, roundTrip(t, authed, br, initializeRequest(connTestToken)))
 
-	refused, err := dialFrom(t.Context(), "127.0.0.1", addr)
-	require.NoError(t, err)
-	defer refused.Close()
-	refusedReader := bufio.NewReader(refused)
-	require.Equal(t, http.StatusUnauthorized, roundTrip(t, refused, refusedReader, initializeRequest("wrong-token-0123456789")))
-	// A guard against a hang, not a timing assertion: the server must close it first.
-	require.NoError(t, refused.SetReadDeadline(time.Now().Add(time.Minute)))
-	_, err = refusedReader.ReadByte()
-	require.ErrorIs(t, err, io.EOF, "the server closed the unauthenticated keep-alive connection")
+	// One sends a request with a wrong token and idles after the 401, one never sends anything.
+	var refused []*bufio.Reader
+	for _, token := range []string{"wrong-token-0123456789", ""} {
+		conn, err := dialFrom(t.Context(), "127.0.0.1", addr)
+		require.NoError(t, err)
+		defer conn.Close()
+		// A guard against a hang, not a timing assertion: the server must close it first.
+		require.NoError(t, conn.SetReadDeadline(time.Now().Add(time.Minute)))
+		br := bufio.NewReader(conn)
+		if token != "" {
+			_, err = io.WriteString(conn, initializeRequest(token))
+			require.NoError(t, err)
+			if resp, err := http.ReadResponse(br, nil); err == nil { // an error: closed first
+				assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+				_, _ = io.Copy(io.Discard, resp.Body)
+			}
+		}
+		refused = append(refused, br)
+	}
+	for _, br := range refused {
+		_, err = br.ReadByte()
+		require.ErrorIs(t, err, io.EOF, "the server closed the unauthenticated connection")
+	}
 
-	// authed was accepted before refused, so its unauthenticated lifetime is over too.
+	// authed was accepted before the refused ones, so its unauthenticated lifetime is over too.
 	assert.Equal(t, http.StatusOK, roundTrip(t, authed, br, initializeRequest(connTestToken)),
 		"the authenticated connection outlived the unauthenticated deadline")
 }
