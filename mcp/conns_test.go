@@ -7,6 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -246,4 +249,38 @@ func BenchmarkInitializeBehindIdleSockets(b *testing.B) {
 			}
 		})
 	}
+}
+
+// toolgate mcp --listen serves through the ConnLimiter: 700 idle sockets from another address
+// leave an authenticated initialize served at once, and the connection it came on outlives
+// --unauthenticated-timeout (the server marks it authenticated) while an idle one accepted
+// later is closed.
+func TestMCPProcessUnauthenticatedSockets(t *testing.T) {
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte(connTestToken), 0o600))
+	p := startMCPProcess(t, newFixture(t), "--auth-token-file", tokenFile, "--unauthenticated-timeout", "2s")
+	u, err := url.Parse(p.url)
+	require.NoError(t, err)
+	openAttack(t, u.Host, []string{"127.0.0.2"}, attackSockets(t))
+
+	// A generous guard, not a timing assertion: before the limiter, this took 10 s.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	authed, err := dialFrom(ctx, "127.0.0.1", u.Host)
+	require.NoError(t, err)
+	defer authed.Close()
+	deadline, _ := ctx.Deadline()
+	require.NoError(t, authed.SetDeadline(deadline))
+	br := bufio.NewReader(authed)
+	require.Equal(t, http.StatusOK, roundTrip(t, authed, br, initializeRequest(connTestToken)))
+	require.NoError(t, authed.SetDeadline(time.Time{}))
+
+	idle, err := dialFrom(t.Context(), "127.0.0.1", u.Host)
+	require.NoError(t, err)
+	defer idle.Close()
+	require.NoError(t, idle.SetReadDeadline(time.Now().Add(time.Minute))) // a guard against a hang
+	_, err = idle.Read(make([]byte, 1))
+	require.ErrorIs(t, err, io.EOF, "the server closed the idle unauthenticated connection")
+	assert.Equal(t, http.StatusOK, roundTrip(t, authed, br, initializeRequest(connTestToken)),
+		"the authenticated connection outlived --unauthenticated-timeout")
 }
