@@ -117,3 +117,23 @@ func TestStatelessBudgetIsThePrincipals(t *testing.T) {
 	assert.Contains(t, body, `"isError":true`)
 	assert.NotContains(t, body, `"taskId"`)
 }
+
+// The issue's "done when" through the real process: `toolgate mcp --budget-calls 3` answers a
+// session's fourth tools/call with BUDGET_EXCEEDED, and its tool never runs.
+func TestMCPProcessBudgetCalls(t *testing.T) {
+	f := newFixture(t)
+	p := startMCPProcess(t, f, "--budget-calls", "3")
+	cs := connectRevision(t, &sdk.StreamableClientTransport{Endpoint: p.url}, "2025-11-25")
+	require.NotEmpty(t, cs.ID(), "a session")
+	var refused []bool
+	for i := range 4 {
+		key := "key-" + t.Name() + "-" + string(rune('a'+i))
+		res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "count", Arguments: map[string]any{"key": key}})
+		require.NoError(t, err)
+		refused = append(refused, res.IsError && strings.Contains(text(t, res), `"code":"BUDGET_EXCEEDED"`))
+		if i == 3 {
+			assert.Zero(t, f.tools.runsOf(key), "the refused call's tool never ran")
+		}
+	}
+	assert.Equal(t, []bool{false, false, false, true}, refused)
+}

@@ -35,6 +35,7 @@ type mcpOptions struct {
 	http           mcpHTTPLimits
 	// taskForbidden and taskRequired are the --task-support-* globs.
 	taskForbidden, taskRequired []string
+	budget                      mcpBudgetFlags
 }
 
 // mcpAuthOptions are the authentication flags of `toolgate mcp --listen`.
@@ -110,6 +111,12 @@ address (an IPv6 /64), or half of --max-connections from all, the oldest is clos
 newcomer; only authenticated connections make others wait. A 401 says only what the MCP spec
 requires; the reason is logged at debug level.
 
+Budgets: --budget-calls, --budget-cost and --budget-wall bound each MCP session's tools/call
+requests (calls, the tools' cost units, time since its first call); a stateless (2026-07-28)
+request counts against its principal's budget, a window of --budget-wall (the process's life
+without it). A call over budget is answered with the BUDGET_EXCEEDED result (isError) and starts
+nothing; every result carries what remains in _meta "io.toolgate/budget" (docs/budgets.md).
+
 Probes: GET /healthz answers 200 while the process serves, /readyz 200 while the Temporal
 frontend answers a health check (503 otherwise, and from Ctrl-C on). Both answer without a token
 and whatever the Host, with one fixed word: they reveal nothing.
@@ -133,6 +140,7 @@ The tool list comes from the workers' catalog; when no worker answers, from this
 	addScopeFlag(cmd, &o.scope)
 	addToolboxFlags(cmd, &o.toolbox)
 	addMetricsFlag(cmd, &o.metrics)
+	addMCPBudgetFlags(cmd, &o.budget)
 	fs := cmd.Flags()
 	fs.StringVar(&o.listen, "listen", "", "serve streamable HTTP on HOST:PORT at /mcp instead of stdio")
 	fs.StringSliceVar(&o.allowedHosts, "allow-mcp-host", nil, "Host name accepted besides loopback names (repeat)")
@@ -167,6 +175,10 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 			return badInput(err)
 		}
 	}
+	budget, err := o.budget.limits()
+	if err != nil {
+		return err
+	}
 	var httpOpts mcp.HTTPOptions
 	if o.listen != "" {
 		// Checked before dialing: a refused configuration fails at once.
@@ -197,7 +209,7 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 		return err
 	}
 	server := mcp.NewServer(tg, tools, mcp.Options{PollAfter: o.http.pollAfter,
-		TaskSupportForbidden: o.taskForbidden, TaskSupportRequired: o.taskRequired, TaskTTL: retention})
+		TaskSupportForbidden: o.taskForbidden, TaskSupportRequired: o.taskRequired, TaskTTL: retention, Budget: budget})
 	if o.listen == "" {
 		err := server.Run(ctx, mcp.Transport(&sdk.StdioTransport{}))
 		if errors.Is(err, context.Canceled) {
