@@ -51,6 +51,15 @@
 // caller's, and one principal's idempotency keys never name another's calls (nor those of
 // toolgate call). ProtectedResourceHandler serves the RFC 9728 metadata a 401 points to.
 //
+// A token's principal is also whom its calls run for: each call starts with client.WithPrincipal
+// (issuer, subject, and the tenant, name and groups of the claims Options.PrincipalClaims names;
+// AuthenticatedBy "mcp"), so the tool reads it with toolcore.CallPrincipal and history records
+// it; its fairness key is the principal's own and its _meta priority and weight are clamped to
+// its Grant (Options.Grants). Over HTTP each principal has caps of its own on sessions,
+// standalone streams and requests in flight, and a share of the global session cap
+// (HTTPOptions.MaxSessionsPerPrincipal and the others: 429 beyond them). The server's own
+// principal starts calls with no principal and the _meta it asks for.
+//
 // # Tasks
 //
 // The server implements the tasks utility of MCP 2025-11-25 (the io.modelcontextprotocol/tasks

@@ -82,6 +82,17 @@ type HTTPOptions struct {
 	// oldest events go first, and a session's go when it closes). Optional: default
 	// DefaultEventStoreBytes.
 	EventStoreBytes int
+	// MaxSessionsPerPrincipal bounds the live sessions of one authenticated principal: an
+	// initialize beyond it gets 429 (principalcaps.go). Optional: default
+	// DefaultMaxSessionsPerPrincipal.
+	MaxSessionsPerPrincipal int
+	// MaxStreamsPerPrincipal bounds the standalone SSE streams (GET) one authenticated principal
+	// holds open: one more gets 429. Optional: default DefaultMaxStreamsPerPrincipal.
+	MaxStreamsPerPrincipal int
+	// MaxCallsPerPrincipal bounds the requests one authenticated principal has in flight (a
+	// tools/call until its result): one more gets 429. Optional: default
+	// DefaultMaxCallsPerPrincipal.
+	MaxCallsPerPrincipal int
 	// Logger logs each refused authentication at Debug, with its reason (which a 401 body never
 	// carries). Optional: default none.
 	Logger *slog.Logger
@@ -92,7 +103,9 @@ type HTTPOptions struct {
 // Origin header is present but neither a loopback origin nor one of opts.AllowedOrigins, as the
 // MCP transport spec requires; 401 to one without a valid bearer token when opts.Verifier is
 // set; 413 to a body over opts.MaxBodyBytes (refused by Content-Length or when the read passes
-// the limit, never buffered further); 503 to an initialize when opts.MaxSessions are live; 403 to
+// the limit, never buffered further); 503 to an initialize when opts.MaxSessions are live; 429 to
+// a token's principal over a cap of its own or beyond its share of MaxSessions
+// (principalcaps.go); 403 to
 // a request naming a session that another principal (PrincipalOf) created (sessionowner.go). Like
 // Transport, it moves the "task" member of a tools/call request into _meta for the server's task
 // support.
@@ -125,6 +138,15 @@ func httpHandler(s *sdk.Server, opts HTTPOptions) (http.Handler, *sessionOwners)
 	if opts.EventStoreBytes <= 0 {
 		opts.EventStoreBytes = DefaultEventStoreBytes
 	}
+	if opts.MaxSessionsPerPrincipal <= 0 {
+		opts.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
+	}
+	if opts.MaxStreamsPerPrincipal <= 0 {
+		opts.MaxStreamsPerPrincipal = DefaultMaxStreamsPerPrincipal
+	}
+	if opts.MaxCallsPerPrincipal <= 0 {
+		opts.MaxCallsPerPrincipal = DefaultMaxCallsPerPrincipal
+	}
 	// Resumable streams (2025-11-25 transports, SEP-1699): each SSE answer opens with a priming
 	// event carrying an id, every event is kept, and a GET with Last-Event-ID replays what came
 	// after it, then goes on with the stream.
@@ -134,6 +156,10 @@ func httpHandler(s *sdk.Server, opts HTTPOptions) (http.Handler, *sessionOwners)
 	holders := newStreamHolders(events)
 	// A session belongs to the full principal that created it (sessionowner.go).
 	owners := newSessionOwners(s)
+	// Each authenticated principal is bounded on its own (principalcaps.go).
+	caps := &principalCaps{server: s, owners: owners, holders: holders, maxSessions: opts.MaxSessions,
+		perSessions: opts.MaxSessionsPerPrincipal, perStreams: opts.MaxStreamsPerPrincipal, perCalls: opts.MaxCallsPerPrincipal,
+		use: map[string]*principalUse{}}
 	stateful := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{
 		EventStore:     holders,
 		SessionTimeout: opts.SessionTimeout,
@@ -162,12 +188,13 @@ func httpHandler(s *sdk.Server, opts HTTPOptions) (http.Handler, *sessionOwners)
 			r.ContentLength = -1
 		}
 		sessionless := isStatelessRequest(r, body)
-		// A stateless request is a session for as long as it runs: the cap bounds both.
-		if r.Method == http.MethodPost && (sessionless || r.Header.Get("Mcp-Session-Id") == "") && liveSessions(s, opts.MaxSessions) >= opts.MaxSessions {
-			w.Header().Set("Retry-After", "10")
-			http.Error(w, "Service Unavailable: too many live sessions", http.StatusServiceUnavailable)
-			return
+		// A stateless request is a session for as long as it runs: the global cap bounds both,
+		// and each principal has caps of its own.
+		release, ok := caps.admit(w, r, sessionless)
+		if !ok {
+			return // 429 naming the principal's cap, or 503 when the server is full
 		}
+		defer release()
 		if sessionless {
 			if refuseTaskRouting(w, r, body) {
 				return // a task method's Mcp-Name is missing or not its taskId: 400, -32020

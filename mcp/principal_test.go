@@ -5,6 +5,7 @@ import (
 	"crypto"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -309,4 +310,125 @@ func TestGrantsClamp(t *testing.T) {
 			assert.Equal(t, tt.want, g.Clamp(tt.give, tt.asked))
 		})
 	}
+}
+
+// Per-principal caps (issue 32 item 4): principal A opens sessions until refused (429 naming its
+// cap of 4, not 503), standalone SSE streams until refused (429, cap 2) and holds requests in
+// flight until refused (429, cap 3); C and D then open sessions until refused too, D beyond its
+// share of the global cap (12) while places are left (429). B, who holds nothing, still makes a
+// stateless tools/call, initializes and calls.
+func TestMCPPrincipalCapsLeaveOthersServed(t *testing.T) {
+	pt, tg, infos := newPrincipalTools(t)
+	url, token := jwtServer(t, mcp.NewServer(tg, infos, mcp.Options{}), mcp.HTTPOptions{
+		MaxSessions: 12, MaxSessionsPerPrincipal: 4, MaxStreamsPerPrincipal: 2, MaxCallsPerPrincipal: 3})
+	a, b, c, d := token("a", nil), token("b", nil), token("c", nil), token("d", nil)
+
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	// open initializes a session for token: its ID, or "" and the refusal's status and body.
+	open := func(token string) (session string, status int, body string) {
+		resp := bearerRequest(t, url, http.MethodPost, token, "", initialize)
+		defer resp.Body.Close()
+		out, err := io.ReadAll(resp.Body) // to its end: go-sdk closes a session whose initialize was not answered
+		require.NoError(t, err)
+		if resp.StatusCode != http.StatusOK {
+			return "", resp.StatusCode, string(out)
+		}
+		session = resp.Header.Get("Mcp-Session-Id")
+		require.NotEmpty(t, session)
+		ack := bearerRequest(t, url, http.MethodPost, token, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		require.NoError(t, ack.Body.Close())
+		return session, resp.StatusCode, ""
+	}
+	// openUntilRefused opens sessions for token until one is refused.
+	openUntilRefused := func(token string) (sessions []string, status int, body string) {
+		for range 20 {
+			session, status, body := open(token)
+			if session == "" {
+				return sessions, status, body
+			}
+			sessions = append(sessions, session)
+		}
+		t.Fatal("never refused")
+		return nil, 0, ""
+	}
+
+	aSessions, status, body := openUntilRefused(a)
+	assert.Len(t, aSessions, 4)
+	assert.Equal(t, http.StatusTooManyRequests, status, body)
+	assert.Contains(t, body, "4 live sessions, its cap")
+
+	var streams int
+	for _, session := range aSessions {
+		resp := bearerRequest(t, url, http.MethodGet, a, session, "")
+		t.Cleanup(func() { _ = resp.Body.Close() })
+		if resp.StatusCode != http.StatusOK {
+			out, _ := io.ReadAll(resp.Body)
+			assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "%s", out)
+			assert.Contains(t, string(out), "2 standalone SSE streams open, its cap")
+			break
+		}
+		streams++
+	}
+	assert.Equal(t, 2, streams, "A's standalone streams until refused")
+
+	// A's calls in flight: one runs held, two wait for the one-at-a-time tool.
+	release := pt.hold("held")
+	defer release()
+	var inFlight sync.WaitGroup
+	for i := range 3 {
+		// Its answer's headers have arrived (the SSE stream opens with its priming event): it is
+		// admitted, and in flight until the tool returns.
+		resp := bearerRequest(t, url, http.MethodPost, a, aSessions[i],
+			`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"single","arguments":{"tag":"held"}}}`)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		inFlight.Go(func() {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+		})
+	}
+	resp := bearerRequest(t, url, http.MethodPost, a, aSessions[3], `{"jsonrpc":"2.0","id":6,"method":"ping"}`)
+	out, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "A's fourth request in flight: %s", out)
+	assert.Contains(t, string(out), "3 requests in flight, its cap")
+
+	cSessions, status, body := openUntilRefused(c)
+	assert.Len(t, cSessions, 4)
+	assert.Equal(t, http.StatusTooManyRequests, status, body)
+	dSessions, status, body := openUntilRefused(d)
+	assert.Len(t, dSessions, 2, "with 10 of 12 live and D holding 2, D may open no more")
+	assert.Equal(t, http.StatusTooManyRequests, status, body)
+	assert.Contains(t, body, "this principal holds 2 of the 12 live sessions")
+
+	// B holds nothing: served.
+	resp, body = post2026(t, url, "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{}}, http.Header{"Authorization": {"Bearer " + b}})
+	assert.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.Contains(t, body, `\"subject\":\"b\"`)
+	session, status, body := open(b)
+	require.Equal(t, http.StatusOK, status, body)
+	bs := &rawSession{t: t, url: url, token: b, id: session, next: 10}
+	var res sdk.CallToolResult
+	require.NoError(t, json.Unmarshal(bs.call("tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{}}), &res))
+	assert.Contains(t, text(t, &res), `"subject":"b"`)
+
+	release()
+	inFlight.Wait()
+}
+
+// bearerRequest sends one request of a 2025-11-25 session (when session is set) with a bearer
+// token and returns its response, the body unread.
+func bearerRequest(t *testing.T, url, method, token, session, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	return resp
 }

@@ -186,7 +186,8 @@ func TestStatelessRevisionDroppedRequestCancelsNothing(t *testing.T) {
 
 // Every protection in front of the 2025-11-25 handler guards 2026-07-28 requests too (contract
 // 10.30): Host (403), Origin (403), the body bound (413), the bearer token (401 with a challenge)
-// and the cap on live sessions (503: a stateless request is a session while it runs).
+// and the cap on live sessions (a stateless request is a session while it runs: 429 here, where
+// its principal holds the live session).
 func TestHTTPStatelessRevisionProtections(t *testing.T) {
 	f := newFixture(t)
 	const token = "a-static-token-of-the-test"
@@ -218,11 +219,12 @@ func TestHTTPStatelessRevisionProtections(t *testing.T) {
 	_ = hostResp.Body.Close()
 	assert.Equal(t, http.StatusForbidden, hostResp.StatusCode)
 
-	// One live 2025-11-25 session fills MaxSessions: a 2026-07-28 request waits for room too.
+	// One live 2025-11-25 session fills MaxSessions: a 2026-07-28 request waits for room too
+	// (429: its principal holds the one session there is, principalcaps.go).
 	authed := &sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{Transport: bearerTransport(token)}}
 	connectRevision(t, authed, "2025-11-25")
 	resp, _ = post2026(t, srv.URL, "tools/list", nil, bearer)
-	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
 	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
 }
 

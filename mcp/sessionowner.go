@@ -27,10 +27,11 @@ type sessionOwners struct {
 
 	mu     sync.RWMutex
 	owners map[string]string // session ID → principal
+	held   map[string]int    // principal → its entries in owners
 }
 
 func newSessionOwners(s *sdk.Server) *sessionOwners {
-	return &sessionOwners{server: s, owners: map[string]string{}}
+	return &sessionOwners{server: s, owners: map[string]string{}, held: map[string]int{}}
 }
 
 // admit reports whether r may use the session its Mcp-Session-Id names: no header, a session
@@ -73,11 +74,15 @@ func (o *sessionOwners) bind(id, principal string) {
 		}
 		o.mu.Lock()
 		o.owners[id] = principal
+		o.held[principal]++
 		o.mu.Unlock()
 		go func() {
 			_ = ss.Wait()
 			o.mu.Lock()
 			delete(o.owners, id)
+			if o.held[principal]--; o.held[principal] == 0 {
+				delete(o.held, principal)
+			}
 			o.mu.Unlock()
 		}()
 		return
@@ -90,6 +95,13 @@ func (o *sessionOwners) ownerOf(id string) (string, bool) {
 	defer o.mu.RUnlock()
 	owner, ok := o.owners[id]
 	return owner, ok
+}
+
+// heldBy is the number of live sessions principal owns.
+func (o *sessionOwners) heldBy(principal string) int {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	return o.held[principal]
 }
 
 // count is the number of sessions with an owner recorded.

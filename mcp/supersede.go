@@ -152,6 +152,17 @@ func (h *streamHolders) release(holder *streamHolder) {
 	}
 }
 
+// principalHolding is the principal of the request holding key, and whether one holds it.
+func (h *streamHolders) principalHolding(key streamKey) (string, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	old := h.held[key]
+	if old == nil {
+		return "", false
+	}
+	return old.principal, true
+}
+
 // holding is the number of requests holding a stream.
 func (h *streamHolders) holding() int {
 	h.mu.Lock()

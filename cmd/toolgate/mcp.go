@@ -35,6 +35,7 @@ type mcpOptions struct {
 	http           mcpHTTPLimits
 	// taskForbidden and taskRequired are the --task-support-* globs.
 	taskForbidden, taskRequired []string
+	principals                  mcpPrincipalFlags
 	budget                      mcpBudgetFlags
 }
 
@@ -122,7 +123,9 @@ frontend answers a health check (503 otherwise, and from Ctrl-C on). Both answer
 and whatever the Host, with one fixed word: they reveal nothing.
 
 The tool list comes from the workers' catalog; when no worker answers, from this build's toolbox
-(--root, --allow-host).`,
+(--root, --allow-host).
+
+` + mcpPrincipalHelp,
 		Example: `  toolgate mcp
   toolgate mcp --listen 127.0.0.1:8931
   toolgate mcp --listen 0.0.0.0:8931 --auth-token-file /run/secrets/mcp-token
@@ -166,6 +169,7 @@ The tool list comes from the workers' catalog; when no worker answers, from this
 	fs.DurationVar(&o.http.pollAfter, "sse-poll-after", 0, "close the SSE stream of a tools/call still running after this long, with a retry field: the client resumes it with Last-Event-ID (0: never)")
 	bindEnv(fs, "listen", "TOOLGATE_MCP_LISTEN")
 	bindEnv(fs, "auth-token-file", "TOOLGATE_MCP_TOKEN_FILE")
+	addMCPPrincipalFlags(cmd, &o.principals)
 	return cmd
 }
 
@@ -174,6 +178,10 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 		if err := mcp.CheckTaskSupportGlobs(globs); err != nil {
 			return badInput(err)
 		}
+	}
+	claims, grants, err := o.principals.serverOptions()
+	if err != nil {
+		return err
 	}
 	budget, err := o.budget.limits()
 	if err != nil {
@@ -209,7 +217,8 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 		return err
 	}
 	server := mcp.NewServer(tg, tools, mcp.Options{PollAfter: o.http.pollAfter,
-		TaskSupportForbidden: o.taskForbidden, TaskSupportRequired: o.taskRequired, TaskTTL: retention, Budget: budget})
+		TaskSupportForbidden: o.taskForbidden, TaskSupportRequired: o.taskRequired, TaskTTL: retention,
+		PrincipalClaims: claims, Grants: grants, Budget: budget})
 	if o.listen == "" {
 		err := server.Run(ctx, mcp.Transport(&sdk.StdioTransport{}))
 		if errors.Is(err, context.Canceled) {
@@ -263,6 +272,7 @@ func (o mcpOptions) httpOptions(a *app) (mcp.HTTPOptions, error) {
 		EventStoreBytes: o.http.eventStoreBytes,
 		Logger:          slog.New(zapslog.NewHandler(a.logger.Core(), zapslog.WithName("mcp"))),
 	}
+	o.principals.httpOptions(&opts)
 	ao := o.auth
 	jwt := ao.jwksURL != "" || ao.jwtKeyFile != ""
 	switch {

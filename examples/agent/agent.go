@@ -25,6 +25,10 @@ type AgentInput struct {
 	// ToolTaskQueue is where the toolgate worker runs the tools. Optional: default
 	// wire.DefaultTaskQueue.
 	ToolTaskQueue string `json:"toolTaskQueue,omitempty"`
+	// MaxToolCalls is the run's budget of tool calls (workflows.Budget.Calls): a call beyond it
+	// starts nothing and the model reads BUDGET_EXCEEDED as its result (docs/budgets.md); the
+	// run answers the query toolgate.budget. Optional: default 0, no budget.
+	MaxToolCalls int `json:"maxToolCalls,omitempty"`
 }
 
 // AgentResult is AgentWorkflow's result.
@@ -51,6 +55,12 @@ func agentLoop(ctx workflow.Context, in AgentInput, roundOptions toolcore.RoundO
 		// One agent run's calls never collide with another's.
 		Scope: workflow.GetInfo(ctx).WorkflowExecution.ID,
 	})
+	if in.MaxToolCalls > 0 {
+		var err error
+		if ctx, err = workflows.WithBudget(ctx, workflows.Budget{Calls: in.MaxToolCalls}); err != nil {
+			return AgentResult{}, err
+		}
+	}
 	mctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},

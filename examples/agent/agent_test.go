@@ -168,3 +168,23 @@ func TestWithoutServerSaysHowToStartOne(t *testing.T) {
 	assert.Contains(t, err.Error(), "toolgate dev")
 	assert.Empty(t, out.String())
 }
+
+// With a budget of one tool call, the round's second call starts nothing: the model reads
+// BUDGET_EXCEEDED as its result, and only the first call's child ran.
+func TestAgentBudgetOfToolCalls(t *testing.T) {
+	env := agentEnv(t, ArithmeticModel())
+	var children []string
+	env.SetOnChildWorkflowStartedListener(func(info *workflow.Info, _ workflow.Context, _ converter.EncodedValues) {
+		children = append(children, info.WorkflowExecution.ID)
+	})
+	env.ExecuteWorkflow(AgentWorkflowName, AgentInput{Prompt: "What is 20 + 22?", MaxToolCalls: 1})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var result AgentResult
+	require.NoError(t, env.GetWorkflowResult(&result))
+	assert.Equal(t, []string{"agent-test/toolcall-call-add"}, children)
+	echo := result.Conversation[3]
+	assert.Equal(t, "call-echo", echo.ToolCallID)
+	assert.True(t, echo.IsError)
+	assert.Contains(t, echo.Content, `"code":"BUDGET_EXCEEDED"`)
+}

@@ -19,6 +19,8 @@
 // instead of starting another. -script plays a conversation of your own from a JSON [Script],
 // -json prints the workflow ID, run ID and the whole [AgentResult], and -history FILE writes the
 // finished run's event history (the recorded history the replay test replays was written so).
+// -max-tool-calls N gives the run a budget of N tool calls (AgentInput.MaxToolCalls,
+// workflows.WithBudget): a call beyond it starts nothing and the model reads BUDGET_EXCEEDED.
 //
 // # The loop
 //

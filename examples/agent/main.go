@@ -42,6 +42,7 @@ type config struct {
 	json          bool
 	historyPath   string
 	timeout       time.Duration
+	maxToolCalls  int
 }
 
 // parseFlags reads args; the connection flags default to the Temporal CLI's environment
@@ -65,6 +66,7 @@ func parseFlags(args []string, getenv func(string) string) (config, error) {
 	fs.StringVar(&c.scriptPath, "script", "", "JSON file of the scripted model's turns ({\"turns\":[{\"text\":...,\"toolCalls\":[...]}]}; default: the add-and-echo script)")
 	fs.BoolVar(&c.json, "json", false, "print the workflow ID, run ID and the agent's result as one JSON object")
 	fs.StringVar(&c.historyPath, "history", "", "write the finished agent run's event history to this JSON file (the format `toolgate replay` and the replay tests read)")
+	fs.IntVar(&c.maxToolCalls, "max-tool-calls", 0, "the run's budget of tool calls: a call beyond it is answered BUDGET_EXCEEDED and starts nothing (0: no budget)")
 	fs.DurationVar(&c.timeout, "timeout", 2*time.Minute, "give up waiting for the answer after this long (the agent keeps running)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
@@ -133,7 +135,7 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 		TaskQueue: cfg.taskQueue,
 		// A second process with the same -id resumes the run instead of failing.
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-	}, AgentWorkflowName, AgentInput{Prompt: cfg.prompt, ToolTaskQueue: cfg.toolTaskQueue})
+	}, AgentWorkflowName, AgentInput{Prompt: cfg.prompt, ToolTaskQueue: cfg.toolTaskQueue, MaxToolCalls: cfg.maxToolCalls})
 	if err != nil {
 		return fmt.Errorf("start agent %s: %w", id, err)
 	}
