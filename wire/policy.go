@@ -6,10 +6,11 @@ package wire
 // that was made whatever set the replaying worker holds.
 const (
 	// ChangePolicy is the workflow.GetVersion change ID prefix of the policy step. The change ID
-	// of one call is ChangePolicy + "/" + its idempotency key (the workflow ID of a
-	// ToolCallWorkflow, InlineKey for an inline call), and so is the ID of the MutableSideEffect
-	// marker holding its PolicyDecision: each call of an agent run is pinned on its own, so a run
-	// whose worker gained a policy midway replays every call as it was decided.
+	// of one call is ChangePolicy + "/" + its call ID (unique in a ToolCallWorkflow and among an
+	// agent run's calls; the workflow ID is not used, since a replayer may not know it), and so
+	// is the ID of the MutableSideEffect marker holding its PolicyDecision: each call of an agent
+	// run is pinned on its own, so a run whose worker gained a policy midway replays every call
+	// as it was decided.
 	ChangePolicy = "toolgate-policy"
 )
 
@@ -24,7 +25,7 @@ const (
 )
 
 // PolicyDecision is what the policy step records for one call (a MutableSideEffect marker whose
-// ID is ChangePolicy + "/" + the call's idempotency key). It encodes to
+// ID is ChangePolicy + "/" + the call ID). It encodes to
 // {"hash","effect","policyId"?,"reason"?,"logOnly"?}.
 type PolicyDecision struct {
 	// Hash identifies the policy set that decided: "sha256:<hex>" of the policy file's bytes.

@@ -12,7 +12,7 @@ import (
 
 // Policy in workflow code (docs/policy.md). The decision of a call is made once, by the set the
 // worker holds when the call is validated, and recorded: a version marker (change ID
-// wire.ChangePolicy + "/" + key) gates a MutableSideEffect marker of the same ID holding the
+// wire.ChangePolicy + "/" + the call ID) gates a MutableSideEffect marker of the same ID holding the
 // wire.PolicyDecision. Replay reads the recorded decision and never evaluates, whatever set (or
 // none) the replaying worker holds:
 //
@@ -27,15 +27,17 @@ import (
 //   - The change ID is per call, not per workflow: an agent run whose worker gained a policy
 //     midway has its earlier inline calls unrecorded and its later ones recorded, and a single
 //     change ID would answer DefaultVersion for all of them on replay once the first one had.
+//     It names the call by its ID (unique in a ToolCallWorkflow and among an agent run's
+//     calls), not by the workflow ID, which a replayer may not know.
 
-// decidePolicy returns the policy decision of the validated call (accepted) of tool with
-// idempotency key key, recorded in history; the zero decision (allow) when the worker has no
+// decidePolicy returns the policy decision of the validated call (accepted) of tool, recorded
+// in history; the zero decision (allow) when the worker has no
 // policy and the history recorded none.
-func (w *Workflows) decidePolicy(ctx workflow.Context, call toolcore.ToolCall, tool toolcore.Tool, accepted json.RawMessage, key string) wire.PolicyDecision {
+func (w *Workflows) decidePolicy(ctx workflow.Context, call toolcore.ToolCall, tool toolcore.Tool, accepted json.RawMessage) wire.PolicyDecision {
 	if w.Policy.Current() == nil && !workflow.IsReplaying(ctx) {
 		return wire.PolicyDecision{}
 	}
-	id := wire.ChangePolicy + "/" + key
+	id := wire.ChangePolicy + "/" + call.ID()
 	if workflow.GetVersion(ctx, id, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return wire.PolicyDecision{}
 	}

@@ -115,7 +115,7 @@ func (w *Workflows) execute(ctx workflow.Context, call toolcore.ToolCall, key st
 	if ctx.Err() != nil {
 		return w.canceled(ctx, call)
 	}
-	decision := w.decidePolicy(ctx, call, tool, accepted, key)
+	decision := w.decidePolicy(ctx, call, tool, accepted)
 	if decision.Enforced() == wire.PolicyDeny {
 		return w.complete(ctx, call, toolcore.PolicyDeniedResult(call, decision.PolicyID, decision.Reason))
 	}

@@ -38,6 +38,7 @@ type devOptions struct {
 	codecTokenFile string
 	dynamicConfig  []string
 	workflowCache  int
+	policy         policyFlags
 }
 
 func newDevCommand(a *app) *cobra.Command {
@@ -105,6 +106,7 @@ read a process's arguments in /proc.`,
 	bindEnv(fs, "db", "TOOLGATE_DB")
 	addTaskQueueFlag(cmd, &o.taskQueue)
 	addToolboxFlags(cmd, &o.toolbox)
+	addPolicyFlags(cmd, &o.policy)
 	addMetricsFlag(cmd, &o.metrics)
 	addCallCountFlags(cmd, &o.metrics)
 	addCodecKeyFlag(cmd, &o.codecKey)
@@ -245,7 +247,12 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 		return errors.Join(err, stopServer())
 	}
 	dc, _ := conn.dataConverter(nil) // dial loaded the same keys
-	w, err := worker.New(c, srv.Namespace(), reg, worker.Options{TaskQueue: o.taskQueue, StopTimeout: o.stopTimeout, Logger: a.logger, DataConverter: dc})
+	decider, err := o.policy.source(ctx, a.logger)
+	if err != nil {
+		c.Close()
+		return errors.Join(err, stopServer())
+	}
+	w, err := worker.New(c, srv.Namespace(), reg, worker.Options{TaskQueue: o.taskQueue, StopTimeout: o.stopTimeout, Logger: a.logger, DataConverter: dc, Policy: decider})
 	if err != nil {
 		c.Close()
 		return errors.Join(fmt.Errorf("create worker: %w", err), stopServer())

@@ -34,6 +34,7 @@ func commands() []func(*app) *cobra.Command {
 		newDriftCommand,
 		newDeployCommand,
 		newLimitsCommand,
+		newPolicyCommand,
 		newBenchCommand,
 		newCodecServerCommand,
 		newCodecCommand,

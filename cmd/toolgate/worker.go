@@ -21,6 +21,7 @@ type workerOptions struct {
 	setup         bool
 	stopTimeout   time.Duration
 	toolbox       toolboxOptions
+	policy        policyFlags
 	metrics       metricsOptions
 	mcpMounts     []string
 	mcpEnv        []string
@@ -101,6 +102,7 @@ twice), is retried on another worker.`,
 	addConnFlags(cmd, &o.conn)
 	addTaskQueueFlag(cmd, &o.taskQueue)
 	addToolboxFlags(cmd, &o.toolbox)
+	addPolicyFlags(cmd, &o.policy)
 	addMetricsFlag(cmd, &o.metrics)
 	addCallCountFlags(cmd, &o.metrics)
 	addWorkflowCacheFlag(cmd, &o.workflowCache)
@@ -174,8 +176,12 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 		}
 	}
 	dc, _ := o.conn.dataConverter(nil) // dialMetered loaded the same keys
+	decider, err := o.policy.source(ctx, logger)
+	if err != nil {
+		return err
+	}
 	w, err := worker.New(c, o.conn.namespace, reg, worker.Options{TaskQueue: o.taskQueue, StopTimeout: o.stopTimeout, Logger: a.logger,
-		Deployment: o.deployment, DataConverter: dc})
+		Deployment: o.deployment, DataConverter: dc, Policy: decider})
 	if err != nil {
 		return fmt.Errorf("create worker: %w", err)
 	}
