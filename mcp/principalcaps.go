@@ -118,6 +118,10 @@ func (c *principalCaps) admit(w http.ResponseWriter, r *http.Request, sessionles
 		}
 	}
 	owned := c.owners.heldBy(principal)
+	live := 0
+	if opens {
+		live = liveSessions(c.server, c.maxSessions) // outside the lock: it walks the sessions
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	u := c.use[principal]
@@ -137,7 +141,6 @@ func (c *principalCaps) admit(w http.ResponseWriter, r *http.Request, sessionles
 	}
 	if opens {
 		holds := owned + u.creating + u.stateless
-		live := liveSessions(c.server, c.maxSessions)
 		switch free := c.maxSessions - live; {
 		case holds > 0 && holds >= free:
 			refuse(w, fmt.Sprintf("this principal holds %d of the %d live sessions and requests the server allows, with %d free: "+
