@@ -82,5 +82,10 @@
 // Serve any SDK transport wrapped by Transport (Transport(&mcp.StdioTransport{}) for a local
 // agent) with Server.Run, or mount HTTPHandler, the streamable HTTP transport with the spec's
 // Origin and Host checks, optional bearer authentication, one body limit read once (413), idle
-// session expiry and a bound on live sessions (503).
+// session expiry and a bound on live sessions (503). Serve it with the http.Server of a
+// ConnLimiter (LimitConns(ln, ConnOptions{}).Server(h)), as toolgate mcp --listen does, so that
+// unauthenticated connections cannot queue ahead of authenticated ones: they hold no connection
+// slot, are bounded per remote address and in total (the oldest closed for a newcomer) and live
+// UnauthenticatedTimeout unless a request on them authenticates. A refused request gets the
+// challenge the MCP spec asks for and a fixed body; its reason goes to HTTPOptions.Logger only.
 package mcp
