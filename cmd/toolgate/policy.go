@@ -101,10 +101,9 @@ with the candidate set in FILE, and print one line per call whose decision would
 
 A decision is "allow", "deny <policy ID>" or "approve <policy ID>"; a call recorded without a
 decision (its worker had no policy) counts as "allow"; a change of effect is listed, the same
-effect by another policy is not. The principal comes from the call's
-recorded memo, the tool from its input and the validated arguments from its ExecuteTool input
-(a call that scheduled none is validated again with this binary's toolbox, as --root and
---allow-host configure it). Calls that never reached the policy step (an unknown tool,
+effect by another policy is not. The principal comes from the call's recorded memo, the tool
+from its input and the validated arguments from its ExecuteTool input (a call that scheduled
+none is validated again with this binary's toolbox, as --root and --allow-host configure it). Calls that never reached the policy step (an unknown tool,
 rejected arguments) and histories of other workflows are skipped. Nothing runs and no server
 is needed.
 
