@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -431,4 +432,55 @@ func bearerRequest(t *testing.T, url, method, token, session, body string) *http
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	return resp
+}
+
+// The real `toolgate mcp --listen` with JWTs: --principal-groups-claim names the groups' claim,
+// --principal-grant a group's grant and --max-sessions-per-principal the cap; a call runs for
+// the token's principal, which `toolgate status` shows (authenticated by mcp), with its _meta
+// clamped to the grant and the principal's own fairness key; a second session is refused 429.
+// A malformed --principal-grant exits 2 before serving.
+func TestMCPProcessPrincipalFlags(t *testing.T) {
+	f := newFixture(t)
+	s := newRSASigner(t, "")
+	p := startMCPProcess(t, f, "--auth-jwt-key-file", jwtKeyFile(t, s), "--auth-resource", testResource,
+		"--principal-groups-claim", "roles", "--principal-grant", "group:ops=priority:1", "--max-sessions-per-principal", "1")
+	claims := validClaims()
+	claims["roles"] = []any{"ops"}
+	token := s.token(t, claims)
+	alice := newRawSession(t, p.url, token)
+	var res sdk.CallToolResult
+	require.NoError(t, json.Unmarshal(alice.call("tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"},
+		"_meta": map[string]any{mcp.PriorityMeta: 1, mcp.FairnessWeightMeta: 5}}), &res))
+	workflowID, _ := res.Meta[mcp.WorkflowIDMeta].(string)
+	require.NotEmpty(t, workflowID)
+	assert.Equal(t, map[string]any{"issuer": "https://id.example.test", "subject": "alice", "groups": []any{"ops"},
+		"authenticatedBy": toolcore.AuthenticatedByMCP}, memoPrincipal(t, workflowID))
+	desc, err := devtest.Client(t).DescribeWorkflowExecution(t.Context(), workflowID, "")
+	require.NoError(t, err)
+	key := tgclient.PrincipalFairnessKey(toolcore.Principal{Issuer: "https://id.example.test", Subject: "alice"})
+	assert.True(t, proto.Equal(&commonpb.Priority{PriorityKey: 1, FairnessKey: key, FairnessWeight: 1}, desc.GetWorkflowExecutionInfo().GetPriority()),
+		"%v", desc.GetWorkflowExecutionInfo().GetPriority())
+
+	srv := devtest.Server(t)
+	status := exec.Command(toolgateBinary(t), "status", "--address", srv.FrontendAddress(), "--namespace", srv.Namespace(), workflowID)
+	status.Env = childEnv()
+	out, err := status.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Regexp(t, `principal\s+alice \(https://id.example.test\), authenticated by mcp, groups ops`, string(out))
+
+	resp := bearerRequest(t, p.url, http.MethodPost, token, "",
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "%s", body)
+	assert.Contains(t, string(body), "1 live sessions, its cap")
+
+	args := mcpCommand(t, f, "--listen", "127.0.0.1:0", "--principal-grant", "ops=priority:1")
+	bad := exec.Command(args[0], args[1:]...)
+	bad.Env = childEnv()
+	out, err = bad.CombinedOutput()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "%s", out)
+	assert.Equal(t, 2, exit.ExitCode(), "%s", out)
+	assert.Contains(t, string(out), "--principal-grant")
 }
