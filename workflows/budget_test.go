@@ -284,3 +284,14 @@ func TestWithBudgetInvalid(t *testing.T) {
 	require.Error(t, env.GetWorkflowError())
 	assert.Contains(t, env.GetWorkflowError().Error(), "budget Calls -1 must not be negative")
 }
+
+// An approval-gated call Inline runs as a child (its reviewer's updates go to the call's own
+// workflow) is charged once: with a budget of one call it starts its child and ends as its
+// approval decides, not BUDGET_EXCEEDED.
+func TestBudgetChargesAnInlineApprovalCallOnce(t *testing.T) {
+	r := runBudget(t, fixtures.BudgetInput{Calls: 1, Inline: true,
+		RoundInput: fixtures.RoundInput{Rounds: budgetRounds(fixtures.ApproveExpires, toolbox.NameEcho)}})
+	assert.Equal(t, []string{"TOOL_APPROVAL_EXPIRED", "BUDGET_EXCEEDED"}, codes(t, r.out.Rounds))
+	assert.Equal(t, 1, r.children)
+	assert.Equal(t, int64(1), *r.query.Used.Calls)
+}
