@@ -124,7 +124,11 @@ func TestApprovalThroughTheWebUI(t *testing.T) {
 	})
 
 	t.Run("toolgate reject", func(t *testing.T) {
-		runToolgate(t, bin, env, "reject", "toolcall-cli-w3", "--reason", "not that file", "--yes", "--reviewer", "carol")
+		out := runToolgate(t, bin, env, "reject", "toolcall-cli-w3", "--reason", "not that file", "--yes", "--reviewer", "carol",
+			"--reviewer-issuer", "https://idp.example")
+		assert.Contains(t, out, "rejected by carol (https://idp.example)", "the decision names the reviewer's issuer")
+		assert.Contains(t, decodedPayloads(t, runToolgate(t, bin, env, "history", "toolcall-cli-w3")), `"issuer":"https://idp.example"`,
+			"the record in history carries the issuer")
 		code, stdout, _ := runToolgateCode(t, bin, env, "result", "toolcall-cli-w3")
 		assert.Equal(t, 1, code, "an error result")
 		var res toolcore.Result
