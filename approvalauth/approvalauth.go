@@ -56,7 +56,7 @@ type Identity struct {
 type RefusedError struct {
 	// Update is wire.UpdateApprove or wire.UpdateReject for a decision, "" for a start.
 	Update string
-	// Start names the refused start ("workflow <type>" or "schedule <id>") for a start.
+	// Start names the refused start (`workflow "<type>"` or `schedule "<id>"`) for a start.
 	Start  string
 	Reason string
 }

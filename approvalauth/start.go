@@ -36,7 +36,7 @@ func CheckStart(request any, id *Identity) error {
 	case *workflowservice.StartWorkflowExecutionRequest:
 		return checkStart(r, id)
 	case *workflowservice.SignalWithStartWorkflowExecutionRequest:
-		return checkMemo("workflow "+r.GetWorkflowType().GetName(), r.GetMemo(), id)
+		return checkMemo(workflowText(r.GetWorkflowType().GetName()), r.GetMemo(), id)
 	case *workflowservice.ExecuteMultiOperationRequest:
 		for _, op := range r.GetOperations() {
 			if err := checkStart(op.GetStartWorkflow(), id); err != nil {
@@ -56,7 +56,7 @@ func checkStart(r *workflowservice.StartWorkflowExecutionRequest, id *Identity) 
 	if r == nil {
 		return nil
 	}
-	return checkMemo("workflow "+r.GetWorkflowType().GetName(), r.GetMemo(), id)
+	return checkMemo(workflowText(r.GetWorkflowType().GetName()), r.GetMemo(), id)
 }
 
 // checkSchedule checks the start action of a schedule (nil: none).
@@ -65,7 +65,7 @@ func checkSchedule(scheduleID string, s *schedulepb.Schedule, id *Identity) erro
 	if start == nil {
 		return nil
 	}
-	return checkMemo("schedule "+scheduleID, start.GetMemo(), id)
+	return checkMemo(fmt.Sprintf("schedule %q", short(scheduleID)), start.GetMemo(), id)
 }
 
 // checkMemo checks the principal of a start's memo, if it carries one.
@@ -117,6 +117,9 @@ func checkMemo(what string, memo *commonpb.Memo, id *Identity) error {
 		return refuse("the principal is marked authenticatedBy %q, which is not %q, %q or empty", short(p.AuthenticatedBy), toolcore.AuthenticatedByMCP, toolcore.AuthenticatedByFrontend)
 	}
 }
+
+// workflowText names a start of workflow type name in a refusal.
+func workflowText(name string) string { return fmt.Sprintf("workflow %q", short(name)) }
 
 // issuerText is an issuer as a refusal names it.
 func issuerText(issuer string) string {
