@@ -9,6 +9,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/tooldefs"
 	"github.com/toolgate/toolgate/wire"
@@ -62,6 +63,9 @@ type Options struct {
 	// it is answered BUDGET_EXCEEDED and starts nothing. Limits that fail
 	// toolcore.BudgetLimits.Check refuse every call. Optional: default no limit.
 	Budget toolcore.BudgetLimits
+	// Policy hides from tools/list the tools the request's principal may never call (policy.go);
+	// the workers decide the calls. Optional: default none (every tool listed).
+	Policy *policy.Source
 }
 
 // DefaultPollRetry is the reconnection delay of a stream closed by Options.PollAfter.
@@ -96,6 +100,7 @@ func NewServer(tg *client.Client, tools []toolcore.ToolInfo, opts Options) *sdk.
 		t.handlers[info.Name] = h
 		s.AddTool(toolDefinition(info), h.handle)
 	}
+	installPolicyList(s, opts.Policy, tools)
 	if err := t.install(s); err != nil {
 		// Only a method name of the standard set fails, and the task methods are none of them.
 		panic(err)

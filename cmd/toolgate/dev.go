@@ -106,7 +106,7 @@ read a process's arguments in /proc.`,
 	bindEnv(fs, "db", "TOOLGATE_DB")
 	addTaskQueueFlag(cmd, &o.taskQueue)
 	addToolboxFlags(cmd, &o.toolbox)
-	addPolicyFlags(cmd, &o.policy)
+	addPolicyFlags(cmd, &o.policy, policyUsageWorker)
 	addMetricsFlag(cmd, &o.metrics)
 	addCallCountFlags(cmd, &o.metrics)
 	addCodecKeyFlag(cmd, &o.codecKey)

@@ -25,6 +25,7 @@ import (
 type mcpOptions struct {
 	conn           connOptions
 	toolbox        toolboxOptions
+	policy         policyFlags
 	taskQueue      string
 	scope          string
 	listen         string
@@ -142,6 +143,7 @@ The tool list comes from the workers' catalog; when no worker answers, from this
 	addTaskQueueFlag(cmd, &o.taskQueue)
 	addScopeFlag(cmd, &o.scope)
 	addToolboxFlags(cmd, &o.toolbox)
+	addPolicyFlags(cmd, &o.policy, policyUsageMCP)
 	addMetricsFlag(cmd, &o.metrics)
 	addMCPBudgetFlags(cmd, &o.budget)
 	fs := cmd.Flags()
@@ -216,9 +218,14 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	// The policy hides from tools/list what a principal may never call; the workers decide calls.
+	decider, err := o.policy.source(ctx, a.logger)
+	if err != nil {
+		return err
+	}
 	server := mcp.NewServer(tg, tools, mcp.Options{PollAfter: o.http.pollAfter,
 		TaskSupportForbidden: o.taskForbidden, TaskSupportRequired: o.taskRequired, TaskTTL: retention,
-		PrincipalClaims: claims, Grants: grants, Budget: budget})
+		PrincipalClaims: claims, Grants: grants, Budget: budget, Policy: decider})
 	if o.listen == "" {
 		err := server.Run(ctx, mcp.Transport(&sdk.StdioTransport{}))
 		if errors.Is(err, context.Canceled) {

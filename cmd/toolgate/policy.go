@@ -27,10 +27,16 @@ type policyFlags struct {
 	logOnly bool
 }
 
-func addPolicyFlags(cmd *cobra.Command, f *policyFlags) {
+// Usages of --policy: a worker decides calls with it, the MCP front hides tools with it.
+const (
+	policyUsageWorker = "decide every call with the Cedar policy set in this file, watched for changes (docs/policy.md; default none: every call allowed)"
+	policyUsageMCP    = "hide from tools/list the tools a caller's principal may never call under the Cedar policy set in this file, watched for changes (the workers decide the calls; docs/policy.md)"
+)
+
+func addPolicyFlags(cmd *cobra.Command, f *policyFlags, usage string) {
 	fs := cmd.Flags()
-	fs.StringVar(&f.file, "policy", "", "decide every call with the Cedar policy set in this file, watched for changes (docs/policy.md; default none: every call allowed)")
-	fs.BoolVar(&f.logOnly, "policy-log-only", false, "with --policy: record and log each decision, enforce none")
+	fs.StringVar(&f.file, "policy", "", usage)
+	fs.BoolVar(&f.logOnly, "policy-log-only", false, "with --policy: record and log each decision, enforce none (hide nothing)")
 	bindEnv(fs, "policy", "TOOLGATE_POLICY")
 }
 

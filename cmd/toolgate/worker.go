@@ -102,7 +102,7 @@ twice), is retried on another worker.`,
 	addConnFlags(cmd, &o.conn)
 	addTaskQueueFlag(cmd, &o.taskQueue)
 	addToolboxFlags(cmd, &o.toolbox)
-	addPolicyFlags(cmd, &o.policy)
+	addPolicyFlags(cmd, &o.policy, policyUsageWorker)
 	addMetricsFlag(cmd, &o.metrics)
 	addCallCountFlags(cmd, &o.metrics)
 	addWorkflowCacheFlag(cmd, &o.workflowCache)
