@@ -19,6 +19,9 @@ var (
 	// ErrDecisionRefused: the call refused the decision (another call hash, no reviewer, already
 	// decided); the message says why.
 	ErrDecisionRefused = errors.New("approval decision refused")
+	// ErrNoBudget: the workflow answers no budget query (an agent run without
+	// workflows.WithBudget, or a tool call's own workflow).
+	ErrNoBudget = errors.New("workflow has no budget")
 )
 
 // conflictError says how the recorded call differs from the submitted one.
