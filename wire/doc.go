@@ -20,8 +20,8 @@
 //   - checkpoint.go: [CheckpointDetailsIndex], where a tool's checkpoint travels in them.
 //   - approval.go: the approval updates and query, [ApprovalDecision], [ApprovalRecord] and
 //     [ApprovalState].
-//   - budget.go: [QueryBudget], the query of an agent run's budget, and the scopes a
-//     BUDGET_EXCEEDED message names.
+//   - budget.go: [QueryBudget], the query of an agent run's budget, the scopes a
+//     BUDGET_EXCEEDED message names, and [MCPBudgetMeta], the budget on MCP results.
 //   - reconcile.go: the ReconcileTool activity of an Unsafe call whose attempt was lost.
 //   - drain.go: [ErrTypeDrained], an attempt a gracefully stopping worker interrupted, and the
 //     workflow's bound and change ID for scheduling it again.
