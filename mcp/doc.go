@@ -69,6 +69,13 @@
 // through Transport (HTTPHandler does it for HTTP): it keeps the request's "task" member, which
 // the SDK's request type drops.
 //
+// # Budgets
+//
+// Options.Budget bounds the tools/call requests of each session (calls, the tools' cost units,
+// wall clock), and of each principal's stateless requests for a window: a call over it is
+// answered at once with the BUDGET_EXCEEDED result (isError true) and starts nothing, and results
+// carry what remains in _meta io.toolgate/budget (budget.go, docs/budgets.md).
+//
 // # Remote MCP servers as tools
 //
 // Mount connects to an MCP server (Target: a command over stdio, or a streamable HTTP URL) and

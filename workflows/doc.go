@@ -54,6 +54,13 @@
 // workflow.GetVersion. Failure messages are built from the recorded failure and the tool's
 // options, never from timestamps.
 //
+// # Budgets
+//
+// An agent run's ExecuteToolCall, ExecuteRound and Inline calls spend from the budget
+// [WithBudget] puts in their context (budget.go): a call over a limit returns the linked
+// BUDGET_EXCEEDED result and starts nothing, and the run answers the query wire.QueryBudget.
+// Counts come from workflow code and times from workflow.Now, so replay charges the same calls.
+//
 // # Replay tests
 //
 // testdata/histories holds one recorded history per outcome kind, replayed by the tests of this
