@@ -22,12 +22,15 @@ import (
 // UnauthenticatedTimeout from its accept: its read and write deadlines never pass that moment,
 // whatever the server sets for headers, bodies or keep-alive, until it authenticates. Only
 // authenticated connections can make the listener wait: with MaxConns of them open, Accept holds
-// the next connection until one closes.
+// the next connection until one closes, and one token principal holds at most
+// MaxConnsPerPrincipal of them.
 
 // Defaults of ConnOptions.
 const (
 	// DefaultMaxConns bounds the open connections, authenticated or not.
 	DefaultMaxConns = 512
+	// DefaultMaxConnsPerPrincipal bounds the authenticated connections of one token principal.
+	DefaultMaxConnsPerPrincipal = 128
 	// DefaultMaxUnauthenticatedPerAddress bounds the unauthenticated connections of one remote
 	// address (an IPv6 /64).
 	DefaultMaxUnauthenticatedPerAddress = 16
@@ -45,6 +48,13 @@ type ConnOptions struct {
 	// MaxConns bounds the open connections. Unauthenticated ones never make a newcomer wait: the
 	// oldest is closed instead. Optional: default DefaultMaxConns.
 	MaxConns int
+	// MaxConnsPerPrincipal bounds the connections one token principal (PrincipalOf) has
+	// authenticated: a request of the principal on a further connection gets 429 and the
+	// connection is closed, so that a few principals cannot hold every slot. Requests without a
+	// token (no Verifier) are not bounded by it. Every holder of a static token is one principal:
+	// raise it when many clients share one. Optional: default DefaultMaxConnsPerPrincipal;
+	// negative for no bound.
+	MaxConnsPerPrincipal int
 	// MaxUnauthenticated bounds the unauthenticated connections, all addresses together; past it
 	// the oldest is closed. Optional: default half of MaxConns.
 	MaxUnauthenticated int
@@ -79,6 +89,8 @@ type ConnLimiter struct {
 	unauth *list.List // of *limitedConn, oldest first
 	// byAddress holds each address's unauthenticated connections, oldest first.
 	byAddress map[string][]*limitedConn
+	// byPrincipal counts each token principal's authenticated connections.
+	byPrincipal map[string]int
 }
 
 // LimitConns wraps ln to enforce opts.
@@ -88,6 +100,9 @@ func LimitConns(ln net.Listener, opts ConnOptions) *ConnLimiter {
 	}
 	if opts.MaxUnauthenticated <= 0 {
 		opts.MaxUnauthenticated = max(opts.MaxConns/2, 1)
+	}
+	if opts.MaxConnsPerPrincipal == 0 {
+		opts.MaxConnsPerPrincipal = DefaultMaxConnsPerPrincipal
 	}
 	if opts.MaxUnauthenticatedPerAddress == 0 {
 		opts.MaxUnauthenticatedPerAddress = DefaultMaxUnauthenticatedPerAddress
@@ -101,7 +116,8 @@ func LimitConns(ln net.Listener, opts ConnOptions) *ConnLimiter {
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = DefaultIdleTimeout
 	}
-	l := &ConnLimiter{Listener: ln, opts: opts, now: time.Now, unauth: list.New(), byAddress: map[string][]*limitedConn{}}
+	l := &ConnLimiter{Listener: ln, opts: opts, now: time.Now, unauth: list.New(), byAddress: map[string][]*limitedConn{},
+		byPrincipal: map[string]int{}}
 	l.room = sync.NewCond(&l.mu)
 	return l
 }
@@ -216,8 +232,9 @@ type limitedConn struct {
 	expires time.Time
 
 	// Guarded by limiter.mu.
-	state   connState
-	element *list.Element
+	state     connState
+	element   *list.Element
+	principal string // once authenticated: the token principal, "" for none
 
 	deadlineMu          sync.Mutex
 	authenticated       bool
@@ -227,22 +244,33 @@ type limitedConn struct {
 // limitedConnKey is the request context key of a request's *limitedConn.
 type limitedConnKey struct{}
 
-// markAuthenticated records that a request on ctx's connection (if a ConnLimiter's) has passed
-// authentication: it leaves the unauthenticated bounds and gets the deadlines the server asked for.
-func markAuthenticated(ctx context.Context) {
+// markAuthenticated records that a request of principal ("" for none: no Verifier) on ctx's
+// connection (if a ConnLimiter's) has passed authentication: the connection leaves the
+// unauthenticated bounds and gets the deadlines the server asked for. It reports false, leaving
+// the connection unauthenticated, when principal already holds MaxConnsPerPrincipal
+// connections: the request is to be refused and the connection closed.
+func markAuthenticated(ctx context.Context, principal string) bool {
 	c, ok := ctx.Value(limitedConnKey{}).(*limitedConn)
 	if !ok {
-		return
+		return true
 	}
 	l := c.limiter
 	l.mu.Lock()
 	if c.state != connUnauthenticated {
 		l.mu.Unlock()
-		return
+		return true // counted once, for the principal that first authenticated it
+	}
+	if principal != "" && l.opts.MaxConnsPerPrincipal > 0 && l.byPrincipal[principal] >= l.opts.MaxConnsPerPrincipal {
+		l.mu.Unlock()
+		return false
 	}
 	l.dropLocked(c)
 	c.state = connAuthenticated
+	c.principal = principal
 	l.authed++
+	if principal != "" {
+		l.byPrincipal[principal]++
+	}
 	l.mu.Unlock()
 
 	c.deadlineMu.Lock()
@@ -250,6 +278,7 @@ func markAuthenticated(ctx context.Context) {
 	c.authenticated = true
 	_ = c.Conn.SetReadDeadline(c.wantRead)
 	_ = c.Conn.SetWriteDeadline(c.wantWrite)
+	return true
 }
 
 // Close closes the connection and releases what it counted for.
@@ -261,6 +290,11 @@ func (c *limitedConn) Close() error {
 		l.dropLocked(c)
 	case connAuthenticated:
 		l.authed--
+		if c.principal != "" {
+			if l.byPrincipal[c.principal]--; l.byPrincipal[c.principal] <= 0 {
+				delete(l.byPrincipal, c.principal)
+			}
+		}
 		c.state = connGone
 		l.room.Signal()
 	}

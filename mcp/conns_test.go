@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"bufio"
 	"context"
+	"crypto"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -28,6 +30,12 @@ func servedLimited(t testing.TB, opts mcp.ConnOptions) (*mcp.ConnLimiter, string
 	t.Helper()
 	verifier, err := mcp.StaticTokenVerifier(connTestToken)
 	require.NoError(t, err)
+	return servedLimitedWith(t, verifier, opts)
+}
+
+// servedLimitedWith is servedLimited with another verifier.
+func servedLimitedWith(t testing.TB, verifier auth.TokenVerifier, opts mcp.ConnOptions) (*mcp.ConnLimiter, string) {
+	t.Helper()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.HTTPHandler(mcp.NewServer(nil, nil, mcp.Options{}), mcp.HTTPOptions{Verifier: verifier, Resource: testResource, MaxSessions: 1 << 16}))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -249,6 +257,49 @@ func BenchmarkInitializeBehindIdleSockets(b *testing.B) {
 			}
 		})
 	}
+}
+
+// One token principal holds at most MaxConnsPerPrincipal connections: its request on one more
+// gets 429 and that connection is closed, while another principal is served; a connection the
+// principal closes frees its place.
+func TestConnectionsPerPrincipal(t *testing.T) {
+	s := newRSASigner(t, "k")
+	verifier, err := mcp.JWTVerifier(mcp.JWTOptions{Audience: testResource, Keys: []crypto.PublicKey{s.key.Public()}})
+	require.NoError(t, err)
+	limited, addr := servedLimitedWith(t, verifier, mcp.ConnOptions{MaxConns: 8, MaxConnsPerPrincipal: 2})
+	alice := s.token(t, validClaims())
+	bobClaims := validClaims()
+	bobClaims["sub"] = "bob"
+	bob := s.token(t, bobClaims)
+
+	open := func(token string) (net.Conn, *bufio.Reader, int) {
+		conn, err := dialFrom(t.Context(), "127.0.0.1", addr)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = conn.Close() })
+		require.NoError(t, conn.SetDeadline(time.Now().Add(time.Minute))) // a guard against a hang
+		br := bufio.NewReader(conn)
+		return conn, br, roundTrip(t, conn, br, initializeRequest(token))
+	}
+	first, _, status := open(alice)
+	require.Equal(t, http.StatusOK, status)
+	_, _, status = open(alice)
+	require.Equal(t, http.StatusOK, status)
+	_, refusedReader, status := open(alice)
+	assert.Equal(t, http.StatusTooManyRequests, status, "alice's third connection")
+	_, err = refusedReader.ReadByte()
+	assert.ErrorIs(t, err, io.EOF, "the refused connection is closed")
+	_, _, status = open(bob)
+	assert.Equal(t, http.StatusOK, status, "another principal is served")
+	authed, _ := limited.Counts()
+	assert.Equal(t, 3, authed)
+
+	require.NoError(t, first.Close())
+	require.Eventually(t, func() bool { // the server notices the close on its own time
+		authed, _ := limited.Counts()
+		return authed == 2
+	}, time.Minute, 10*time.Millisecond)
+	_, _, status = open(alice)
+	assert.Equal(t, http.StatusOK, status, "a closed connection frees its place")
 }
 
 // toolgate mcp --listen serves through the ConnLimiter: 700 idle sockets from another address

@@ -176,7 +176,14 @@ func httpHandler(s *sdk.Server, opts HTTPOptions) (http.Handler, *sessionOwners)
 		PropagateRequestCancellation: true,
 	})
 	var handler http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		markAuthenticated(r.Context()) // the connection leaves the unauthenticated bounds (conns.go)
+		// The connection leaves the unauthenticated bounds, unless its principal holds too many
+		// (conns.go).
+		if !markAuthenticated(r.Context(), PrincipalOf(auth.TokenInfoFromContext(r.Context()))) {
+			w.Header().Set("Connection", "close")
+			w.Header().Set("Retry-After", "10")
+			http.Error(w, "Too Many Requests: this principal holds too many connections", http.StatusTooManyRequests)
+			return
+		}
 		var body []byte
 		if r.Method == http.MethodPost && r.Body != nil {
 			var err error

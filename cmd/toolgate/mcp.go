@@ -57,6 +57,7 @@ type mcpHTTPLimits struct {
 	readHeaderTimeout time.Duration
 	maxConns          int
 	unauthPerAddress  int
+	connsPerPrincipal int
 	unauthTimeout     time.Duration
 	maxSessions       int
 	sessionTimeout    time.Duration
@@ -110,7 +111,8 @@ at once (an initialize beyond gets 503); a body over --max-body-bytes gets 413. 
 none of whose requests has authenticated yet holds no slot: it is closed --unauthenticated-timeout
 (5 s) after its accept, and past --max-unauthenticated-per-address (16) such connections from one
 address (an IPv6 /64), or half of --max-connections from all, the oldest is closed for the
-newcomer; only authenticated connections make others wait. A 401 says only what the MCP spec
+newcomer; only authenticated connections make others wait, and one token principal holds at
+most --max-connections-per-principal (128) of them. A 401 says only what the MCP spec
 requires; the reason is logged at debug level.
 
 Budgets: --budget-calls, --budget-cost and --budget-wall bound each MCP session's tools/call
@@ -160,6 +162,7 @@ The tool list comes from the workers' catalog; when no worker answers, from this
 	fs.BoolVar(&o.auth.insecureNoAuth, "insecure-no-auth", false, "serve a non-loopback --listen address without authentication (anyone who reaches it can run tools)")
 	fs.DurationVar(&o.http.readHeaderTimeout, "read-header-timeout", mcp.DefaultReadHeaderTimeout, "drop a connection whose request headers take longer")
 	fs.IntVar(&o.http.maxConns, "max-connections", mcp.DefaultMaxConns, "connections served at once; past it the oldest unauthenticated one is closed, or (all authenticated) newcomers wait in the listen queue")
+	fs.IntVar(&o.http.connsPerPrincipal, "max-connections-per-principal", mcp.DefaultMaxConnsPerPrincipal, "connections one token principal may hold; its request on one more gets 429 (-1: no bound; raise it when many clients share a static token)")
 	fs.IntVar(&o.http.unauthPerAddress, "max-unauthenticated-per-address", mcp.DefaultMaxUnauthenticatedPerAddress, "connections not yet authenticated from one address (an IPv6 /64); past it its oldest is closed (-1: no bound; raise it behind a reverse proxy)")
 	fs.DurationVar(&o.http.unauthTimeout, "unauthenticated-timeout", mcp.DefaultUnauthenticatedTimeout, "close a connection this long after its accept unless one of its requests authenticated")
 	fs.IntVar(&o.http.maxSessions, "max-sessions", mcp.DefaultMaxSessions, "live MCP sessions; an initialize beyond gets 503")
@@ -249,7 +252,8 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 	}
 	// Unauthenticated connections hold no slot and have short deadlines (mcp.ConnLimiter).
 	limited := mcp.LimitConns(ln, mcp.ConnOptions{MaxConns: o.http.maxConns, ReadHeaderTimeout: o.http.readHeaderTimeout,
-		MaxUnauthenticatedPerAddress: o.http.unauthPerAddress, UnauthenticatedTimeout: o.http.unauthTimeout})
+		MaxUnauthenticatedPerAddress: o.http.unauthPerAddress, UnauthenticatedTimeout: o.http.unauthTimeout,
+		MaxConnsPerPrincipal: o.http.connsPerPrincipal})
 	// The probes answer before the Host check and the authentication of /mcp (package health):
 	// a kubelet sends neither a token nor a loopback Host, and they reveal nothing.
 	srv := limited.Server(probe.Wrap(mux))
