@@ -32,7 +32,8 @@
 //	           sideEffectAssumed (Booleans), annotations (the MCP hints {readOnlyHint,
 //	           destructiveHint, idempotentHint})
 //	context    arguments: the validated arguments as a record (see below)
-//	           calls: {total, tool} (Longs), only when the caller knows the run's call counts
+//	           calls: {total, tool} (Longs): the run's calls so far, this one included, only
+//	           when the caller counts them (an agent run's inline calls under a budget)
 //
 // Arguments become Cedar values as JSON does: objects are records (a null member is left out,
 // so `has` is false), arrays are sets (unordered, without duplicates), strings, booleans, and

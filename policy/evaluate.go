@@ -50,7 +50,8 @@ func ToolOfInfo(info toolcore.ToolInfo) Tool {
 	return Tool{Name: info.Name, SideEffect: se, RequireApproval: info.RequireApproval, SideEffectAssumed: info.SideEffectAssumed}
 }
 
-// CallCounts are the calls a run has made before this one, when the caller keeps count.
+// CallCounts are the calls a run has made, this one included, when the caller keeps count (an
+// agent run under a budget: workflows.RunCallCounts).
 type CallCounts struct {
 	// Total counts every call of the run.
 	Total int64

@@ -42,13 +42,19 @@ func (w *Workflows) decidePolicy(ctx workflow.Context, call toolcore.ToolCall, t
 		return wire.PolicyDecision{}
 	}
 	principal := principalFrom(ctx)
+	var calls *policy.CallCounts
+	if budgetFrom(ctx) != nil {
+		// An agent run's call counts, this call included (it was charged before validation).
+		total, perTool := RunCallCounts(ctx)
+		calls = &policy.CallCounts{Total: int64(total), Tool: int64(perTool[call.Name()])}
+	}
 	var d wire.PolicyDecision
 	// The function runs once, when the call is first decided: its value is recorded, and replay
 	// reads it back without calling it. Evaluation is pure (package policy); the atomic read of
 	// the set in force is what MutableSideEffect is for.
 	err := workflow.MutableSideEffect(ctx, id, func(workflow.Context) any {
 		//workflowcheck:ignore
-		d, _ := w.Policy.Decide(policy.Request{Principal: principal, Tool: policy.ToolOf(tool), Arguments: accepted})
+		d, _ := w.Policy.Decide(policy.Request{Principal: principal, Tool: policy.ToolOf(tool), Arguments: accepted, Calls: calls})
 		return d
 	}, func(a, b any) bool {
 		x, _ := a.(wire.PolicyDecision)
