@@ -196,3 +196,29 @@ func TestCostInInfoNotInHash(t *testing.T) {
 	assert.Equal(t, toolcore.CodeInvalidToolDefinition, ce.Code)
 	assert.Contains(t, err.Error(), "Cost -1")
 }
+
+// BenchmarkBudgetLedgerSpend is the cost of charging one call (all four limits set), what every
+// budgeted call adds in workflow code; BenchmarkBudgetLedgerReport that of one query answer.
+func BenchmarkBudgetLedgerSpend(b *testing.B) {
+	l, err := toolcore.NewBudgetLedger(toolcore.BudgetLimits{Calls: 1 << 40, CallsPerTool: map[string]int{"add": 1 << 40},
+		WallClock: time.Hour, CostUnits: 1 << 40}, budgetStart)
+	require.NoError(b, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		if ex := l.Spend("add", 1, budgetStart); ex != nil {
+			b.Fatal(ex.Message("agent run"))
+		}
+	}
+}
+
+func BenchmarkBudgetLedgerReport(b *testing.B) {
+	l, err := toolcore.NewBudgetLedger(toolcore.BudgetLimits{Calls: 100, CallsPerTool: map[string]int{"add": 50}, WallClock: time.Hour, CostUnits: 1000}, budgetStart)
+	require.NoError(b, err)
+	for _, name := range []string{"add", "echo", "pay", "read_file", "write_file"} {
+		require.Nil(b, l.Spend(name, 1, budgetStart))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = l.Report(budgetStart.Add(time.Minute))
+	}
+}
