@@ -137,3 +137,24 @@ func TestMCPProcessBudgetCalls(t *testing.T) {
 	}
 	assert.Equal(t, []bool{false, false, false, true}, refused)
 }
+
+// `toolgate mcp --budget-tool-calls echo=1` refuses a session's second echo, and other tools go
+// on; the refusal names the tool's limit.
+func TestMCPProcessBudgetToolCalls(t *testing.T) {
+	f := newFixture(t)
+	p := startMCPProcess(t, f, "--budget-tool-calls", "echo=1")
+	cs := connectRevision(t, &sdk.StreamableClientTransport{Endpoint: p.url}, "2025-11-25")
+	var got []string
+	for _, name := range []string{"echo", "echo", "count"} {
+		args := map[string]any{"text": "hi"}
+		if name == "count" {
+			args = map[string]any{"key": "key-" + t.Name()}
+		}
+		res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: name, Arguments: args})
+		require.NoError(t, err)
+		got = append(got, text(t, res))
+	}
+	assert.NotContains(t, got[0], "BUDGET_EXCEEDED")
+	assert.Contains(t, got[1], `budget exceeded (callsPerTool): the MCP session has started 1 of its 1 calls of tool \"echo\"`)
+	assert.NotContains(t, got[2], "BUDGET_EXCEEDED")
+}
