@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 	"unicode"
 
 	"github.com/spf13/cobra"
@@ -61,9 +62,14 @@ func (f policyFlags) source(ctx context.Context, logger *zap.Logger) (*policy.So
 
 type policyTestOptions struct {
 	histories string
+	since     string
+	conn      connOptions
+	taskQueue string
 	toolbox   toolboxOptions
-	codecKey  string
 }
+
+// maxPolicyTestCalls bounds the calls --since reads from the namespace.
+const maxPolicyTestCalls = 100000
 
 func newPolicyCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
@@ -98,29 +104,35 @@ Exit codes: 0 valid, 1 invalid (the error names the file, line and column), 2 us
 	}
 	var o policyTestOptions
 	test := &cobra.Command{
-		Use:   "test FILE --histories DIR",
+		Use:   "test FILE (--histories DIR | --since TIME)",
 		Short: "List the recorded calls whose decision a candidate policy set would change",
-		Long: `Decide each call recorded in DIR's history files (*.json, as toolgate history exports them) again
-with the candidate set in FILE, and print one line per call whose decision would change:
+		Long: `Decide each call recorded in DIR's history files (*.json, as toolgate history exports them), or
+each call of --task-queue started in the namespace since TIME (RFC 3339, or a duration back from
+now such as 24h; at most 100,000 calls, newest first), again with the candidate set in FILE, and
+print one line per call whose decision would change:
 
-  CHANGED <file> <workflow ID> <tool> <principal>: <recorded> -> <candidate>
+  CHANGED <file, or "namespace"> <workflow ID> <tool> <principal>: <recorded> -> <candidate>
 
 A decision is "allow", "deny <policy ID>" or "approve <policy ID>"; a call recorded without a
 decision (its worker had no policy) counts as "allow"; a change of effect is listed, the same
 effect by another policy is not. The principal comes from the call's recorded memo, the tool
 from its input and the validated arguments from its ExecuteTool input (a call that scheduled
 none is validated again with this binary's toolbox, as --root and --allow-host configure it). Calls that never reached the policy step (an unknown tool,
-rejected arguments) and histories of other workflows are skipped. Nothing runs and no server
-is needed.
+rejected arguments) and histories of other workflows are skipped. Nothing runs, and no server
+is needed for --histories.
 
-Exit codes: 0 no decision changes, 1 at least one would, 2 usage.`,
-		Example: `  toolgate policy test new.cedar --histories ./histories`,
-		Args:    cobra.ExactArgs(1),
-		RunE:    func(cmd *cobra.Command, args []string) error { return runPolicyTest(a, o, args[0]) },
+Exit codes: 0 no decision changes, 1 at least one would, 2 usage, 5 the namespace could not be
+read.`,
+		Example: `  toolgate policy test new.cedar --histories ./histories
+  toolgate policy test new.cedar --since 24h`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runPolicyTest(cmd.Context(), a, o, args[0]) },
 	}
 	test.Flags().StringVar(&o.histories, "histories", "", "directory of exported call histories (*.json)")
+	test.Flags().StringVar(&o.since, "since", "", "decide the namespace's calls started since this time (RFC 3339, or a duration back from now such as 24h)")
 	addToolboxFlags(test, &o.toolbox)
-	addCodecKeyFlag(test, &o.codecKey)
+	addConnFlags(test, &o.conn)
+	addTaskQueueFlag(test, &o.taskQueue)
 	cmd.AddCommand(check, test)
 	return cmd
 }
@@ -143,9 +155,16 @@ func runPolicyCheck(a *app, file string) error {
 	return nil
 }
 
-func runPolicyTest(a *app, o policyTestOptions, file string) error {
-	if o.histories == "" {
-		return badInput(errors.New("--histories DIR is required"))
+func runPolicyTest(ctx context.Context, a *app, o policyTestOptions, file string) error {
+	if (o.histories == "") == (o.since == "") {
+		return badInput(errors.New("give one of --histories DIR and --since TIME"))
+	}
+	var since time.Time
+	if o.since != "" {
+		var err error
+		if since, err = parseSince(o.since, time.Now()); err != nil {
+			return badInput(err)
+		}
 	}
 	set, err := policy.Load(file)
 	if err != nil {
@@ -155,38 +174,17 @@ func runPolicyTest(a *app, o policyTestOptions, file string) error {
 	if err != nil {
 		return err
 	}
-	keys, err := loadKeyring(o.codecKey)
-	if err != nil {
-		return err
-	}
-	dc := dataConverter(keys)
-	files, err := filepath.Glob(filepath.Join(o.histories, "*.json"))
-	if err != nil {
-		return badInput(err)
-	}
-	if len(files) == 0 {
-		return badInput(fmt.Errorf("--histories %s: no *.json files", o.histories))
-	}
-	slices.Sort(files)
 	decided, changed := 0, 0
-	for _, f := range files {
-		rc, ok, err := readRecordedCall(f, dc)
-		if err != nil {
-			a.logger.Warn("skipping a history", zap.String("file", f), zap.Error(err))
-			continue
-		}
-		if !ok {
-			continue
-		}
+	decide := func(source string, rc replay.RecordedCall) {
 		tool, found := reg.Get(rc.Call.Name())
 		if !found {
-			continue // TOOL_NOT_FOUND: the policy step was never reached
+			return // TOOL_NOT_FOUND: the policy step was never reached
 		}
 		accepted := rc.Accepted
 		if accepted == nil {
 			var valid bool
 			if accepted, _, valid = tool.Validate(rc.Call); !valid {
-				continue // rejected arguments: the policy step was never reached
+				return // rejected arguments: the policy step was never reached
 			}
 		}
 		decided++
@@ -202,13 +200,106 @@ func runPolicyTest(a *app, o policyTestOptions, file string) error {
 			if rc.Principal != nil {
 				who = rc.Principal.Key()
 			}
-			fmt.Fprintf(a.out, "CHANGED %s %s %s %s: %s -> %s\n", filepath.Base(f), rc.WorkflowID, rc.Call.Name(), quoteField(who), old, now)
+			fmt.Fprintf(a.out, "CHANGED %s %s %s %s: %s -> %s\n", quoteField(source), quoteField(rc.WorkflowID), quoteField(rc.Call.Name()), quoteField(who), old, now)
 		}
+	}
+	if o.histories != "" {
+		err = decideHistoryFiles(a, o, decide)
+	} else {
+		err = decideNamespaceCalls(ctx, a, o, since, decide)
+	}
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(a.err, "%d calls decided, %d would change (%s)\n", decided, changed, set.Hash())
 	if changed > 0 {
 		return &exitError{code: ExitErrorResult}
 	}
+	return nil
+}
+
+// parseSince reads --since: an RFC 3339 time, or a duration back from now.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return time.Time{}, fmt.Errorf("--since %q: want an RFC 3339 time or a positive duration such as 24h", s)
+	}
+	return now.Add(-d), nil
+}
+
+// decideHistoryFiles decides the calls of --histories' files, in name order.
+func decideHistoryFiles(a *app, o policyTestOptions, decide func(string, replay.RecordedCall)) error {
+	keys, err := loadKeyring(o.conn.codecKey)
+	if err != nil {
+		return err
+	}
+	dc := dataConverter(keys)
+	files, err := filepath.Glob(filepath.Join(o.histories, "*.json"))
+	if err != nil {
+		return badInput(err)
+	}
+	if len(files) == 0 {
+		return badInput(fmt.Errorf("--histories %s: no *.json files", o.histories))
+	}
+	slices.Sort(files)
+	for _, f := range files {
+		rc, ok, err := readRecordedCall(f, dc)
+		if err != nil {
+			a.logger.Warn("skipping a history", zap.String("file", f), zap.Error(err))
+			continue
+		}
+		if ok {
+			decide(filepath.Base(f), rc)
+		}
+	}
+	return nil
+}
+
+// decideNamespaceCalls decides the calls of --task-queue started since since, newest first.
+func decideNamespaceCalls(ctx context.Context, a *app, o policyTestOptions, since time.Time, decide func(string, replay.RecordedCall)) error {
+	c, err := o.conn.dial(ctx, a.logger)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	dc, err := o.conn.dataConverter(a.logger)
+	if err != nil {
+		return err
+	}
+	tg := o.conn.toolgate(c, o.taskQueue, "")
+	var token []byte
+	for read := 0; read < maxPolicyTestCalls; {
+		calls, next, err := tg.ListCalls(ctx, 100, token)
+		if err != nil {
+			return err
+		}
+		for _, call := range calls {
+			if call.Started.Before(since) {
+				return nil // newest first: the rest are older
+			}
+			read++
+			hist, err := tg.History(ctx, call.WorkflowID, call.RunID)
+			if err != nil {
+				return err
+			}
+			rc, err := replay.ReadCall(hist, dc)
+			if err != nil {
+				a.logger.Warn("skipping a call", zap.String("workflowId", call.WorkflowID), zap.Error(err))
+				continue
+			}
+			if !rc.Call.IsZero() {
+				decide("namespace", rc)
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		token = next
+	}
+	a.logger.Warn("stopped after the most recent calls", zap.Int("calls", maxPolicyTestCalls))
 	return nil
 }
 

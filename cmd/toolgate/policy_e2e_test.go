@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -74,5 +75,14 @@ func TestPolicyEndToEnd(t *testing.T) {
 	tested := toolgate(t, env, "", "policy", "test", original, "--histories", histories, "--root", root)
 	assert.Equal(t, ExitErrorResult, tested.code, tested.stderr)
 	assert.Equal(t, "CHANGED pol-add-big-2.json toolcall-pol-add-big-2 add alice: allow -> deny add-small\n", tested.stdout)
+	assert.Contains(t, tested.stderr, "4 calls decided, 1 would change")
+
+	// The same calls read from the namespace (visibility may lag the last call by a moment).
+	require.Eventually(t, func() bool {
+		tested = toolgate(t, env, "", "policy", "test", original, "--since", "1h", "--root", root)
+		return strings.Contains(tested.stderr, "4 calls decided")
+	}, lineTimeout, 100*time.Millisecond, tested.stderr)
+	assert.Equal(t, ExitErrorResult, tested.code, tested.stderr)
+	assert.Equal(t, "CHANGED namespace toolcall-pol-add-big-2 add alice: allow -> deny add-small\n", tested.stdout)
 	assert.Contains(t, tested.stderr, "4 calls decided, 1 would change")
 }

@@ -106,5 +106,7 @@ func TestPolicyTestCommandListsChangedCalls(t *testing.T) {
 	}
 	code, _, errOut := runIn([]string{"policy", "test", writePolicy(t, base)}, nil, "")
 	assert.Equal(t, ExitUsage, code)
-	assert.Contains(t, errOut, "--histories DIR is required")
+	code, _, _ = runIn([]string{"policy", "test", writePolicy(t, base), "--histories", dir, "--since", "1h"}, nil, "")
+	assert.Equal(t, ExitUsage, code, "one source at a time")
+	assert.Contains(t, errOut, "give one of --histories DIR and --since TIME")
 }
