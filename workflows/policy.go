@@ -30,11 +30,33 @@ import (
 //     It names the call by its ID (unique in a ToolCallWorkflow and among an agent run's
 //     calls), not by the workflow ID, which a replayer may not know.
 
+type policyKey struct{}
+
+// WithPolicy returns ctx carrying src: the calls an agent workflow runs inline with ctx
+// (Inline.ExecuteToolCall, Inline.ExecuteRound) are decided by it as a ToolCallWorkflow's are
+// by Workflows.Policy, and their decisions recorded in the agent run's history. Give it the
+// same Source as the worker's (worker.Options.Policy). Calls that run as child ToolCallWorkflows
+// (ExecuteToolCall, ExecuteRound, approval-gated inline calls) are decided by their worker's
+// policy instead. A nil src decides nothing.
+func WithPolicy(ctx workflow.Context, src *policy.Source) workflow.Context {
+	return workflow.WithValue(ctx, policyKey{}, src)
+}
+
+// policySource is the Source that decides the calls of ctx: w.Policy, else WithPolicy's.
+func (w *Workflows) policySource(ctx workflow.Context) *policy.Source {
+	if w.Policy != nil {
+		return w.Policy
+	}
+	src, _ := ctx.Value(policyKey{}).(*policy.Source)
+	return src
+}
+
 // decidePolicy returns the policy decision of the validated call (accepted) of tool, recorded
 // in history; the zero decision (allow) when the worker has no
 // policy and the history recorded none.
 func (w *Workflows) decidePolicy(ctx workflow.Context, call toolcore.ToolCall, tool toolcore.Tool, accepted json.RawMessage) wire.PolicyDecision {
-	if w.Policy.Current() == nil && !workflow.IsReplaying(ctx) {
+	src := w.policySource(ctx)
+	if src.Current() == nil && !workflow.IsReplaying(ctx) {
 		return wire.PolicyDecision{}
 	}
 	id := wire.ChangePolicy + "/" + call.ID()
@@ -54,7 +76,7 @@ func (w *Workflows) decidePolicy(ctx workflow.Context, call toolcore.ToolCall, t
 	// the set in force is what MutableSideEffect is for.
 	err := workflow.MutableSideEffect(ctx, id, func(workflow.Context) any {
 		//workflowcheck:ignore
-		d, _ := w.Policy.Decide(policy.Request{Principal: principal, Tool: policy.ToolOf(tool), Arguments: accepted, Calls: calls})
+		d, _ := src.Decide(policy.Request{Principal: principal, Tool: policy.ToolOf(tool), Arguments: accepted, Calls: calls})
 		return d
 	}, func(a, b any) bool {
 		x, _ := a.(wire.PolicyDecision)

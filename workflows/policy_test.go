@@ -3,14 +3,19 @@ package workflows_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolgate/toolgate/activities"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
@@ -163,6 +168,60 @@ func TestPolicyApprovalWaitsForADecision(t *testing.T) {
 			if tt.wantCode != "" {
 				assert.Equal(t, tt.wantCode, r.result.ErrorCode().String())
 			}
+		})
+	}
+}
+
+// TestPolicyDecidesInlineCalls: an agent run's inline calls made with workflows.WithPolicy are
+// decided in the agent's own workflow code: the denied one is POLICY_DENIED with no ExecuteTool
+// attempt and no child, the allowed one runs inline; without WithPolicy both run.
+func TestPolicyDecidesInlineCalls(t *testing.T) {
+	src := mustSource(t, policyDoneWhen, false)
+	tests := []struct {
+		name         string
+		src          *policy.Source
+		wantVerdicts []string
+		wantAttempts int64
+	}{
+		{name: "with policy", src: src, wantAttempts: 1, wantVerdicts: []string{
+			`{"error":{"code":"POLICY_DENIED","message":"denied by policy \"add-small\": add takes left below 1000; the tool did not run"}}`,
+			`{"ran":true}`,
+		}},
+		{name: "without", wantAttempts: 2, wantVerdicts: []string{`{"ran":true}`, `{"ran":true}`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var runs atomic.Int64
+			reg := policyRegistry(t, &runs)
+			var suite testsuite.WorkflowTestSuite
+			env := suite.NewTestWorkflowEnvironment()
+			env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "agent-1", TaskQueue: wire.DefaultTaskQueue})
+			(&activities.Activities{Registry: reg}).Register(env)
+			var children atomic.Int64
+			env.SetOnChildWorkflowStartedListener(func(*workflow.Info, workflow.Context, converter.EncodedValues) { children.Add(1) })
+			inline := &workflows.Inline{Registry: reg}
+			env.ExecuteWorkflow(func(ctx workflow.Context) ([]string, error) {
+				ctx = workflows.WithPolicy(ctx, tt.src)
+				var out []string
+				for i, args := range []string{`{"left":5000}`, `{"left":5}`} {
+					c, err := toolcore.NewToolCall(fmt.Sprintf("i-%d", i), "add", []byte(args))
+					if err != nil {
+						return nil, err
+					}
+					res, err := inline.ExecuteToolCall(ctx, c)
+					if err != nil {
+						return nil, err
+					}
+					out = append(out, res.Content())
+				}
+				return out, nil
+			})
+			require.NoError(t, env.GetWorkflowError())
+			var got []string
+			require.NoError(t, env.GetWorkflowResult(&got))
+			assert.Equal(t, tt.wantVerdicts, got)
+			assert.Equal(t, tt.wantAttempts, runs.Load())
+			assert.Zero(t, children.Load())
 		})
 	}
 }
