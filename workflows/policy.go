@@ -37,7 +37,9 @@ type policyKey struct{}
 // by Workflows.Policy, and their decisions recorded in the agent run's history. Give it the
 // same Source as the worker's (worker.Options.Policy). Calls that run as child ToolCallWorkflows
 // (ExecuteToolCall, ExecuteRound, approval-gated inline calls) are decided by their worker's
-// policy instead. A nil src decides nothing.
+// policy instead: an inline call src holds for approval runs as such a child, and waits only if
+// that worker's policy (or its tool) requires approval too, so src must be the worker's own
+// Source. A nil src decides nothing.
 func WithPolicy(ctx workflow.Context, src *policy.Source) workflow.Context {
 	return workflow.WithValue(ctx, policyKey{}, src)
 }

@@ -17,6 +17,7 @@
 //	toolgate drift                     running calls whose tool definition differs in this build
 //	toolgate deploy status|promote|ramp a worker deployment's versions; promote or ramp one after checks
 //	toolgate limits [set|reset]        show or override task queues' rate limits and fairness
+//	toolgate policy check|test FILE    validate a Cedar policy set; list recorded calls it would decide otherwise
 //	toolgate bench                     what durability costs, against a bare Temporal workflow
 //	toolgate codec-server              the codec-server protocol, so the Web UI decodes payloads
 //	toolgate codec keys                a key file's key IDs and roles, and the keys processes hold
