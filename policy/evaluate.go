@@ -74,8 +74,15 @@ type Request struct {
 // Evaluate decides r (package documentation, "Decisions"). The decision carries the set's hash;
 // it is never LogOnly (the caller sets that). It reads nothing but s and r: the same inputs
 // always give the same decision.
-func (s *Set) Evaluate(r Request) Decision {
-	d := Decision{Hash: s.hash, Effect: wire.PolicyAllow}
+func (s *Set) Evaluate(r Request) (d Decision) {
+	defer func() {
+		// Evaluation runs in workflow code, where a panic would wedge the call's workflow task:
+		// a set that cannot be evaluated denies (fail closed).
+		if recover() != nil {
+			d = Decision{Hash: s.hash, Effect: wire.PolicyDeny, Reason: "the policy set could not be evaluated"}
+		}
+	}()
+	d = Decision{Hash: s.hash, Effect: wire.PolicyAllow}
 	args, err := argumentsRecord(r.Arguments)
 	if err != nil {
 		d.Effect, d.Reason = wire.PolicyDeny, err.Error()
