@@ -110,3 +110,25 @@ func TestPolicyTestCommandListsChangedCalls(t *testing.T) {
 	assert.Equal(t, ExitUsage, code, "one source at a time")
 	assert.Contains(t, errOut, "give one of --histories DIR and --since TIME")
 }
+
+// TestPolicyWorkerFlags: a worker refuses --policy-log-only without --policy, and a policy file
+// that does not load, before dialing (exit 2, not a connection failure).
+func TestPolicyWorkerFlags(t *testing.T) {
+	bad := writePolicy(t, "forbid (principal,")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "log-only alone", args: []string{"worker", "--policy-log-only"}, want: "--policy-log-only needs --policy FILE"},
+		{name: "invalid file", args: []string{"worker", "--policy", bad}, want: "candidate.cedar:1:19"},
+		{name: "missing file", args: []string{"worker", "--policy", filepath.Join(t.TempDir(), "none.cedar")}, want: "no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errOut := runIn(append(tt.args, "--address", "127.0.0.1:1"), nil, "")
+			assert.Equal(t, ExitUsage, code, errOut)
+			assert.Contains(t, errOut, tt.want)
+		})
+	}
+}

@@ -160,6 +160,11 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 	if err := o.metrics.checkCallCounts(); err != nil {
 		return err
 	}
+	// A policy file that does not load fails before dialing.
+	decider, err := o.policy.source(ctx, a.logger)
+	if err != nil {
+		return err
+	}
 	c, ms, closeAll, err := dialMetered(ctx, a.logger, o.metrics, o.conn)
 	if err != nil {
 		return err
@@ -176,10 +181,6 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 		}
 	}
 	dc, _ := o.conn.dataConverter(nil) // dialMetered loaded the same keys
-	decider, err := o.policy.source(ctx, logger)
-	if err != nil {
-		return err
-	}
 	w, err := worker.New(c, o.conn.namespace, reg, worker.Options{TaskQueue: o.taskQueue, StopTimeout: o.stopTimeout, Logger: a.logger,
 		Deployment: o.deployment, DataConverter: dc, Policy: decider})
 	if err != nil {
