@@ -225,3 +225,45 @@ func TestPolicyDecidesInlineCalls(t *testing.T) {
 		})
 	}
 }
+
+// TestPolicyDecidesAnAgentRound: a round of calls an agent workflow starts as child
+// ToolCallWorkflows is decided by the worker's policy: the big add ends POLICY_DENIED, the small
+// ones run. (The test environment does not pass a child's memo, so its principal is tested with
+// a ToolCallWorkflow's own memo in TestPolicyDecidesCalls and end to end in TestPolicyEndToEnd.)
+func TestPolicyDecidesAnAgentRound(t *testing.T) {
+	var runs atomic.Int64
+	reg := policyRegistry(t, &runs)
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "agent-1", TaskQueue: wire.DefaultTaskQueue})
+	(&workflows.Workflows{Registry: reg, Policy: mustSource(t, policyDoneWhen, false)}).Register(env)
+	(&activities.Activities{Registry: reg}).Register(env)
+	env.ExecuteWorkflow(func(ctx workflow.Context) ([]string, error) {
+		var calls []toolcore.ToolCall
+		for i, c := range [][2]string{{"add", `{"left":7}`}, {"add", `{"left":5000}`}, {"add", `{"left":5}`}} {
+			call, err := toolcore.NewToolCall(fmt.Sprintf("r-%d", i), c[0], []byte(c[1]))
+			if err != nil {
+				return nil, err
+			}
+			calls = append(calls, call)
+		}
+		outcomes, err := workflows.ExecuteRound(ctx, calls, toolcore.RoundOptions{})
+		if err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, o := range outcomes {
+			out = append(out, o.Result.Content())
+		}
+		return out, nil
+	})
+	require.NoError(t, env.GetWorkflowError())
+	var got []string
+	require.NoError(t, env.GetWorkflowResult(&got))
+	assert.Equal(t, []string{
+		`{"ran":true}`,
+		`{"error":{"code":"POLICY_DENIED","message":"denied by policy \"add-small\": add takes left below 1000; the tool did not run"}}`,
+		`{"ran":true}`,
+	}, got)
+	assert.Equal(t, int64(2), runs.Load())
+}
