@@ -3,6 +3,7 @@ package policy_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -244,4 +245,25 @@ func TestPolicyValidateAgainstSchema(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
+}
+
+// TestPolicyDocExampleIsValid: the example set of docs/policy.md parses, validates against the
+// schema and decides as the page says.
+func TestPolicyDocExampleIsValid(t *testing.T) {
+	page, err := os.ReadFile("../docs/policy.md")
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(page), "```cedar\n")
+	require.True(t, ok, "docs/policy.md has a cedar block")
+	text, _, ok := strings.Cut(rest, "```")
+	require.True(t, ok)
+	s := mustParse(t, text)
+	require.NoError(t, s.Validate())
+	write := func(p *toolcore.Principal, path string) policy.Decision {
+		return s.Evaluate(policy.Request{Principal: p, Tool: policy.Tool{Name: "write_file"}, Arguments: json.RawMessage(`{"path":"` + path + `"}`)})
+	}
+	assert.Equal(t, "guests-no-write", write(guest, "/tmp/a").PolicyID)
+	assert.Equal(t, wire.PolicyApprove, write(alice, "/etc/passwd").Effect)
+	assert.Equal(t, wire.PolicyAllow, write(alice, "/tmp/a").Effect)
+	add := s.Evaluate(policy.Request{Tool: policy.Tool{Name: "add"}, Arguments: json.RawMessage(`{"left":1000,"right":1}`)})
+	assert.Equal(t, "add-small", add.PolicyID)
 }
