@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"bufio"
 	"context"
 	"crypto"
 	"encoding/json"
@@ -376,22 +377,64 @@ func TestMCPPrincipalCapsLeaveOthersServed(t *testing.T) {
 	release := pt.hold("held")
 	defer release()
 	var inFlight sync.WaitGroup
+	drain := func(r io.ReadCloser) {
+		inFlight.Go(func() {
+			_, _ = io.Copy(io.Discard, r)
+			_ = r.Close()
+		})
+	}
+	var primeID string
+	superseded := make(chan struct{}) // closed when the first call's answer ends
 	for i := range 3 {
 		// Its answer's headers have arrived (the SSE stream opens with its priming event): it is
 		// admitted, and in flight until the tool returns.
 		resp := bearerRequest(t, url, http.MethodPost, a, aSessions[i],
 			`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"single","arguments":{"tag":"held"}}}`)
 		require.Equal(t, http.StatusOK, resp.StatusCode)
-		inFlight.Go(func() {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			_ = resp.Body.Close()
-		})
+		if i == 0 {
+			lines := bufio.NewReader(resp.Body)
+			for primeID == "" {
+				line, err := lines.ReadString('\n')
+				require.NoError(t, err)
+				primeID, _ = strings.CutPrefix(strings.TrimSpace(line), "id: ")
+				if primeID == strings.TrimSpace(line) {
+					primeID = ""
+				}
+			}
+			inFlight.Go(func() {
+				defer close(superseded)
+				_, _ = io.Copy(io.Discard, lines)
+				_ = resp.Body.Close()
+			})
+			continue
+		}
+		drain(resp.Body)
 	}
-	resp := bearerRequest(t, url, http.MethodPost, a, aSessions[3], `{"jsonrpc":"2.0","id":6,"method":"ping"}`)
-	out, _ := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "A's fourth request in flight: %s", out)
-	assert.Contains(t, string(out), "3 requests in flight, its cap")
+	refused := func() {
+		t.Helper()
+		resp := bearerRequest(t, url, http.MethodPost, a, aSessions[3], `{"jsonrpc":"2.0","id":6,"method":"ping"}`)
+		out, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "A's fourth request in flight: %s", out)
+		assert.Contains(t, string(out), "3 requests in flight, its cap")
+	}
+	refused()
+	// A resumption of A's own held stream takes that request's place: let past the cap (the
+	// request it supersedes ends), and counted in its turn. Its answer's headers come with the
+	// first event after primeID: the call's result.
+	inFlight.Go(func() {
+		resumed := bearerRequest(t, url, http.MethodGet, a, aSessions[0], "", "Last-Event-ID", primeID)
+		out, _ := io.ReadAll(resumed.Body)
+		_ = resumed.Body.Close()
+		assert.Equal(t, http.StatusOK, resumed.StatusCode, "%s", out)
+		assert.Contains(t, string(out), `\"held\"`, "the resumption carries the call's result")
+	})
+	select {
+	case <-superseded:
+	case <-time.After(time.Minute):
+		t.Fatal("the resumption did not supersede the request holding its stream")
+	}
+	refused()
 
 	cSessions, status, body := openUntilRefused(c)
 	assert.Len(t, cSessions, 4)
@@ -402,7 +445,7 @@ func TestMCPPrincipalCapsLeaveOthersServed(t *testing.T) {
 	assert.Contains(t, body, "this principal holds 2 of the 12 live sessions")
 
 	// B holds nothing: served.
-	resp, body = post2026(t, url, "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{}}, http.Header{"Authorization": {"Bearer " + b}})
+	resp, body := post2026(t, url, "tools/call", map[string]any{"name": "whoami", "arguments": map[string]any{}}, http.Header{"Authorization": {"Bearer " + b}})
 	assert.Equal(t, http.StatusOK, resp.StatusCode, body)
 	assert.Contains(t, body, `\"subject\":\"b\"`)
 	session, status, body := open(b)
@@ -417,8 +460,8 @@ func TestMCPPrincipalCapsLeaveOthersServed(t *testing.T) {
 }
 
 // bearerRequest sends one request of a 2025-11-25 session (when session is set) with a bearer
-// token and returns its response, the body unread.
-func bearerRequest(t *testing.T, url, method, token, session, body string) *http.Response {
+// token and the header pairs, and returns its response, the body unread.
+func bearerRequest(t *testing.T, url, method, token, session, body string, header ...string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
 	require.NoError(t, err)
@@ -428,6 +471,9 @@ func bearerRequest(t *testing.T, url, method, token, session, body string) *http
 	if session != "" {
 		req.Header.Set("Mcp-Session-Id", session)
 		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)

@@ -17,9 +17,9 @@ import (
 //     (sessionowner.go) and those its initialize requests are creating;
 //   - standalone SSE streams (a GET of a session without a request stream's Last-Event-ID):
 //     HTTPOptions.MaxStreamsPerPrincipal;
-//   - requests in flight (every POST until answered, a tools/call until its result; a GET
-//     resuming a request's stream, except one that supersedes its own request holding that
-//     stream): HTTPOptions.MaxCallsPerPrincipal.
+//   - requests in flight (every POST until answered, a tools/call until its result, and a GET
+//     resuming a request's stream; one that supersedes its own request holding that stream
+//     passes the cap, since it ends that request): HTTPOptions.MaxCallsPerPrincipal.
 //
 // The global cap, HTTPOptions.MaxSessions, still bounds live sessions and stateless requests
 // together, and no principal can exhaust it: a principal holding n of them (its sessions and
@@ -110,12 +110,12 @@ func (c *principalCaps) admit(w http.ResponseWriter, r *http.Request, sessionles
 		}
 		return func() {}, true
 	}
-	if kind == requestCall {
-		if key, resume := resumedStream(r); resume {
-			if holder, held := c.holders.principalHolding(key); held && holder == principal {
-				return func() {}, true // supersedes its own request (supersede.go): no more held
-			}
-		}
+	// A resumption of a stream its own request holds supersedes that request (supersede.go): it
+	// passes the calls cap, since it ends the request it replaces, and counts like any.
+	supersedes := false
+	if key, resume := resumedStream(r); resume && kind == requestCall {
+		holder, held := c.holders.principalHolding(key)
+		supersedes = held && holder == principal
 	}
 	owned := c.owners.heldBy(principal)
 	live := 0
@@ -132,7 +132,7 @@ func (c *principalCaps) admit(w http.ResponseWriter, r *http.Request, sessionles
 	case kind == requestStream && u.streams >= c.perStreams:
 		refuse(w, fmt.Sprintf("this principal has %d standalone SSE streams open, its cap", u.streams), 10)
 		return nil, false
-	case kind != requestStream && kind != requestOther && u.calls >= c.perCalls:
+	case kind != requestStream && kind != requestOther && !supersedes && u.calls >= c.perCalls:
 		refuse(w, fmt.Sprintf("this principal has %d requests in flight, its cap", u.calls), 1)
 		return nil, false
 	case kind == requestCreating && owned+u.creating >= c.perSessions:
