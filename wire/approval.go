@@ -96,4 +96,7 @@ type ApprovalState struct {
 	Waiting bool `json:"waiting"`
 	// Decision is the accepted decision, if any.
 	Decision *ApprovalRecord `json:"decision,omitempty"`
+	// Policy is the policy decision that asked for this approval (an @effect("approve") policy),
+	// absent when the tool's own approval rule did.
+	Policy *PolicyDecision `json:"policy,omitempty"`
 }

@@ -33,7 +33,9 @@ type edit struct {
 
 // awaitApproval holds a call whose tool needs approval until a reviewer decides, the approval
 // timeout passes, or the call is canceled. approved is true when the tool may run; otherwise the
-// call ends with (res, err): TOOL_APPROVAL_REJECTED, TOOL_APPROVAL_EXPIRED or canceled.
+// call ends with (res, err): TOOL_APPROVAL_REJECTED, TOOL_APPROVAL_EXPIRED or canceled. asked is
+// the policy decision that asked for the approval, nil when the tool's own rule did; the state
+// and the details show it to the reviewer.
 //
 // The wait is durable: the state lives in history (the timer, the accepted update with its
 // decision), so worker and server restarts change nothing. Histories recorded before approvals
@@ -42,7 +44,7 @@ type edit struct {
 // A reviewer may approve edited arguments (ApprovalDecision.Arguments): the validator refuses an
 // edit that does not snapshot or validate; an accepted one is returned as edited, and the tool
 // runs with it.
-func (w *Workflows) awaitApproval(ctx workflow.Context, call toolcore.ToolCall, tool toolcore.Tool) (approved bool, edited *edit, res toolcore.Result, err error) {
+func (w *Workflows) awaitApproval(ctx workflow.Context, call toolcore.ToolCall, tool toolcore.Tool, asked *wire.PolicyDecision) (approved bool, edited *edit, res toolcore.Result, err error) {
 	if workflow.GetVersion(ctx, wire.ChangeApproval, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return true, nil, toolcore.Result{}, nil
 	}
@@ -56,6 +58,7 @@ func (w *Workflows) awaitApproval(ctx workflow.Context, call toolcore.ToolCall, 
 		Since:          workflow.Now(ctx).UTC(),
 		Deadline:       workflow.Now(ctx).Add(timeout),
 		Waiting:        true,
+		Policy:         asked,
 	}, tool: tool, budget: func() budget { return newBudget(w.validateTimeout()) }}
 	if err := a.register(ctx); err != nil {
 		// Only a programming error (a duplicate name, a bad handler) fails here.
@@ -261,7 +264,16 @@ func (a *approval) waitingDetails(workflowID string) string {
 	}
 	fence := strings.Repeat("`", max(3, longestRun(args, '`')+1))
 	tool, _ := safetext.Escape(a.state.ToolName)
-	return "awaiting approval of " + tool + " (call hash " + a.state.CallHash + ", expires " +
+	asked := ""
+	if p := a.state.Policy; p != nil {
+		id, _ := safetext.Escape(p.PolicyID)
+		reason, _ := safetext.Escape(p.Reason)
+		asked = " asked by policy " + id
+		if reason != "" {
+			asked += " (" + reason + ")"
+		}
+	}
+	return "awaiting approval of " + tool + asked + " (call hash " + a.state.CallHash + ", expires " +
 		a.state.Deadline.UTC().Format("2006-01-02T15:04:05Z") + "): toolgate approve " + workflowID +
 		", or the update \"" + wire.UpdateApprove + "\"/\"" + wire.UpdateReject + "\"\n\narguments" + cut + note + ":\n" +
 		fence + "\n" + args + "\n" + fence

@@ -154,12 +154,21 @@ func TestPolicyApprovalWaitsForADecision(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var runs atomic.Int64
 			results := make([]updateResult, 1)
+			var waiting wire.ApprovalState
 			r := runWorkflow(t, policyRegistry(t, &runs), call("c-1", "write_file", `{"path":"/etc/passwd"}`), runOptions{
 				workflows: workflows.Workflows{Policy: mustSource(t, policyDoneWhen, false)},
 				setup: func(env *testsuite.TestWorkflowEnvironment) {
+					env.RegisterDelayedCallback(func() {
+						v, err := env.QueryWorkflow(wire.QueryApproval)
+						require.NoError(t, err)
+						require.NoError(t, v.Get(&waiting))
+					}, 30*time.Second)
 					sendDecisions(t, env, []decision{{update: tt.update, give: wire.ApprovalDecision{Reviewer: "carol"}}}, &results)
 				},
 			})
+			require.NotNil(t, waiting.Policy, "the reviewer sees which policy asked")
+			assert.Equal(t, "ask-before-writing-etc", waiting.Policy.PolicyID)
+			assert.Equal(t, "writes under /etc need a human", waiting.Policy.Reason)
 			require.NoError(t, r.err)
 			require.True(t, results[0].sent, "the call waited for a decision")
 			require.NoError(t, results[0].err)

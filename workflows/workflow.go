@@ -124,7 +124,11 @@ func (w *Workflows) execute(ctx workflow.Context, call toolcore.ToolCall, key st
 			// The approval's update handlers live on the call's own workflow.
 			return ExecuteToolCall(ctx, call)
 		}
-		approved, ed, res, err := w.awaitApproval(ctx, call, tool)
+		var asked *wire.PolicyDecision
+		if decision.Enforced() == wire.PolicyApprove {
+			asked = &decision
+		}
+		approved, ed, res, err := w.awaitApproval(ctx, call, tool, asked)
 		if !approved {
 			return res, err
 		}
