@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
@@ -64,6 +65,10 @@ type Inline struct {
 	// ValidateTimeout bounds a call's validator and approval rule together, as
 	// Workflows.ValidateTimeout does. Optional: default DefaultValidateTimeout.
 	ValidateTimeout time.Duration
+	// Policy decides each call after validation, as Workflows.Policy does for a ToolCallWorkflow,
+	// and the decision is recorded in the agent run's history: give it the worker's Source
+	// (worker.Options.Policy). Optional: default the Source WithPolicy put on the ctx, else none.
+	Policy *policy.Source
 }
 
 // InlineKey is the idempotency key of call id run inline by the agent workflow agentWorkflowID:
@@ -87,7 +92,7 @@ func (in *Inline) workflows() *Workflows {
 	if queue == "" {
 		queue = wire.DefaultTaskQueue
 	}
-	return &Workflows{Registry: in.Registry, TaskQueue: queue, ValidateTimeout: in.ValidateTimeout, inline: true}
+	return &Workflows{Registry: in.Registry, TaskQueue: queue, ValidateTimeout: in.ValidateTimeout, Policy: in.Policy, inline: true}
 }
 
 // ExecuteToolCall runs call in the agent workflow and returns what workflows.ExecuteToolCall

@@ -189,10 +189,15 @@ func TestPolicyDecidesInlineCalls(t *testing.T) {
 	tests := []struct {
 		name         string
 		src          *policy.Source
+		field        bool // Inline.Policy instead of WithPolicy
 		wantVerdicts []string
 		wantAttempts int64
 	}{
 		{name: "with policy", src: src, wantAttempts: 1, wantVerdicts: []string{
+			`{"error":{"code":"POLICY_DENIED","message":"denied by policy \"add-small\": add takes left below 1000; the tool did not run"}}`,
+			`{"ran":true}`,
+		}},
+		{name: "Inline.Policy", src: src, field: true, wantAttempts: 1, wantVerdicts: []string{
 			`{"error":{"code":"POLICY_DENIED","message":"denied by policy \"add-small\": add takes left below 1000; the tool did not run"}}`,
 			`{"ran":true}`,
 		}},
@@ -209,8 +214,13 @@ func TestPolicyDecidesInlineCalls(t *testing.T) {
 			var children atomic.Int64
 			env.SetOnChildWorkflowStartedListener(func(*workflow.Info, workflow.Context, converter.EncodedValues) { children.Add(1) })
 			inline := &workflows.Inline{Registry: reg}
+			if tt.field {
+				inline.Policy = tt.src
+			}
 			env.ExecuteWorkflow(func(ctx workflow.Context) ([]string, error) {
-				ctx = workflows.WithPolicy(ctx, tt.src)
+				if !tt.field {
+					ctx = workflows.WithPolicy(ctx, tt.src)
+				}
 				var out []string
 				for i, args := range []string{`{"left":5000}`, `{"left":5}`} {
 					c, err := toolcore.NewToolCall(fmt.Sprintf("i-%d", i), "add", []byte(args))
