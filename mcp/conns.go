@@ -18,12 +18,18 @@ import (
 // connections hold no slot of their own: they are bounded per remote address and all together,
 // and past either bound the oldest unauthenticated one (of that address, or of all) is closed to
 // make room for the newcomer, which is how a legitimate client, who sends its token at once,
-// gets in however many idle sockets others hold. An unauthenticated connection lives at most
+// gets in however many idle sockets others hold. The per-address bound spares connections
+// accepted less than a second ago (a client's burst of fresh connections); the total ones
+// (MaxUnauthenticated, MaxConns) are hard. An unauthenticated connection lives at most
 // UnauthenticatedTimeout from its accept: its read and write deadlines never pass that moment,
 // whatever the server sets for headers, bodies or keep-alive, until it authenticates. Only
 // authenticated connections can make the listener wait: with MaxConns of them open, Accept holds
 // the next connection until one closes, and one token principal holds at most
 // MaxConnsPerPrincipal of them.
+
+// unauthenticatedGrace is how long a connection is spared by its address's bound (at most half
+// of UnauthenticatedTimeout).
+const unauthenticatedGrace = time.Second
 
 // Defaults of ConnOptions.
 const (
@@ -59,7 +65,8 @@ type ConnOptions struct {
 	// the oldest is closed. Optional: default half of MaxConns.
 	MaxUnauthenticated int
 	// MaxUnauthenticatedPerAddress bounds the unauthenticated connections of one remote address
-	// (an IPv4 address, an IPv6 /64); past it that address's oldest is closed. Behind a reverse
+	// (an IPv4 address, an IPv6 /64); past it that address's oldest is closed, unless it was
+	// accepted less than a second ago (a burst of fresh connections goes over it until then). Behind a reverse
 	// proxy every client has the proxy's address: raise it. Optional: default
 	// DefaultMaxUnauthenticatedPerAddress; negative for no bound.
 	MaxUnauthenticatedPerAddress int
@@ -156,7 +163,7 @@ func (l *ConnLimiter) Accept() (net.Conn, error) {
 	}
 	now := l.now()
 	lc := &limitedConn{Conn: c, limiter: l, address: addressKey(c.RemoteAddr().String()),
-		expires: now.Add(l.opts.UnauthenticatedTimeout)}
+		accepted: now, expires: now.Add(l.opts.UnauthenticatedTimeout)}
 	_ = c.SetReadDeadline(lc.expires)
 	_ = c.SetWriteDeadline(lc.expires)
 
@@ -170,7 +177,14 @@ func (l *ConnLimiter) Accept() (net.Conn, error) {
 		return nil, net.ErrClosed
 	}
 	var victims []*limitedConn
-	if same := l.byAddress[lc.address]; l.opts.MaxUnauthenticatedPerAddress > 0 && len(same) >= l.opts.MaxUnauthenticatedPerAddress {
+	// The per-address bound spares connections younger than the grace: a client's burst of fresh
+	// connections is not cut before its requests are read. The total bounds below are hard.
+	grace := min(unauthenticatedGrace, l.opts.UnauthenticatedTimeout/2)
+	for l.opts.MaxUnauthenticatedPerAddress > 0 {
+		same := l.byAddress[lc.address]
+		if len(same) < l.opts.MaxUnauthenticatedPerAddress || now.Sub(same[0].accepted) < grace {
+			break
+		}
 		victims = append(victims, l.dropLocked(same[0]))
 	}
 	if l.unauth.Len() >= l.opts.MaxUnauthenticated || (l.authed+l.unauth.Len() >= l.opts.MaxConns && l.unauth.Len() > 0) {
@@ -227,9 +241,10 @@ const (
 // expires; the deadlines the server asks for are kept and applied once it authenticates.
 type limitedConn struct {
 	net.Conn
-	limiter *ConnLimiter
-	address string
-	expires time.Time
+	limiter  *ConnLimiter
+	address  string
+	accepted time.Time
+	expires  time.Time
 
 	// Guarded by limiter.mu.
 	state     connState

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -30,17 +31,17 @@ func servedLimited(t testing.TB, opts mcp.ConnOptions) (*mcp.ConnLimiter, string
 	t.Helper()
 	verifier, err := mcp.StaticTokenVerifier(connTestToken)
 	require.NoError(t, err)
-	return servedLimitedWith(t, verifier, opts)
+	return servedLimitedWith(t, verifier, opts, time.Now)
 }
 
-// servedLimitedWith is servedLimited with another verifier.
-func servedLimitedWith(t testing.TB, verifier auth.TokenVerifier, opts mcp.ConnOptions) (*mcp.ConnLimiter, string) {
+// servedLimitedWith is servedLimited with another verifier and the limiter's clock.
+func servedLimitedWith(t testing.TB, verifier auth.TokenVerifier, opts mcp.ConnOptions, now func() time.Time) (*mcp.ConnLimiter, string) {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.HTTPHandler(mcp.NewServer(nil, nil, mcp.Options{}), mcp.HTTPOptions{Verifier: verifier, Resource: testResource, MaxSessions: 1 << 16}))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	limited := mcp.LimitConns(ln, opts)
+	limited := mcp.LimitConnsClock(ln, opts, now)
 	srv := limited.Server(mux)
 	go func() { _ = srv.Serve(limited) }()
 	t.Cleanup(func() { _ = srv.Close() })
@@ -95,13 +96,12 @@ func TestUnauthenticatedSocketsDoNotDelayInitialize(t *testing.T) {
 		many[i] = fmt.Sprintf("127.0.0.%d", 10+i)
 	}
 	tests := []struct {
-		name          string
-		attackers     []string
-		maxLeftUnauth int
+		name      string
+		attackers []string
 	}{
-		{"one other address", []string{"127.0.0.2"}, mcp.DefaultMaxUnauthenticatedPerAddress},
-		{"fifty other addresses", many, mcp.DefaultMaxConns / 2},
-		{"the client's own address", []string{"127.0.0.1"}, mcp.DefaultMaxUnauthenticatedPerAddress},
+		{"one other address", []string{"127.0.0.2"}},
+		{"fifty other addresses", many},
+		{"the client's own address", []string{"127.0.0.1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,9 +125,46 @@ func TestUnauthenticatedSocketsDoNotDelayInitialize(t *testing.T) {
 			// before the client's.
 			authed, unauth := limited.Counts()
 			assert.Equal(t, 1, authed)
-			assert.LessOrEqual(t, unauth, tt.maxLeftUnauth)
+			assert.LessOrEqual(t, unauth, mcp.DefaultMaxConns/2)
 		})
 	}
+}
+
+// Past MaxUnauthenticatedPerAddress, an address's oldest unauthenticated connections are closed
+// for a newcomer once they have had their grace (a second) to authenticate; a burst of fresh
+// connections from one address is spared meanwhile.
+func TestUnauthenticatedPerAddressBound(t *testing.T) {
+	verifier, err := mcp.StaticTokenVerifier(connTestToken)
+	require.NoError(t, err)
+	var later atomic.Int64 // how far ahead the limiter's clock runs
+	now := func() time.Time { return time.Now().Add(time.Duration(later.Load())) }
+	limited, addr := servedLimitedWith(t, verifier, mcp.ConnOptions{MaxUnauthenticatedPerAddress: 4, UnauthenticatedTimeout: time.Minute}, now)
+	unauthenticated := func(want int) func() bool {
+		return func() bool {
+			_, unauth := limited.Counts()
+			return unauth == want
+		}
+	}
+
+	var burst []net.Conn
+	for range 8 {
+		conn, err := dialFrom(t.Context(), "127.0.0.2", addr)
+		require.NoError(t, err)
+		defer conn.Close()
+		burst = append(burst, conn)
+	}
+	require.Eventually(t, unauthenticated(8), time.Minute, 10*time.Millisecond, "a burst of fresh connections is kept")
+
+	later.Store(int64(2 * time.Second))
+	newcomer, err := dialFrom(t.Context(), "127.0.0.2", addr)
+	require.NoError(t, err)
+	defer newcomer.Close()
+	require.Eventually(t, unauthenticated(4), time.Minute, 10*time.Millisecond, "the 5 oldest closed for the newcomer")
+	require.NoError(t, burst[0].SetReadDeadline(time.Now().Add(time.Minute))) // a guard against a hang
+	_, err = burst[0].Read(make([]byte, 1))
+	assert.ErrorIs(t, err, io.EOF, "the oldest was closed")
+	assert.Equal(t, http.StatusOK, roundTrip(t, newcomer, bufio.NewReader(newcomer), initializeRequest(connTestToken)),
+		"the newcomer is served")
 }
 
 // An unauthenticated connection is closed UnauthenticatedTimeout after its accept, idle
@@ -266,7 +303,7 @@ func TestConnectionsPerPrincipal(t *testing.T) {
 	s := newRSASigner(t, "k")
 	verifier, err := mcp.JWTVerifier(mcp.JWTOptions{Audience: testResource, Keys: []crypto.PublicKey{s.key.Public()}})
 	require.NoError(t, err)
-	limited, addr := servedLimitedWith(t, verifier, mcp.ConnOptions{MaxConns: 8, MaxConnsPerPrincipal: 2})
+	limited, addr := servedLimitedWith(t, verifier, mcp.ConnOptions{MaxConns: 8, MaxConnsPerPrincipal: 2}, time.Now)
 	alice := s.token(t, validClaims())
 	bobClaims := validClaims()
 	bobClaims["sub"] = "bob"

@@ -110,10 +110,11 @@ served at once; sessions idle for --session-timeout are closed and at most --max
 at once (an initialize beyond gets 503); a body over --max-body-bytes gets 413. A connection
 none of whose requests has authenticated yet holds no slot: it is closed --unauthenticated-timeout
 (5 s) after its accept, and past --max-unauthenticated-per-address (16) such connections from one
-address (an IPv6 /64), or half of --max-connections from all, the oldest is closed for the
-newcomer; only authenticated connections make others wait, and one token principal holds at
-most --max-connections-per-principal (128) of them. A 401 says only what the MCP spec
-requires; the reason is logged at debug level.
+address (an IPv6 /64; sparing those accepted less than a second ago), or half of
+--max-connections from all, the oldest is closed for the newcomer; only authenticated
+connections make others wait, and one token principal holds at most
+--max-connections-per-principal (128) of them. A 401 says only what the MCP spec requires; the
+reason is logged at debug level.
 
 Budgets: --budget-calls, --budget-cost and --budget-wall bound each MCP session's tools/call
 requests (calls, the tools' cost units, time since its first call); a stateless (2026-07-28)
@@ -163,7 +164,7 @@ The tool list comes from the workers' catalog; when no worker answers, from this
 	fs.DurationVar(&o.http.readHeaderTimeout, "read-header-timeout", mcp.DefaultReadHeaderTimeout, "drop a connection whose request headers take longer")
 	fs.IntVar(&o.http.maxConns, "max-connections", mcp.DefaultMaxConns, "connections served at once; past it the oldest unauthenticated one is closed, or (all authenticated) newcomers wait in the listen queue")
 	fs.IntVar(&o.http.connsPerPrincipal, "max-connections-per-principal", mcp.DefaultMaxConnsPerPrincipal, "connections one token principal may hold; its request on one more gets 429 (-1: no bound; raise it when many clients share a static token)")
-	fs.IntVar(&o.http.unauthPerAddress, "max-unauthenticated-per-address", mcp.DefaultMaxUnauthenticatedPerAddress, "connections not yet authenticated from one address (an IPv6 /64); past it its oldest is closed (-1: no bound; raise it behind a reverse proxy)")
+	fs.IntVar(&o.http.unauthPerAddress, "max-unauthenticated-per-address", mcp.DefaultMaxUnauthenticatedPerAddress, "connections not yet authenticated from one address (an IPv6 /64); past it its oldest is closed once a second old (-1: no bound; raise it behind a reverse proxy)")
 	fs.DurationVar(&o.http.unauthTimeout, "unauthenticated-timeout", mcp.DefaultUnauthenticatedTimeout, "close a connection this long after its accept unless one of its requests authenticated")
 	fs.IntVar(&o.http.maxSessions, "max-sessions", mcp.DefaultMaxSessions, "live MCP sessions; an initialize beyond gets 503")
 	fs.DurationVar(&o.http.sessionTimeout, "session-timeout", mcp.DefaultSessionTimeout, "close a session that sent no request for this long")
