@@ -10,33 +10,19 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/toolgate/toolgate/internal/fixtures"
 	"github.com/toolgate/toolgate/policy"
 	replaypkg "github.com/toolgate/toolgate/replay"
 	"github.com/toolgate/toolgate/wire"
 	"github.com/toolgate/toolgate/workflows"
 )
 
-// recordedPolicy is the set the policy/*.json histories were recorded under (a copy of
-// cmd/toolgate/internal/recordhistories RecordedPolicy; go run ./cmd/toolgate/internal/recordhistories
-// -run '^policy/' records them again): guests may not echo, add only below 1000.
-const recordedPolicy = `permit (principal, action, resource);
-
-@id("guests-no-echo")
-@reason("guests may not echo")
-forbid (principal in Toolgate::Group::"guests", action, resource == Toolgate::Tool::"echo");
-
-@id("add-small")
-@reason("add takes left below 1000")
-forbid (principal, action, resource == Toolgate::Tool::"add")
-unless { context.arguments has left && context.arguments.left < 1000 };
-`
-
 // invertedPolicy decides every recorded call the other way.
 const invertedPolicy = `permit (principal, action, resource);
 @id("no-add") forbid (principal, action, resource == Toolgate::Tool::"add") when { context.arguments has left && context.arguments.left < 1000 };
 @id("no-guests") forbid (principal in Toolgate::Group::"guests", action, resource) unless { resource == Toolgate::Tool::"echo" };`
 
-// TestReplayRecordedPolicyHistories replays each call recorded under recordedPolicy on workers
+// TestReplayRecordedPolicyHistories replays each call recorded under fixtures.RecordedPolicy on workers
 // holding that set, the inverted set, log-only, and no set: each replays (the recorded decision
 // is read back, never re-evaluated), and the history holds the decision that was made.
 func TestReplayRecordedPolicyHistories(t *testing.T) {
@@ -55,10 +41,10 @@ func TestReplayRecordedPolicyHistories(t *testing.T) {
 		files = append(files, tt.file)
 	}
 	require.ElementsMatch(t, files, recordedFiles(t, "policy"))
-	recorded := mustSource(t, recordedPolicy, false)
+	recorded := mustSource(t, fixtures.RecordedPolicy, false)
 	sources := map[string]*policy.Source{
 		"recorded": recorded, "inverted": mustSource(t, invertedPolicy, false),
-		"log-only": mustSource(t, recordedPolicy, true), "none": nil,
+		"log-only": mustSource(t, fixtures.RecordedPolicy, true), "none": nil,
 	}
 	reg := recordedRegistry(t)
 	for _, tt := range tests {

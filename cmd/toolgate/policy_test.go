@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// recordedPolicyHistories are the calls recorded under recordhistories' RecordedPolicy (guests
+// recordedPolicyHistories are the calls recorded under fixtures.RecordedPolicy (guests
 // may not echo; add only below 1000): denied-group, denied-arguments, allowed, log-only.
 const recordedPolicyHistories = "../../testdata/histories/policy"
 

@@ -5,30 +5,17 @@ import (
 	"fmt"
 
 	"github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/fixtures"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/toolbox"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/worker"
 )
 
-// RecordedPolicy is the policy set the policy/*.json histories were recorded under (its copy in
-// workflows/replay_policy_test.go must stay equal): guests may not echo, add only below 1000.
-const RecordedPolicy = `permit (principal, action, resource);
-
-@id("guests-no-echo")
-@reason("guests may not echo")
-forbid (principal in Toolgate::Group::"guests", action, resource == Toolgate::Tool::"echo");
-
-@id("add-small")
-@reason("add takes left below 1000")
-forbid (principal, action, resource == Toolgate::Tool::"add")
-unless { context.arguments has left && context.arguments.left < 1000 };
-`
-
-// policyQueue is where the policy scenarios' worker (holding RecordedPolicy) polls.
+// policyQueue is where the policy scenarios' worker (holding fixtures.RecordedPolicy) polls.
 const policyQueue = "toolgate-policy"
 
-// policyScenarios are calls decided by RecordedPolicy: denied by a group rule and by an argument
+// policyScenarios are calls decided by fixtures.RecordedPolicy: denied by a group rule and by an argument
 // rule (POLICY_DENIED, nothing scheduled), allowed, and a would-be denial in log-only mode (it
 // runs; the decision is recorded).
 func policyScenarios() []scenario {
@@ -42,10 +29,10 @@ func policyScenarios() []scenario {
 	}
 }
 
-// decidedBy runs call for p on a worker of its own holding RecordedPolicy (log-only or not).
+// decidedBy runs call for p on a worker of its own holding fixtures.RecordedPolicy (log-only or not).
 func decidedBy(logOnly bool, p toolcore.Principal, call toolcore.ToolCall) func(context.Context, *recorder) (string, error) {
 	return func(ctx context.Context, r *recorder) (string, error) {
-		set, err := policy.Parse("recorded.cedar", []byte(RecordedPolicy))
+		set, err := policy.Parse("recorded.cedar", []byte(fixtures.RecordedPolicy))
 		if err != nil {
 			return "", err
 		}
