@@ -63,17 +63,12 @@ func reconcileLimits(ctx context.Context, c client.Client, namespace, identity s
 			}
 			continue
 		}
-		desc, err := c.WorkflowService().DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
-			Namespace:     namespace,
-			TaskQueue:     &taskqueuepb.TaskQueue{Name: queue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
-			TaskQueueType: enumspb.TASK_QUEUE_TYPE_ACTIVITY,
-			ReportConfig:  true,
-		})
+		cfg, err := activityQueueConfig(ctx, c, namespace, queue)
 		if err != nil {
-			first = cmpErr(first, fmt.Errorf("describe task queue %q: %w", queue, err))
+			first = cmpErr(first, err)
 			continue
 		}
-		current := desc.GetConfig().GetFairnessKeysRateLimitDefault()
+		current := cfg.GetFairnessKeysRateLimitDefault()
 		if current.GetRateLimit() != nil && current.GetMetadata().GetReason() != wire.LimitReasonDeclared {
 			logger.Info("per-fairness-key rate limit left as an operator set it",
 				zap.String("taskQueue", queue), zap.Float32("callsPerSecond", current.GetRateLimit().GetRequestsPerSecond()),
@@ -118,16 +113,10 @@ func cmpErr(first, err error) error {
 // dispatched eagerly, in the answer to the workflow task: so a worker whose main queue carries
 // one turns eager activity dispatch off (New), and the limit holds for every call it runs.
 func mainQueueLimit(ctx context.Context, c client.Client, namespace, queue string) (string, error) {
-	desc, err := c.WorkflowService().DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
-		Namespace:     namespace,
-		TaskQueue:     &taskqueuepb.TaskQueue{Name: queue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
-		TaskQueueType: enumspb.TASK_QUEUE_TYPE_ACTIVITY,
-		ReportConfig:  true,
-	})
+	cfg, err := activityQueueConfig(ctx, c, namespace, queue)
 	if err != nil {
-		return "", fmt.Errorf("describe task queue %q: %w", queue, err)
+		return "", err
 	}
-	cfg := desc.GetConfig()
 	describe := func(what string, l *taskqueuepb.RateLimitConfig) string {
 		return fmt.Sprintf("%s %g/s (set by %q: %q)", what, l.GetRateLimit().GetRequestsPerSecond(),
 			l.GetMetadata().GetUpdateIdentity(), l.GetMetadata().GetReason())
@@ -141,4 +130,19 @@ func mainQueueLimit(ctx context.Context, c client.Client, namespace, queue strin
 		return fmt.Sprintf("%d fairness weight overrides", len(cfg.GetFairnessWeightOverrides())), nil
 	}
 	return "", nil
+}
+
+// activityQueueConfig is the flow-control config (rate limits, weight overrides) of queue's
+// activity task queue.
+func activityQueueConfig(ctx context.Context, c client.Client, namespace, queue string) (*taskqueuepb.TaskQueueConfig, error) {
+	desc, err := c.WorkflowService().DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
+		Namespace:     namespace,
+		TaskQueue:     &taskqueuepb.TaskQueue{Name: queue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
+		TaskQueueType: enumspb.TASK_QUEUE_TYPE_ACTIVITY,
+		ReportConfig:  true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("describe task queue %q: %w", queue, err)
+	}
+	return desc.GetConfig(), nil
 }
