@@ -178,7 +178,8 @@ func limits(t *testing.T, args ...string) string {
 // dispatches its attempts at that rate across all of them: in any window of d seconds at most
 // 5*d plus the burst start. The server's stated burst is one second of the rate (the matcher's
 // defaultBurstDuration, server v1.32.1 service/matching/ratelimit_manager.go), so the bound is
-// 5*d + 5, plus 1 for a start on the window's edge. None is lost. An operator's `toolgate limits
+// 5*d + 5, plus 1 for a start on the window's edge and 1 for the jitter of recorded start
+// times. None is lost. An operator's `toolgate limits
 // set --rate` then takes effect on the running workers (a pause holds calls on the server; 200/s
 // then starts more than the declared rate of them within a second), and `limits reset` gives the rate back to the workers and removes the fairness
 // weight override set with it.
@@ -211,7 +212,11 @@ func TestFlowRateLimitAcrossWorkers(t *testing.T) {
 	tags, at := seen.snapshot()
 	assert.Len(t, tags, n, "every call ran once")
 	for _, d := range []time.Duration{time.Second, 2 * time.Second, window / 2} {
-		bound := int(rate*d.Seconds()) + rate + 1
+		// Evenly spaced starts put one on each edge of a closed window (rate*d + 1) beside the
+		// burst; one more is the jitter of StartedTime, which the server stamps when it records
+		// the start, a little after dispatch on a loaded machine (12 of a bound of 11 was seen
+		// in every window of one CI run). A server ignoring the rate exceeds it by far.
+		bound := int(rate*d.Seconds()) + rate + 2
 		assert.LessOrEqual(t, maxInWindow(at, d), bound, "starts within %s", d)
 	}
 	total := slices.MaxFunc(at, time.Time.Compare).Sub(slices.MinFunc(at, time.Time.Compare))
