@@ -9,6 +9,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/toolgate/toolgate/internal/principalmemo"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
@@ -109,12 +110,7 @@ func (c *Client) StatusByWorkflowID(ctx context.Context, workflowID string) (Sta
 	if info.GetCloseTime() != nil {
 		st.Closed = info.GetCloseTime().AsTime()
 	}
-	if p := info.GetMemo().GetFields()[wire.MemoPrincipal]; p != nil {
-		var principal toolcore.Principal
-		if c.opts.DataConverter.FromPayload(p, &principal) == nil && principal.Check() == nil {
-			st.Principal = &principal
-		}
-	}
+	st.Principal, _ = principalmemo.Read(info.GetMemo(), c.opts.DataConverter) // unreadable: shown as none
 	rec, err := c.recordedCall(ctx, workflowID, st.RunID)
 	if err != nil {
 		return Status{}, err

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/toolgate/toolgate/activities"
+	"github.com/toolgate/toolgate/internal/principalmemo"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
@@ -65,16 +66,11 @@ func ReadCall(h *historypb.History, dc converter.DataConverter) (RecordedCall, e
 		}
 		rc.Call = call
 	}
-	if payload := start.GetMemo().GetFields()[wire.MemoPrincipal]; payload != nil {
-		var p toolcore.Principal
-		if err := dc.FromPayload(payload, &p); err != nil {
-			return rc, fmt.Errorf("decode the principal memo: %w", err)
-		}
-		if err := p.Check(); err != nil {
-			return rc, fmt.Errorf("the principal memo: %w", err)
-		}
-		rc.Principal = &p
+	principal, err := principalmemo.Read(start.GetMemo(), dc)
+	if err != nil {
+		return rc, err
 	}
+	rc.Principal = principal
 	policyMarker := wire.ChangePolicy + "/" + rc.Call.ID() + "_"
 	for _, e := range events {
 		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && rc.Accepted == nil && a.GetActivityType().GetName() == wire.ExecuteToolName {

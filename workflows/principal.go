@@ -1,13 +1,9 @@
 package workflows
 
 import (
-	"encoding/json"
-	"fmt"
-
-	commonpb "go.temporal.io/api/common/v1"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolgate/toolgate/internal/principalmemo"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
@@ -33,38 +29,7 @@ func principalFrom(ctx workflow.Context) *toolcore.Principal {
 // error for one that does not decode or fails Principal.Check (the call then fails as
 // INVALID_TOOL_CALL, nothing runs: a principal that cannot be read must not run as no one).
 func (w *Workflows) startPrincipal(ctx workflow.Context) (*toolcore.Principal, error) {
-	payload := workflow.GetInfo(ctx).Memo.GetFields()[wire.MemoPrincipal]
-	if payload == nil {
-		return nil, nil
-	}
-	p, err := decodePrincipal(payload, w.DataConverter)
-	if err != nil {
-		return nil, err
-	}
-	return &p, nil
-}
-
-// decodePrincipal decodes a principal memo payload: plain JSON (any SDK's default converter)
-// directly, anything else (an encrypted payload) with dc.
-func decodePrincipal(payload *commonpb.Payload, dc converter.DataConverter) (toolcore.Principal, error) {
-	var p toolcore.Principal
-	if string(payload.GetMetadata()[converter.MetadataEncoding]) == converter.MetadataEncodingJSON {
-		if err := json.Unmarshal(payload.GetData(), &p); err != nil {
-			return p, fmt.Errorf("memo %s is not a principal: %v", wire.MemoPrincipal, err)
-		}
-	} else {
-		if dc == nil {
-			return p, fmt.Errorf("memo %s is encoded %q: give the worker the client's data converter (worker.Options.DataConverter) to read it",
-				wire.MemoPrincipal, payload.GetMetadata()[converter.MetadataEncoding])
-		}
-		if err := dc.FromPayload(payload, &p); err != nil {
-			return p, fmt.Errorf("memo %s does not decode: %v", wire.MemoPrincipal, err)
-		}
-	}
-	if err := p.Check(); err != nil {
-		return p, fmt.Errorf("memo %s: %v", wire.MemoPrincipal, err)
-	}
-	return p, nil
+	return principalmemo.Read(workflow.GetInfo(ctx).Memo, w.DataConverter)
 }
 
 // actingFor is the principal of the calls an agent run makes: the run's own (its start's memo),
@@ -99,13 +64,9 @@ func agentPrincipal(ctx workflow.Context) (*toolcore.Principal, error) {
 		}
 		return actingFor(ctx, p), nil
 	}
-	payload := workflow.GetInfo(ctx).Memo.GetFields()[wire.MemoPrincipal]
-	if payload == nil {
-		return nil, nil
-	}
-	p, err := decodePrincipal(payload, nil)
+	p, err := principalmemo.Read(workflow.GetInfo(ctx).Memo, nil)
 	if err != nil {
 		return nil, &toolcore.ContractError{Code: toolcore.CodeInvalidToolCall, Message: "agent run: " + err.Error() + " (or set CallOptions.Principal)"}
 	}
-	return actingFor(ctx, &p), nil
+	return actingFor(ctx, p), nil
 }

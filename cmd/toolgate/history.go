@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	tgclient "github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/principalmemo"
 	"github.com/toolgate/toolgate/internal/safetext"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
@@ -90,16 +91,15 @@ func runHistory(ctx context.Context, a *app, o historyOptions, args []string) er
 
 // historyPrincipal reads whom the call ran for from its start's memo, if it has a readable one.
 func historyPrincipal(hist *historypb.History, conn connOptions) (toolcore.Principal, bool) {
-	var p toolcore.Principal
-	if len(hist.Events) == 0 {
-		return p, false
-	}
-	payload := hist.Events[0].GetWorkflowExecutionStartedEventAttributes().GetMemo().GetFields()[wire.MemoPrincipal]
 	dc, err := conn.dataConverter(nil)
-	if payload == nil || err != nil || dc.FromPayload(payload, &p) != nil || p.Check() != nil {
+	if len(hist.Events) == 0 || err != nil {
 		return toolcore.Principal{}, false
 	}
-	return p, true
+	p, err := principalmemo.Read(hist.Events[0].GetWorkflowExecutionStartedEventAttributes().GetMemo(), dc)
+	if p == nil || err != nil {
+		return toolcore.Principal{}, false
+	}
+	return *p, true
 }
 
 // historyCallIDs reads the call's identity from the workflow input, if it is a well-formed call.
