@@ -13,30 +13,17 @@ import (
 
 	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/devtest"
+	"github.com/toolgate/toolgate/internal/fixtures"
 	"github.com/toolgate/toolgate/mcp"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/worker"
 )
 
-// mcpPolicy is issue 32's example, on this test's tools: guests may not write notes; add only
-// below 1000.
-const mcpPolicy = `permit (principal, action, resource);
-
-@id("guests-no-write")
-@reason("guests may not write notes")
-forbid (principal in Toolgate::Group::"guests", action, resource == Toolgate::Tool::"write_note");
-
-@id("add-small")
-@reason("add takes left below 1000")
-forbid (principal, action, resource == Toolgate::Tool::"add")
-unless { context.arguments has left && context.arguments.left < 1000 };
-`
-
 // TestMCPCallsDecidedByPolicy: through toolgate's MCP server with bearer tokens, the worker's
-// policy decides each call on the token's principal and arguments: a guest's write_note and
+// policy decides each call on the token's principal and arguments: a guest's write_file and
 // anyone's add of 5000 end POLICY_DENIED (an error result the model reads) with nothing run; the
-// same calls allowed run once; tools/list hides write_note from the guest only.
+// same calls allowed run once; tools/list hides write_file from the guest only.
 func TestMCPCallsDecidedByPolicy(t *testing.T) {
 	var writes, adds atomic.Int32
 	type addArgs struct {
@@ -45,8 +32,8 @@ func TestMCPCallsDecidedByPolicy(t *testing.T) {
 	}
 	reg, err := toolcore.NewRegistry(
 		toolcore.MustDefine(toolcore.Definition[tagArgs]{
-			Name:        "write_note",
-			Description: "Writes a note.",
+			Name:        "write_file",
+			Description: "Writes a file (a note, here).",
 			Execute: func(context.Context, tagArgs) (any, error) {
 				writes.Add(1)
 				return "written", nil
@@ -63,7 +50,7 @@ func TestMCPCallsDecidedByPolicy(t *testing.T) {
 		}),
 	)
 	require.NoError(t, err)
-	set, err := policy.Parse("mcp.cedar", []byte(mcpPolicy))
+	set, err := policy.Parse("example.cedar", []byte(fixtures.ExamplePolicy))
 	require.NoError(t, err)
 	src := policy.NewSource(set, false)
 	c := devtest.Client(t)
@@ -98,7 +85,7 @@ func TestMCPCallsDecidedByPolicy(t *testing.T) {
 	}
 	bob, alice := session("bob", "guests"), session("alice")
 
-	res := call(bob, "write_note", map[string]any{"tag": "x"})
+	res := call(bob, "write_file", map[string]any{"tag": "x"})
 	assert.True(t, res.IsError)
 	assert.Contains(t, text(t, res), `"code":"POLICY_DENIED"`)
 	assert.Contains(t, text(t, res), `guests-no-write`)
@@ -107,13 +94,13 @@ func TestMCPCallsDecidedByPolicy(t *testing.T) {
 	assert.Contains(t, text(t, res), `add takes left below 1000`)
 	assert.Zero(t, writes.Load()+adds.Load(), "a denied call runs nothing")
 
-	res = call(alice, "write_note", map[string]any{"tag": "y"})
+	res = call(alice, "write_file", map[string]any{"tag": "y"})
 	assert.False(t, res.IsError, text(t, res))
 	res = call(bob, "add", map[string]any{"left": 5, "right": 1})
 	assert.False(t, res.IsError, text(t, res))
 	assert.Equal(t, int32(1), writes.Load())
 	assert.Equal(t, int32(1), adds.Load())
 
-	assert.Equal(t, []string{"add"}, listed(bob), "write_note is hidden from a guest")
-	assert.Equal(t, []string{"add", "write_note"}, listed(alice))
+	assert.Equal(t, []string{"add"}, listed(bob), "write_file is hidden from a guest")
+	assert.Equal(t, []string{"add", "write_file"}, listed(alice))
 }

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolgate/toolgate/activities"
+	"github.com/toolgate/toolgate/internal/fixtures"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
@@ -23,17 +24,7 @@ import (
 )
 
 // policyDoneWhen is issue 32's example set, plus a policy that asks a human about big writes.
-const policyDoneWhen = `permit (principal, action, resource);
-
-@id("guests-no-write")
-@reason("guests may not write files")
-forbid (principal in Toolgate::Group::"guests", action, resource == Toolgate::Tool::"write_file");
-
-@id("add-small")
-@reason("add takes left below 1000")
-forbid (principal, action, resource == Toolgate::Tool::"add")
-unless { context.arguments has left && context.arguments.left < 1000 };
-
+const policyDoneWhen = fixtures.ExamplePolicy + `
 @id("ask-before-writing-etc")
 @reason("writes under /etc need a human")
 @effect("approve")

@@ -9,20 +9,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/internal/fixtures"
 )
 
 // e2ePolicy is issue 32's example: guests may not write files; add only below 1000.
-const e2ePolicy = `permit (principal, action, resource);
-
-@id("guests-no-write")
-@reason("guests may not write files")
-forbid (principal in Toolgate::Group::"guests", action, resource == Toolgate::Tool::"write_file");
-
-@id("add-small")
-@reason("add takes left below 1000")
-forbid (principal, action, resource == Toolgate::Tool::"add")
-unless { context.arguments has left && context.arguments.left < 1000 };
-`
+const e2ePolicy = fixtures.ExamplePolicy
 
 // TestPolicyEndToEnd runs toolgate dev --policy as a real process: the denied calls end
 // POLICY_DENIED with no effect, the allowed one runs; a changed file is reloaded; the exported
