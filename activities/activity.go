@@ -41,6 +41,16 @@ type Activities struct {
 	// idle attempt beats every half of its HeartbeatTimeout, at most every 5 s, to hear a
 	// cancellation in the heartbeat response).
 	CancellationPushed bool
+	// Secrets resolves the secrets a tool declares (toolcore.Options.Secrets) before each of its
+	// attempts; every resolved value is redacted from what the attempt reports (result, errors,
+	// progress, checkpoints, log lines). Optional: default none (a tool that declares a secret
+	// fails its calls with a TOOL_EXECUTION_FAILED naming it, without running).
+	Secrets toolcore.SecretSource
+	// Credentials obtains the calling principal's access tokens for the tools that declare
+	// toolcore.Options.Credentials, before each attempt; a principal without one makes the
+	// attempt end wire.ErrTypeConsentRequired without running the tool. Optional: default none
+	// (such a tool fails its calls, naming the provider).
+	Credentials toolcore.CredentialSource
 
 	inFlight   inFlight
 	pushWarned atomic.Bool // a missed push was logged (see pushMissed)

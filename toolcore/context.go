@@ -35,6 +35,10 @@ type Execution struct {
 	// Principal is whom the call runs for (CallPrincipal returns a copy). Optional: default
 	// none.
 	Principal *Principal
+	// Secrets are the tool's secrets and access tokens the executor resolved for this attempt
+	// (Secret and AccessToken return them; ResolveSecrets builds them). The executor redacts
+	// them from what the attempt reports. Optional: default none.
+	Secrets *Secrets
 }
 
 // executionKey is the context key of the *Execution of a running tool.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -145,6 +146,36 @@ type Options struct {
 	// operator's convention. A call is charged when it starts, whatever its outcome. Negative is
 	// an INVALID_TOOL_DEFINITION. Optional: default 0 (free). Not part of the DefinitionHash.
 	Cost int64
+	// Secrets names the secrets the tool reads with Secret during Execute (an API key, a
+	// password), each ^[A-Za-z0-9_.-]{1,128}$, at most MaxToolSecrets. The executor resolves them
+	// on the worker from its SecretSource when an attempt starts (a missing one fails the call
+	// with a model-safe TOOL_EXECUTION_FAILED naming it, before the tool runs) and redacts their
+	// values from everything the attempt reports (docs/secrets.md). Names only: values never
+	// reach a definition, workflow code or history. Optional: default none. Not part of the
+	// DefinitionHash.
+	Secrets []string
+	// Credentials names the OAuth providers whose access token of the calling principal the
+	// tool reads with AccessToken (a per-user credential). A call runs only once its principal
+	// has a valid token with the scopes asked: the first call of a principal waits, durably and
+	// holding no worker slot, for the principal's consent (docs/secrets.md). A call without a
+	// principal fails before the tool runs. Optional: default none. Not part of the
+	// DefinitionHash.
+	Credentials []Credential
+	// ConsentTimeout bounds a call's wait for its principal's consent to a Credential; past it
+	// the call ends TOOL_EXECUTION_FAILED (consent not given). Optional: default
+	// DefaultApprovalTimeout (24 hours) for a tool with Credentials. Not part of the
+	// DefinitionHash.
+	ConsentTimeout time.Duration
+}
+
+// Credential asks for the calling principal's OAuth access token at a provider.
+type Credential struct {
+	// Provider names the provider as the worker's OAuth configuration does
+	// (^[A-Za-z0-9_.-]{1,128}$, like a secret's name). Required.
+	Provider string `json:"provider"`
+	// Scopes the token must carry, each without spaces. Optional: default the provider's
+	// configured scopes.
+	Scopes []string `json:"scopes,omitempty"`
 }
 
 // FlowControlled reports whether the options declare a rate or concurrency limit, which gives the
@@ -463,6 +494,8 @@ func checkOptions(o Options) (Options, error) {
 		return o, fmt.Errorf("option HeartbeatTimeout %s must not be negative", o.HeartbeatTimeout)
 	case o.IdleHeartbeat < 0:
 		return o, fmt.Errorf("option IdleHeartbeat %s must not be negative", o.IdleHeartbeat)
+	case o.ConsentTimeout < 0:
+		return o, fmt.Errorf("option ConsentTimeout %s must not be negative", o.ConsentTimeout)
 	case o.ApprovalTimeout < 0:
 		return o, fmt.Errorf("option ApprovalTimeout %s must not be negative", o.ApprovalTimeout)
 	case o.MaxAttempts < 0:
@@ -481,10 +514,22 @@ func checkOptions(o Options) (Options, error) {
 		return o, fmt.Errorf("option MaxConcurrent %d must not be negative", o.MaxConcurrent)
 	case o.Cost < 0:
 		return o, fmt.Errorf("option Cost %d must not be negative", o.Cost)
+	case checkSecretNames(o.Secrets) != nil:
+		return o, checkSecretNames(o.Secrets)
+	case checkCredentials(o.Credentials) != nil:
+		return o, checkCredentials(o.Credentials)
+	case o.Local && (len(o.Secrets) > 0 || len(o.Credentials) > 0):
+		return o, errors.New("option Local with Secrets or Credentials: a local activity runs inside the workflow task, which holds no secrets")
 	case o.Local && o.FlowControlled():
 		return o, errors.New("option Local with RateLimit, FairnessKeyRateLimit or MaxConcurrent: a local activity runs inside the workflow task, outside any task queue")
 	case o.Local && o.TaskQueue != "":
 		return o, fmt.Errorf("option Local with TaskQueue %s: a local activity runs on the workflow's worker", quoteShort(o.TaskQueue))
+	}
+	// The definition keeps its own copies: a caller's later change of a slice changes nothing.
+	o.Reviewers, o.Secrets = slices.Clone(o.Reviewers), slices.Clone(o.Secrets)
+	o.Credentials = slices.Clone(o.Credentials)
+	for i := range o.Credentials {
+		o.Credentials[i].Scopes = slices.Clone(o.Credentials[i].Scopes)
 	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
@@ -500,6 +545,9 @@ func checkOptions(o Options) (Options, error) {
 	}
 	if o.ApprovalTimeout == 0 {
 		o.ApprovalTimeout = DefaultApprovalTimeout
+	}
+	if o.ConsentTimeout == 0 && len(o.Credentials) > 0 {
+		o.ConsentTimeout = DefaultApprovalTimeout
 	}
 	switch {
 	case o.SideEffect == Unsafe:

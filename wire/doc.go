@@ -29,6 +29,8 @@
 //     inputs and [UndoResult].
 //   - round.go: calls started from workflow code: the AwaitToolCall activity and its errors.
 //   - principal.go: the memo key of a call's principal and the ToolSubject search attribute.
+//   - consent.go: a call's wait for its principal's OAuth consent: [ErrTypeConsentRequired],
+//     [ConsentRequest], the consent signal and query, [ConsentState].
 //   - policy.go: the policy step's change ID and its recorded [PolicyDecision].
 //   - flow.go: a call's [Priority] (level, fairness key and weight) and a tool's own task queue.
 //   - catalog.go: the tool catalog workflow [ToolCatalogWorkflowName] and its ID prefix.

@@ -77,6 +77,15 @@ type Options struct {
 	// the calls decided from then on. Optional: default none (every call allowed, nothing
 	// recorded).
 	Policy *policy.Source
+	// Secrets resolves the secrets the tools declare (toolcore.Options.Secrets) when an attempt
+	// starts (package secrets: environment, files; or a secret manager of your own). The values
+	// stay in this process: the attempt redacts them from everything it reports. Optional:
+	// default none (a tool that declares a secret fails its calls, naming the secret).
+	Secrets toolcore.SecretSource
+	// Credentials obtains the calling principal's OAuth access tokens for the tools that declare
+	// toolcore.Options.Credentials (package credentials). Optional: default none (such a tool
+	// fails its calls, naming the provider).
+	Credentials toolcore.CredentialSource
 }
 
 // Worker serves one registry snapshot on one main task queue and the tools' own queues.
@@ -162,7 +171,8 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 		stopTimeout: opts.StopTimeout,
 	}
 	attempts := activities.NewAttempts()
-	acts := &activities.Activities{Registry: snapshot, Attempts: attempts, Heartbeats: c, CancellationPushed: pushed, Drain: w.drain}
+	acts := &activities.Activities{Registry: snapshot, Attempts: attempts, Heartbeats: c, CancellationPushed: pushed, Drain: w.drain,
+		Secrets: opts.Secrets, Credentials: opts.Credentials}
 	for i, queue := range w.queues {
 		so := w.sdkOptions(opts, i > 0)
 		if l, ok := w.limits[queue]; ok {
