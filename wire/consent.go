@@ -39,6 +39,10 @@ const (
 // ConsentSignal is the argument of SignalConsent.
 type ConsentSignal struct {
 	Provider string `json:"provider"`
+	// Refused is the provider's error code when the principal refused consent
+	// ("access_denied"): the call then ends TOOL_EXECUTION_FAILED saying so, without running.
+	// Empty when consent was given.
+	Refused string `json:"refused,omitempty"`
 }
 
 // ConsentState is a call's wait for consent: Waiting while it waits, the request shown to whoever
