@@ -82,6 +82,17 @@ type Options struct {
 	// ProgressInterval is how often Execute reads a running call's progress for OnProgress.
 	// Optional: default DefaultProgressInterval (250 ms).
 	ProgressInterval time.Duration
+	// OnConsent, when set, hears each consent a call Execute waits for asks of its principal
+	// (toolcore.Options.Credentials): once per request, with the authorization URL to open,
+	// while the call waits durably for it (the call goes on once the consent arrives, and ends
+	// at the tool's ConsentTimeout without it). Execute reads the call every ConsentInterval
+	// (one DescribeWorkflowExecution; a query only while its ToolOutcome says it waits, so only
+	// on a namespace with toolgate's search attributes) and calls it from one goroutine, never
+	// after it returned: keep it short. Optional: default none (nothing is read).
+	OnConsent func(ConsentEvent)
+	// ConsentInterval is how often Execute reads a running call for OnConsent. Optional:
+	// default DefaultConsentInterval (1 s).
+	ConsentInterval time.Duration
 }
 
 // Client runs tool calls durably. It is safe for concurrent use.
@@ -121,6 +132,9 @@ func New(c client.Client, opts Options) *Client {
 	}
 	if opts.ProgressInterval <= 0 {
 		opts.ProgressInterval = DefaultProgressInterval
+	}
+	if opts.ConsentInterval <= 0 {
+		opts.ConsentInterval = DefaultConsentInterval
 	}
 	cl := &Client{sdk: c, opts: opts, attrs: &attrState{}}
 	if opts.SearchAttributes != nil {

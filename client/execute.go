@@ -54,8 +54,10 @@ func (c *Client) Execute(ctx context.Context, call toolcore.ToolCall) (toolcore.
 		TaskQueue: c.opts.TaskQueue, WorkflowID: run.GetID(), ToolCallID: call.ID(), ToolName: call.Name(),
 	})
 	progress := c.watchProgress(ctx, run, ProgressEvent{WorkflowID: run.GetID(), ToolCallID: call.ID(), ToolName: call.Name()})
+	consent := c.watchConsent(ctx, run.GetID(), ConsentEvent{WorkflowID: run.GetID(), ToolCallID: call.ID(), ToolName: call.Name()})
 	result, err := c.wait(ctx, run)
 	stop() // before cancelAndWait, which reports a missing worker itself
+	consent.Stop()
 	if err != nil && ctx.Err() != nil {
 		progress.Finish(ctx, false)
 		return toolcore.Result{}, c.cancelAndWait(ctx, run.GetID(), run.GetRunID())

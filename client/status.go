@@ -85,6 +85,12 @@ type Status struct {
 	// WithPrincipal), nil when it has none or the memo does not decode with the client's data
 	// converter.
 	Principal *toolcore.Principal
+	// Consent is the running call's wait for its principal's consent (see Client.Consent) while
+	// its ToolOutcome search attribute says it waits (wire.OutcomeAwaitingConsent), else nil: the
+	// request with its authorization URL, read with one query bounded by ConsentQueryTimeout.
+	// When no worker answers the query, Consent says Waiting with a zero Request. Always nil on a
+	// namespace without toolgate's search attributes (query with Client.Consent there).
+	Consent *wire.ConsentState
 }
 
 // Status describes the call with callID.
@@ -119,6 +125,7 @@ func (c *Client) StatusByWorkflowID(ctx context.Context, workflowID string) (Sta
 		st.ToolCallID, st.ToolName = rec.call.ID(), rec.call.Name()
 	}
 	if st.State == Running {
+		st.Consent = c.consentOf(ctx, workflowID, desc)
 		if act, ok := toolActivity(desc); ok {
 			st.Attempt = int(act.GetAttempt())
 			if act.GetState() == enumspb.PENDING_ACTIVITY_STATE_SCHEDULED && act.GetNextAttemptScheduleTime() != nil {

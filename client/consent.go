@@ -1,0 +1,226 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/toolgate/toolgate/wire"
+)
+
+// A call whose tool declares a credential (toolcore.Options.Credentials) waits durably when its
+// principal has not consented yet: its ToolOutcome search attribute is wire.OutcomeAwaitingConsent
+// and the query wire.QueryConsent answers the wire.ConsentState with the authorization URL. The
+// client reads the attribute from DescribeWorkflowExecution (free with Status) and queries only a
+// call that says it waits, so a call that does not costs no query and needs no worker.
+
+// Defaults of the consent reads.
+const (
+	// DefaultConsentInterval is the default of Options.ConsentInterval.
+	DefaultConsentInterval = time.Second
+	// ConsentQueryTimeout bounds one query of a call's consent state (Status, ConsentWatch): a
+	// query waits for a worker, and Status must answer without one.
+	ConsentQueryTimeout = 3 * time.Second
+)
+
+// ConsentEvent is what Options.OnConsent receives: the call Execute waits for waits for its
+// principal's consent to Request (open Request.URL to give it), since Since, until Deadline.
+type ConsentEvent struct {
+	WorkflowID string
+	ToolCallID string
+	ToolName   string
+	Request    wire.ConsentRequest
+	Since      time.Time
+	Deadline   time.Time
+}
+
+// Consent returns the wait of the call with callID for its principal's consent (the query
+// wire.QueryConsent): Waiting with the request while it waits. A call that has never waited for
+// consent answers a zero state (Waiting false), as does one whose wait has ended. It queries the
+// workflow, so a worker must be running; Status reads the state without one when the call does
+// not wait.
+func (c *Client) Consent(ctx context.Context, callID string) (wire.ConsentState, error) {
+	return c.ConsentByWorkflowID(ctx, c.WorkflowID(callID))
+}
+
+// ConsentByWorkflowID is Consent for a workflow ID.
+func (c *Client) ConsentByWorkflowID(ctx context.Context, workflowID string) (wire.ConsentState, error) {
+	v, err := c.sdk.QueryWorkflow(ctx, workflowID, "", wire.QueryConsent)
+	if err != nil {
+		var queryFailed *serviceerror.QueryFailed
+		var notFound *serviceerror.NotFound
+		switch {
+		case errors.As(err, &notFound):
+			return wire.ConsentState{}, fmt.Errorf("query %s: %w", workflowID, wire.ErrNotFound)
+		case errors.As(err, &queryFailed) && strings.Contains(queryFailed.Error(), "unknown queryType"):
+			return wire.ConsentState{}, nil // the call has not asked for consent
+		}
+		return wire.ConsentState{}, fmt.Errorf("query %s: %w", workflowID, err)
+	}
+	var st wire.ConsentState
+	if err := v.Get(&st); err != nil {
+		return wire.ConsentState{}, fmt.Errorf("decode consent state of %s: %w", workflowID, err)
+	}
+	return st, nil
+}
+
+// awaitsConsent reports whether the described call says it waits for consent: it runs and its
+// ToolOutcome is wire.OutcomeAwaitingConsent. Namespaces without the attribute never say so.
+func (c *Client) awaitsConsent(desc *workflowservice.DescribeWorkflowExecutionResponse) bool {
+	info := desc.GetWorkflowExecutionInfo()
+	if stateOf(info.GetStatus()) != Running {
+		return false
+	}
+	return c.keyword(info.GetSearchAttributes().GetIndexedFields()[wire.SearchAttributeToolOutcome]) == wire.OutcomeAwaitingConsent
+}
+
+// consentOf is Status's Consent for a described call: nil unless it says it waits for consent;
+// then the queried state, or, when no worker answered within ConsentQueryTimeout, a state that
+// says it waits with a zero Request.
+func (c *Client) consentOf(ctx context.Context, workflowID string, desc *workflowservice.DescribeWorkflowExecutionResponse) *wire.ConsentState {
+	if !c.awaitsConsent(desc) {
+		return nil
+	}
+	qctx, cancel := context.WithTimeout(ctx, ConsentQueryTimeout)
+	defer cancel()
+	st, err := c.ConsentByWorkflowID(qctx, workflowID)
+	if err != nil || !st.Waiting {
+		// The attribute says it waits; the request stays unknown (no worker, or the wait has
+		// just ended and the attribute lags the query by a workflow task).
+		return &wire.ConsentState{Waiting: err != nil}
+	}
+	return &st
+}
+
+// ConsentWatch hands one call's waits for consent to a deliver function: a state with Waiting
+// true once for each new request (a new authorization URL), and, once such a wait has ended (the
+// consent came and the call went on, or the call closed), the same state with Waiting false.
+// Every interval it reads the call's ToolOutcome (one DescribeWorkflowExecution) and queries the
+// call only while that says it waits. Execute uses it for Options.OnConsent, and package mcp for
+// URL-mode elicitations.
+type ConsentWatch struct {
+	c          *Client
+	workflowID string
+	deliver    func(context.Context, wire.ConsentState) error
+	cancel     context.CancelFunc
+	done       chan struct{}
+
+	// Owned by the poll loop until done is closed.
+	open   *wire.ConsentState // the wait delivered last, while its end is not delivered
+	broken bool               // deliver failed: nobody to tell any more
+}
+
+// WatchConsent starts reading the waits for consent of workflowID every interval (default
+// DefaultConsentInterval) for deliver, which gets ctx and whose error stops the watch. Stop must
+// be called.
+func (c *Client) WatchConsent(ctx context.Context, workflowID string, interval time.Duration,
+	deliver func(context.Context, wire.ConsentState) error) *ConsentWatch {
+	if interval <= 0 {
+		interval = DefaultConsentInterval
+	}
+	w := &ConsentWatch{c: c, workflowID: workflowID, deliver: deliver, done: make(chan struct{})}
+	readCtx, cancel := context.WithCancel(ctx)
+	w.cancel = cancel
+	go w.poll(readCtx, interval)
+	return w
+}
+
+func (w *ConsentWatch) poll(ctx context.Context, interval time.Duration) {
+	defer close(w.done)
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for !w.broken {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		if closed := w.read(ctx); closed {
+			return
+		}
+	}
+}
+
+// read looks at the call once; closed is true once it has closed.
+func (w *ConsentWatch) read(ctx context.Context) (closed bool) {
+	desc, err := w.c.describe(ctx, w.workflowID)
+	if err != nil || ctx.Err() != nil {
+		return false
+	}
+	running := stateOf(desc.GetWorkflowExecutionInfo().GetStatus()) == Running
+	if !w.c.awaitsConsent(desc) {
+		w.ended(ctx)
+		return !running
+	}
+	qctx, cancel := context.WithTimeout(ctx, ConsentQueryTimeout)
+	defer cancel()
+	st, err := w.c.ConsentByWorkflowID(qctx, w.workflowID)
+	switch {
+	case err != nil || ctx.Err() != nil:
+		// No answer: look again next time.
+	case !st.Waiting:
+		w.ended(ctx)
+	case w.open == nil || w.open.Request.URL != st.Request.URL:
+		w.ended(ctx) // a new request replaces the one delivered before
+		w.send(ctx, st)
+		if !w.broken {
+			w.open = &st
+		}
+	}
+	return false
+}
+
+// ended delivers the end of the open wait, if any.
+func (w *ConsentWatch) ended(ctx context.Context) {
+	if w.open == nil || w.broken {
+		return
+	}
+	end := *w.open
+	end.Waiting = false
+	w.open = nil
+	w.send(ctx, end)
+}
+
+func (w *ConsentWatch) send(ctx context.Context, st wire.ConsentState) {
+	if w.broken {
+		return
+	}
+	if err := w.deliver(ctx, st); err != nil {
+		w.broken = true
+	}
+}
+
+// Done is closed when reading has stopped: Stop was called, ctx ended, the call closed (after
+// the end of its open wait was delivered) or a delivery failed.
+func (w *ConsentWatch) Done() <-chan struct{} { return w.done }
+
+// Stop stops reading and waits for a delivery in flight. It returns the wait delivered last when
+// its end was not delivered (the call went on after the last read), else nil. A nil watch does
+// nothing.
+func (w *ConsentWatch) Stop() (open *wire.ConsentState) {
+	if w == nil {
+		return nil
+	}
+	w.cancel()
+	<-w.done
+	return w.open
+}
+
+// watchConsent watches run for Options.OnConsent: each new request once; nil without it.
+func (c *Client) watchConsent(ctx context.Context, workflowID string, ev ConsentEvent) *ConsentWatch {
+	if c.opts.OnConsent == nil {
+		return nil
+	}
+	return c.WatchConsent(ctx, workflowID, c.opts.ConsentInterval, func(_ context.Context, st wire.ConsentState) error {
+		if st.Waiting {
+			ev.Request, ev.Since, ev.Deadline = st.Request, st.Since, st.Deadline
+			c.opts.OnConsent(ev)
+		}
+		return nil
+	})
+}
