@@ -26,6 +26,9 @@ type Entry struct {
 	Expiry      time.Time `json:"expiry,omitzero"`
 	Obtained    time.Time `json:"obtained"`
 	Refreshable bool      `json:"refreshable"`
+	// KeyID is the codec key the token is sealed with; "" when it is stored in plaintext (a
+	// development store with InsecurePlaintext).
+	KeyID string `json:"keyId"`
 }
 
 // Pending is a consent the worker asked for and has not received yet, found by the State value
