@@ -103,6 +103,12 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 			"validatedDefinition", in.DefinitionHash, "workerDefinition", tool.DefinitionHash())
 	}
 
+	// Secrets and credentials first: an attempt without them does nothing.
+	sec, err := a.attemptSecrets(ctx, tool, in.Principal, info.WorkflowExecution.ID, true)
+	if err != nil {
+		return secretsUnavailable(ctx, call, err)
+	}
+
 	endAttempt := a.inFlight.start(ctx, in.ToolName)
 	// A local activity has no heartbeats (the SDK drops them), so its progress and checkpoints
 	// reach no one; its cancellation comes from the workflow task it runs in.
@@ -121,6 +127,10 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		report, checkpoint, lastReport, saved = hb.report, hb.saveCheckpoint, hb.latest, hb.savedCheckpoint
 		stopBeats = func() { remove(); hb.stop() }
 	}
+	if sec.Len() > 0 {
+		// What the tool reports leaves the attempt (heartbeats, history) redacted.
+		report, checkpoint = redactedReports(ctx, sec, report, checkpoint)
+	}
 	output, toolErr := invoke(toolcore.WithExecution(ctx, toolcore.Execution{
 		ToolCallID:     in.ToolCallID,
 		ToolName:       in.ToolName,
@@ -130,6 +140,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		OnCheckpoint:   checkpoint,
 		LastCheckpoint: last,
 		Principal:      in.Principal,
+		Secrets:        sec,
 	}), tool, in.Accepted)
 	stopBeats()
 	endAttempt()
@@ -139,7 +150,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	if panicErr, ok := toolErr.(*toolcore.PanicError); ok {
 		// The result carries the panic value's text only; the stack is for operators.
 		activity.GetLogger(ctx).Error("Tool panicked", "toolCallId", in.ToolCallID, "toolName", in.ToolName,
-			"panic", panicErr.Error(), "stack", string(panicErr.Stack()))
+			"panic", sec.Redact(panicErr.Error()), "stack", string(panicErr.Stack()))
 	}
 
 	// Cancellation first: a tool that returns an error because its context was canceled must be
@@ -158,16 +169,18 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	}
 	if _, fatal := toolcore.AsNonRecoverable(toolErr); !fatal && toolcore.IsTransient(toolErr) &&
 		tool.Options().SideEffect != toolcore.Unsafe && !lastAttempt(info, in.MaxAttempts, spent) {
-		return ExecuteToolOutput{}, transientFailure(toolErr)
+		return ExecuteToolOutput{}, transientFailure(toolErr, sec)
 	}
 	result, err := toolcore.Complete(call, output, toolErr)
+	result = sec.RedactResult(call, result)
 	if err != nil {
 		// Complete lets only a genuine NonRecoverableToolError escape. Returned unwrapped: the
 		// failure converter reads only the top-level error's retryability.
 		// Benign: a tool's fatal verdict is an outcome, not a worker problem, so the SDK logs it
 		// at Debug instead of ERROR with a stack; this line says it once, with the call.
-		activity.GetLogger(ctx).Info("Tool raised a NonRecoverableToolError", "toolCallId", in.ToolCallID, "toolName", in.ToolName, "error", toolcore.ErrorText(err))
-		return ExecuteToolOutput{}, temporal.NewApplicationErrorWithOptions(toolcore.ErrorText(err), wire.ErrTypeNonRecoverable,
+		text := sec.RedactErrorText(err)
+		activity.GetLogger(ctx).Info("Tool raised a NonRecoverableToolError", "toolCallId", in.ToolCallID, "toolName", in.ToolName, "error", text)
+		return ExecuteToolOutput{}, temporal.NewApplicationErrorWithOptions(text, wire.ErrTypeNonRecoverable,
 			temporal.ApplicationErrorOptions{NonRetryable: true, Category: temporal.ApplicationErrorCategoryBenign})
 	}
 	if err := stopped(ctx, true); err != nil {
@@ -179,12 +192,12 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 // transientFailure is the retryable ApplicationError of a transient tool error; a toolcore.RetryAfter
 // delay becomes the SDK's NextRetryDelay, so the server schedules the next attempt after it
 // instead of the retry policy's backoff.
-func transientFailure(toolErr error) error {
+func transientFailure(toolErr error, sec *toolcore.Secrets) error {
 	var opts temporal.ApplicationErrorOptions
 	if delay, ok := toolcore.RetryDelay(toolErr); ok {
 		opts.NextRetryDelay = delay
 	}
-	return temporal.NewApplicationErrorWithOptions(toolcore.ErrorText(toolErr), wire.ErrTypeTransient, opts)
+	return temporal.NewApplicationErrorWithOptions(sec.RedactErrorText(toolErr), wire.ErrTypeTransient, opts)
 }
 
 // invoke runs the tool with toolcore's Tool.Start, so that a tool calling runtime.Goexit ends as

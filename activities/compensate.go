@@ -52,12 +52,17 @@ func (a *Activities) CompensateTool(ctx context.Context, in wire.CompensateToolI
 	if !tool.HasCompensation() {
 		return wire.CompensateToolOutput{Status: wire.UndoSkipped}, nil
 	}
+	sec, err := a.attemptSecrets(ctx, tool, nil, "", false)
+	if err != nil {
+		return wire.CompensateToolOutput{}, temporal.NewApplicationError("compensate: "+toolcore.ErrorText(err), wire.ErrTypeCompensateFailed)
+	}
 	info := activity.GetInfo(ctx)
 	exec := toolcore.WithExecution(ctx, toolcore.Execution{
 		ToolCallID:     e.ToolCallID,
 		ToolName:       e.ToolName,
 		Attempt:        int(info.Attempt),
 		IdempotencyKey: in.Key,
+		Secrets:        sec,
 	})
 	hb := a.startHeartbeats(ctx, info, tool.Options().IdleHeartbeat)
 	defer hb.stop()
@@ -76,7 +81,7 @@ func (a *Activities) CompensateTool(ctx context.Context, in wire.CompensateToolI
 			return wire.CompensateToolOutput{Status: wire.UndoNotFound}, nil
 		}
 		if recErr != nil {
-			return wire.CompensateToolOutput{}, temporal.NewApplicationError("reconcile: "+toolcore.ErrorText(recErr), wire.ErrTypeReconcileFailed)
+			return wire.CompensateToolOutput{}, temporal.NewApplicationError("reconcile: "+sec.RedactErrorText(recErr), wire.ErrTypeReconcileFailed)
 		}
 		if !found {
 			return wire.CompensateToolOutput{Status: wire.UndoNotFound}, nil
@@ -85,7 +90,7 @@ func (a *Activities) CompensateTool(ctx context.Context, in wire.CompensateToolI
 		if err != nil { // unreachable: Complete lets only a tool's fatal error escape
 			return wire.CompensateToolOutput{}, temporal.NewNonRetryableApplicationError(toolcore.ErrorText(err), wire.ErrTypeNonRecoverable, nil)
 		}
-		output = result.Content()
+		output = sec.RedactResult(call, result).Content()
 	}
 	compErr := tool.Compensate(exec, toolcore.Compensation{
 		ToolCallID: e.ToolCallID, ToolName: e.ToolName, IdempotencyKey: e.IdempotencyKey, Key: in.Key, Output: output,
@@ -98,14 +103,14 @@ func (a *Activities) CompensateTool(ctx context.Context, in wire.CompensateToolI
 	// A type assertion, not errors.As, for the reason given in ExecuteTool.
 	if panicErr, ok := compErr.(*toolcore.PanicError); ok {
 		activity.GetLogger(ctx).Error("Compensate panicked", "toolCallId", e.ToolCallID, "toolName", e.ToolName,
-			"panic", panicErr.Error(), "stack", string(panicErr.Stack()))
+			"panic", sec.Redact(panicErr.Error()), "stack", string(panicErr.Stack()))
 	}
 	if compErr != nil {
 		if fatal, ok := toolcore.AsNonRecoverable(compErr); ok {
-			return wire.CompensateToolOutput{}, temporal.NewApplicationErrorWithOptions(toolcore.ErrorText(fatal), wire.ErrTypeNonRecoverable,
+			return wire.CompensateToolOutput{}, temporal.NewApplicationErrorWithOptions(sec.RedactErrorText(fatal), wire.ErrTypeNonRecoverable,
 				temporal.ApplicationErrorOptions{NonRetryable: true, Category: temporal.ApplicationErrorCategoryBenign})
 		}
-		return wire.CompensateToolOutput{}, temporal.NewApplicationError("compensate: "+toolcore.ErrorText(compErr), wire.ErrTypeCompensateFailed)
+		return wire.CompensateToolOutput{}, temporal.NewApplicationError("compensate: "+sec.RedactErrorText(compErr), wire.ErrTypeCompensateFailed)
 	}
 	return wire.CompensateToolOutput{Status: wire.UndoCompensated}, nil
 }

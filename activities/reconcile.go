@@ -52,6 +52,10 @@ func (a *Activities) ReconcileTool(ctx context.Context, in ReconcileToolInput) (
 			"tool "+quote(in.ToolName)+" with a Reconcile is not registered on the worker of this task queue",
 			wire.ErrTypeToolNotRegistered, nil)
 	}
+	sec, err := a.attemptSecrets(ctx, tool, nil, "", false)
+	if err != nil {
+		return ReconcileToolOutput{}, temporal.NewApplicationError("reconcile: "+toolcore.ErrorText(err), wire.ErrTypeReconcileFailed)
+	}
 	info := activity.GetInfo(ctx)
 	hb := a.startHeartbeats(ctx, info, tool.Options().IdleHeartbeat)
 	output, found, recErr := tool.Reconcile(toolcore.WithExecution(ctx, toolcore.Execution{
@@ -60,6 +64,7 @@ func (a *Activities) ReconcileTool(ctx context.Context, in ReconcileToolInput) (
 		Attempt:        int(info.Attempt),
 		IdempotencyKey: in.IdempotencyKey,
 		LastCheckpoint: in.LastCheckpoint,
+		Secrets:        sec,
 	}), in.IdempotencyKey)
 	hb.stop()
 	effectErr, effectFailed := toolcore.EffectFailure(recErr)
@@ -70,7 +75,7 @@ func (a *Activities) ReconcileTool(ctx context.Context, in ReconcileToolInput) (
 	case effectFailed:
 		output, found = nil, true
 	case recErr != nil:
-		return ReconcileToolOutput{}, temporal.NewApplicationError("reconcile: "+toolcore.ErrorText(recErr), wire.ErrTypeReconcileFailed)
+		return ReconcileToolOutput{}, temporal.NewApplicationError("reconcile: "+sec.RedactErrorText(recErr), wire.ErrTypeReconcileFailed)
 	case !found:
 		return ReconcileToolOutput{}, nil
 	}
@@ -78,8 +83,9 @@ func (a *Activities) ReconcileTool(ctx context.Context, in ReconcileToolInput) (
 	if err != nil {
 		// Only a genuine NonRecoverableToolError the effect failed with escapes Complete: the
 		// call fails as if ExecuteTool had returned it.
-		return ReconcileToolOutput{}, temporal.NewApplicationErrorWithOptions(toolcore.ErrorText(err), wire.ErrTypeNonRecoverable,
+		return ReconcileToolOutput{}, temporal.NewApplicationErrorWithOptions(sec.RedactErrorText(err), wire.ErrTypeNonRecoverable,
 			temporal.ApplicationErrorOptions{NonRetryable: true, Category: temporal.ApplicationErrorCategoryBenign})
 	}
+	result = sec.RedactResult(call, result)
 	return ReconcileToolOutput{Found: true, Content: result.Content(), IsError: result.IsError()}, nil
 }

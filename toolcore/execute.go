@@ -18,6 +18,11 @@ type ExecuteOptions struct {
 	// before the tool runs. Optional: default nil, such calls are TOOL_APPROVAL_REJECTED
 	// without running (nobody can approve them).
 	Approve Approver
+	// Secrets resolves the secrets the tool declares (Options.Secrets) before it runs; their
+	// values are redacted from the result and progress as on the durable path. Optional:
+	// default none (a tool that declares a secret ends TOOL_EXECUTION_FAILED naming it,
+	// without running). A tool with Credentials needs the durable path.
+	Secrets SecretSource
 }
 
 // Execute runs call in process: snapshot check, look up, validate, run, serialize, link, with
@@ -81,11 +86,26 @@ func execute(ctx context.Context, r *Registry, call ToolCall, opts ExecuteOption
 		}
 	}
 
+	var sec *Secrets
+	if names := t.Options().Secrets; len(names) > 0 {
+		var err error
+		if sec, err = ResolveSecrets(ctx, opts.Secrets, t.Name(), names); err != nil {
+			return ErrorResult(call, CodeToolExecutionFailed, ErrorText(err)+"; the tool did not run"), nil
+		}
+	}
+	if creds := t.Options().Credentials; len(creds) > 0 {
+		return ErrorResult(call, CodeToolExecutionFailed, `credential "`+creds[0].Provider+`" needs the durable path (a worker with OAuth providers); the tool did not run`), nil
+	}
+
 	key := opts.IdempotencyKey
 	if key == "" {
 		key = "toolcall-" + call.ID()
 	}
-	report, stopProgress := startProgress(opts.OnProgress)
+	deliver := opts.OnProgress
+	if sec.Len() > 0 && deliver != nil {
+		deliver = func(p Progress) { opts.OnProgress(sec.RedactProgress(p)) }
+	}
+	report, stopProgress := startProgress(deliver)
 	defer stopProgress()
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -95,6 +115,7 @@ func execute(ctx context.Context, r *Registry, call ToolCall, opts ExecuteOption
 		Attempt:        1,
 		IdempotencyKey: key,
 		OnProgress:     report,
+		Secrets:        sec,
 	})
 	if canceled(checkBeforeExecution) {
 		return Result{}, context.Cause(ctx)
@@ -110,6 +131,10 @@ func execute(ctx context.Context, r *Registry, call ToolCall, opts ExecuteOption
 		return Result{}, context.Cause(ctx)
 	}
 	res, err := Complete(call, o.Output, o.Err)
+	if fatal, ok := err.(*NonRecoverableToolError); ok && sec.Len() > 0 {
+		err = NewNonRecoverableToolError(sec.RedactErrorText(fatal))
+	}
+	res = sec.RedactResult(call, res)
 	if canceled(checkAfterSerialization) {
 		return Result{}, context.Cause(ctx)
 	}

@@ -12,8 +12,9 @@ import (
 func RedactionMarker(name string) string { return "[REDACTED:" + name + "]" }
 
 // minPartialRedaction is the shortest prefix of a secret's form that Redact replaces where a
-// text was cut (before TruncationMarker or ErrorTextEllipsis, or at its end): a bound that cut a
-// secret in two must not leave its first half readable.
+// bound cut a text (before TruncationMarker or ErrorTextEllipsis): a cut through a secret must
+// not leave its first half readable. At the bare end of a text, which may or may not have been
+// cut, a prefix must be at least MinSecretBytes long, so ordinary endings are left alone.
 const minPartialRedaction = 4
 
 // redactor replaces the forms of every value added: as it is, URL-escaped (query and path),
@@ -69,24 +70,22 @@ func (r *redactor) redact(s string) string {
 		return s
 	}
 	s = r.rep.Replace(s)
-	for _, cut := range []string{TruncationMarker, ErrorTextEllipsis, ""} {
-		body, ok := strings.CutSuffix(s, cut)
-		if !ok {
-			continue
-		}
-		if red, changed := r.redactTail(body); changed {
+	for _, cut := range []string{TruncationMarker, ErrorTextEllipsis} {
+		if body, ok := strings.CutSuffix(s, cut); ok {
+			red, _ := r.redactTail(body, minPartialRedaction)
 			return red + cut
 		}
 	}
-	return s
+	red, _ := r.redactTail(s, MinSecretBytes)
+	return red
 }
 
-// redactTail replaces the longest proper prefix (at least minPartialRedaction bytes) of a form
-// that s ends with. Each form costs O(len(form)+len(s)) (a KMP automaton), whatever the overlap.
-func (r *redactor) redactTail(s string) (string, bool) {
+// redactTail replaces the longest proper prefix (at least least bytes) of a form that s ends
+// with. Each form costs O(len(form)+len(s)) (a KMP automaton), whatever the overlap.
+func (r *redactor) redactTail(s string, least int) (string, bool) {
 	best, marker := 0, ""
 	for _, f := range r.forms {
-		if n := overlap(s, f.form); n >= minPartialRedaction && n > best {
+		if n := overlap(s, f.form); n >= least && n > best {
 			best, marker = n, f.marker
 		}
 	}
@@ -130,8 +129,8 @@ func overlap(s, form string) int {
 }
 
 // Redact replaces every value s holds, in each of its forms, with RedactionMarker(name); a
-// prefix of a form at the end of text (before TruncationMarker or ErrorTextEllipsis, where a
-// bound cut the text) too. Texts an attempt reports pass through it before they leave the
+// prefix of a form where a bound cut the text (before TruncationMarker or ErrorTextEllipsis, at
+// least 4 bytes; at the text's bare end, at least MinSecretBytes) too. Texts an attempt reports pass through it before they leave the
 // executor: result content, error messages, progress, checkpoints, log lines.
 func (s *Secrets) Redact(text string) string {
 	if s == nil {
