@@ -141,6 +141,10 @@ func (w *Workflows) execute(ctx workflow.Context, call toolcore.ToolCall, key st
 			return toolcore.ReviewerEditedResult(call, res, ed.reviewer, ed.call.Arguments().Raw()), nil
 		}
 	}
+	if w.inline && len(tool.Options().Credentials) > 0 {
+		// A wait for consent is signaled to the call's own workflow.
+		return ExecuteToolCall(ctx, call)
+	}
 	return w.run(ctx, call, tool, accepted, key)
 }
 
@@ -168,17 +172,30 @@ func (w *Workflows) run(ctx workflow.Context, call toolcore.ToolCall, tool toolc
 			wire.ExecuteToolName, in).Get(ctx, &out)
 	} else {
 		err = w.executeTool(ctx, ao, in, &out)
-		// A drained attempt (its worker stopped gracefully) did not count: schedule the call
-		// again at once, with the attempts left, on whichever worker takes it.
-		for resumes := 0; err != nil && ctx.Err() == nil && resumes < wire.MaxDrainResumes; resumes++ {
+		// An attempt that found no token of the principal for a credential did nothing: wait
+		// for the consent, then schedule the call again (the rounds are bounded).
+		var consent consentWait
+		drains := 0
+		for err != nil && ctx.Err() == nil {
+			if req, ok := consentRequired(err); ok {
+				if goOn, res, err := w.awaitConsent(ctx, call, opts, &consent, req); !goOn {
+					return res, err
+				}
+				w.setDetails(ctx, runningDetails(call, opts, tool.DefinitionHash()))
+				err = w.executeTool(ctx, ao, in, &out)
+				continue
+			}
+			// A drained attempt (its worker stopped gracefully) did not count: schedule the
+			// call again at once, with the attempts left, on whichever worker takes it.
 			drained, ok := drainedAttempt(err)
-			if !ok || workflow.GetVersion(ctx, wire.ChangeDrainResume, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			if !ok || drains >= wire.MaxDrainResumes || workflow.GetVersion(ctx, wire.ChangeDrainResume, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 				break
 			}
 			workflow.GetLogger(ctx).Info("ExecuteTool attempt drained by a stopping worker; scheduling it again",
 				"toolCallId", call.ID(), "toolName", call.Name(), "attemptsSpent", drained.Attempts)
 			in.Resume = &drained
 			err = w.executeTool(ctx, resumeOptions(ao, drained), in, &out)
+			drains++
 		}
 	}
 	// Cancellation wins, even over a result that arrived in the same workflow task: "canceled"
