@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -51,7 +52,9 @@ attaches to the same execution and prints its recorded result: nothing runs twic
 While the tool runs, its progress is shown on stderr (--progress): each change once, in order,
 and the tool's last report before the result (the bar stays on its line). When no worker polls
 the task queue 3 seconds after the start, a line on stderr says so, at any --log-level, and the
-call keeps waiting: it runs once a worker polls. Ctrl-C cancels the call: the tool sees its
+call keeps waiting: it runs once a worker polls. A call whose tool needs its principal's
+consent to a provider (docs/secrets.md) prints the URL to open on stderr, once, and waits for
+it. Ctrl-C cancels the call: the tool sees its
 context canceled, the workflow ends canceled, and call exits 4 (with no worker, at once: the
 recorded cancel request ends the call unrun when one polls). --detach only starts the call and
 prints the workflow ID; use result, status, cancel with it.
@@ -160,6 +163,7 @@ func runCall(ctx context.Context, a *app, o callOptions, args []string) error {
 	// Not a log line: shown at every log level, since the call would otherwise wait in silence.
 	copts.NoWorker = func(ev tgclient.NoWorkerEvent) { view.println(noWorkerNotice(ev.TaskQueue)) }
 	copts.OnProgress, copts.ProgressInterval = view.hook(), progressInterval
+	copts.OnConsent = func(ev tgclient.ConsentEvent) { view.println(consentNotice(ev)) }
 	cl := tgclient.New(c, copts)
 
 	if o.detach {
@@ -198,6 +202,18 @@ func runCall(ctx context.Context, a *app, o callOptions, args []string) error {
 // after the start (client.Options.NoWorker). The call keeps waiting.
 func noWorkerNotice(taskQueue string) string {
 	return fmt.Sprintf("toolgate: no worker polls task queue %q yet (is the worker running, on this queue and namespace?); the call waits for one, Ctrl-C cancels it", taskQueue)
+}
+
+// consentNotice is the line call prints on stderr, once per request, while the call waits for its
+// principal's consent (client.Options.OnConsent): the URL to open. Escaped: a provider's
+// configuration and a tool's scopes are not ours.
+func consentNotice(ev tgclient.ConsentEvent) string {
+	scopes := ""
+	if len(ev.Request.Scopes) > 0 {
+		scopes = " (scopes " + strings.Join(ev.Request.Scopes, " ") + ")"
+	}
+	return safetext.String(fmt.Sprintf("toolgate: the call waits for its principal's consent to %s%s until %s: open %s; the call goes on once it is given, Ctrl-C cancels it",
+		ev.Request.Provider, scopes, ev.Deadline.UTC().Format(time.RFC3339), ev.Request.URL))
 }
 
 // printResult writes the result message JSON on stdout and logs one line about it; an error

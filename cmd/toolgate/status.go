@@ -30,8 +30,8 @@ func newStatusCommand(a *app) *cobra.Command {
 		Short: "Show a call's state, attempt and latest progress",
 		Long: `Show where a call is, without waiting: its state (running, completed, failed, canceled,
 terminated, timedOut), the attempt of its tool, the latest progress and checkpoint the tool
-reported and, once
-completed, its result message. One "key value" line each, or a JSON object with --json:
+reported, the URL where its principal consents while it waits for that (docs/secrets.md)
+and, once completed, its result message. One "key value" line each, or a JSON object with --json:
 
   {"workflowId":"toolcall-x","runId":"...","toolCallId":"x","toolName":"sleep","state":"running","attempt":1,"progress":{"completed":3,"total":600,"message":"..."}}
 
@@ -69,6 +69,9 @@ type statusJSON struct {
 	Principal *toolcore.Principal `json:"principal,omitempty"`
 	// Approval is the call's wait for a decision (the query "approval"), while it waits.
 	Approval *wire.ApprovalState `json:"approval,omitempty"`
+	// Consent is the call's wait for its principal's consent (the query "toolgate.consent"),
+	// while it waits; its request is zero when no worker answered the query.
+	Consent *wire.ConsentState `json:"consent,omitempty"`
 }
 
 func runStatus(ctx context.Context, a *app, o statusOptions, args []string) error {
@@ -123,6 +126,7 @@ func writeStatus(w io.Writer, st tgclient.Status, waiting *wire.ApprovalState, a
 		out.Priority = &p
 	}
 	out.Approval = waiting
+	out.Consent = st.Consent
 	if asJSON {
 		return writeJSON(w, out)
 	}
@@ -142,6 +146,9 @@ func writeStatus(w io.Writer, st tgclient.Status, waiting *wire.ApprovalState, a
 	}
 	if ap := out.Approval; ap != nil {
 		lines = append(lines, approvalLines(out.WorkflowID, *ap)...)
+	}
+	if c := out.Consent; c != nil {
+		lines = append(lines, [2]string{"consent", consentText(*c)})
 	}
 	if out.RetryAt != nil {
 		lines = append(lines, [2]string{"retry at", out.RetryAt.Format(time.RFC3339) + " after: " + out.LastFailure})
@@ -176,6 +183,26 @@ func approvalLines(workflowID string, ap wire.ApprovalState) [][2]string {
 		{"arguments", string(ap.Arguments)},
 		{"decide", "toolgate approve " + workflowID + " (or reject; --args to approve edited arguments)"},
 	}
+}
+
+// consentText is status's line of a call waiting for its principal's consent: to which
+// provider, for which scopes, since and until when, and the URL where the principal gives it.
+// writeLines escapes it: the URL comes from a provider's configuration and the scopes from a tool.
+func consentText(c wire.ConsentState) string {
+	if c.Request.URL == "" {
+		return "awaiting consent (no worker answered the query; the URL shows once one does)"
+	}
+	text := "awaiting consent to " + c.Request.Provider
+	if len(c.Request.Scopes) > 0 {
+		text += " (scopes " + strings.Join(c.Request.Scopes, " ") + ")"
+	}
+	if !c.Since.IsZero() {
+		text += " since " + c.Since.UTC().Format(time.RFC3339)
+	}
+	if !c.Deadline.IsZero() {
+		text += " until " + c.Deadline.UTC().Format(time.RFC3339)
+	}
+	return text + ": " + c.Request.URL
 }
 
 // principalText shows whom a call runs for, escaped (a caller names it): "alice (https://idp),
