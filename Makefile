@@ -6,7 +6,7 @@ WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 BENCHSTAT     := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 PKGS          := ./... ./cmd/toolgate/... ./internal/uitest/...
 
-.PHONY: dev test test-cluster setup vet check workflowcheck test-race test-norace fmt lint lint-noserver bench build
+.PHONY: dev test test-cluster test-oauth setup vet check workflowcheck test-race test-norace fmt lint lint-noserver bench build
 
 ## dev: run toolgate on its embedded default (Temporal server, Web UI, worker with the toolbox).
 dev:
@@ -60,6 +60,13 @@ test-norace: bin/toolgate
 ## server processes, 20-40 s each); `make test` runs the short form of TestClusterFaults.
 test-cluster: setup bin/toolgate
 	TOOLGATE_BIN=$(CURDIR)/bin/toolgate $(GO) test -ldflags=-w -timeout 15m ./cmd/toolgate/internal/cluster/ -args -cluster
+
+## test-oauth: the long form of the delegated-credentials tests (cmd/toolgate/internal/oauthtest)
+## against ORY Hydra v2.3.0, built from internal/tools/hydra (a tools module outside go.work; its
+## cold build costs minutes of CPU); `make test` runs the same tests against zitadel/oidc's
+## OpenID provider in process.
+test-oauth: bin/toolgate
+	TOOLGATE_BIN=$(CURDIR)/bin/toolgate $(GO) test -ldflags=-w -timeout 30m ./cmd/toolgate/internal/oauthtest/ -args -hydra
 
 # bin/toolgate is always relinked (cheap when nothing changed: the build cache has every package);
 # the FORCE prerequisite keeps make from trusting the file's age. Build with plain `go build` for
