@@ -225,7 +225,7 @@ func (h *consentHandler) wake(ctx context.Context, waiters []string, sig wire.Co
 const (
 	textMalformed      = "This link is not a complete consent redirect. Open the newest consent link the waiting call shows."
 	textMalformedRetry = "The provider's redirect carried no authorization code. The waiting call asks again with a new consent link."
-	textGone           = "This consent link has expired or was used already. The waiting call shows a new one: run toolgate status on it."
+	textGone           = "This consent link has expired or was used already. If you did not use it, someone else may have: have the token revoked (toolgate credentials revoke) and the call run again."
 	textStoreFailed    = "The consent could not be recorded. The waiting call asks again with a new consent link."
 	textExchangeFailed = "The provider did not accept the consent. The waiting call asks again with a new consent link."
 	textProviderFailed = "The provider could not complete the consent. The waiting call asks again with a new consent link."

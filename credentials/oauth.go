@@ -31,13 +31,14 @@ var (
 
 // Defaults of OAuthOptions.
 const (
-	// DefaultConsentTTL is how long a consent URL stays usable. The URL is a capability (whoever
-	// completes it links their account to the call's principal) and it is shown wherever the
-	// call's status is (toolgate status, the Web UI, history), so it should not live long; a
-	// human who is asked reads it within minutes. An hour leaves room for a login and a second
-	// factor, or for a mail to be read. The call's own wait (toolcore.Options.ConsentTimeout)
-	// may be longer: a later attempt mints a new URL.
-	DefaultConsentTTL = time.Hour
+	// DefaultConsentTTL is how long a consent URL stays usable: as long as a call waits for it by
+	// default (toolcore.DefaultApprovalTimeout, the default ConsentTimeout). A call shows one URL
+	// per wait, so a URL that expired first would leave the call waiting on a dead link. The URL
+	// is a capability (whoever completes it links their account to the call's principal), and
+	// its life is not what guards it: it is single use, every URL of the principal and provider
+	// dies once one is completed (Store.TakeWaiting), and the page says when a link was used
+	// already. Set OAuthOptions.ConsentTTL lower where calls wait less.
+	DefaultConsentTTL = toolcore.DefaultApprovalTimeout
 	// DefaultHTTPTimeout bounds one request to a provider (discovery, exchange, refresh).
 	DefaultHTTPTimeout = 30 * time.Second
 	// expiryLeeway: a token expiring sooner than this counts as expired (the tool still has to

@@ -26,7 +26,7 @@ type memoryStore struct {
 	pending map[string]Pending
 	// verifiers are every PKCE verifier put (no text may contain one).
 	verifiers []string
-	locks   map[[2]string]*sync.Mutex
+	locks     map[[2]string]*sync.Mutex
 	// updating, when set, receives one value as each Update begins (before its lock).
 	updating chan struct{}
 }
