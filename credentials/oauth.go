@@ -22,6 +22,10 @@ import (
 var (
 	// ErrNoPrincipal: the call runs for no principal, so there is no one to ask for consent.
 	ErrNoPrincipal = errors.New("the call runs for no principal: a delegated credential needs one (toolgate call --as, or an authenticated MCP caller)")
+	// ErrNotAuthenticated: the call's principal is only asserted by the client that started it,
+	// and the worker gives tokens to authenticated principals only
+	// (OAuthOptions.AuthenticatedOnly).
+	ErrNotAuthenticated = errors.New("the call's principal is asserted, not authenticated: this worker gives per-user tokens to authenticated principals only (toolgate mcp with OAuth, or a frontend authorizer)")
 	// ErrUnknownProvider: no provider of the worker's providers file has the name.
 	ErrUnknownProvider = errors.New("no such provider in the worker's providers file")
 	// ErrProviderFailed: the provider could not be reached or answered with an error (other
@@ -65,6 +69,11 @@ type OAuthOptions struct {
 	// HTTPClient talks to the providers; it must not follow redirects (the code exchange would
 	// go along). Optional: default a client with DefaultHTTPTimeout that follows none.
 	HTTPClient *http.Client
+	// AuthenticatedOnly refuses a call whose principal no one vouched for
+	// (toolcore.Principal.Authenticated is false): any client that may start calls can assert any
+	// principal, and with it use that principal's tokens. Optional: default false, every
+	// principal a call carries.
+	AuthenticatedOnly bool
 	// Now is the clock. Optional: default time.Now.
 	Now func() time.Time
 }
@@ -78,6 +87,7 @@ type OAuth struct {
 	secrets   toolcore.SecretSource
 	redirect  string
 	ttl       time.Duration
+	authOnly  bool
 	client    *http.Client
 	now       func() time.Time
 }
@@ -106,7 +116,7 @@ func NewOAuth(opts OAuthOptions) (*OAuth, error) {
 		return nil, fmt.Errorf("oauth: consent TTL %s must not be negative", opts.ConsentTTL)
 	}
 	o := &OAuth{providers: map[string]*providerClient{}, store: opts.Store, secrets: opts.Secrets, redirect: opts.RedirectURL,
-		ttl: opts.ConsentTTL, client: opts.HTTPClient, now: opts.Now}
+		ttl: opts.ConsentTTL, authOnly: opts.AuthenticatedOnly, client: opts.HTTPClient, now: opts.Now}
 	for _, p := range opts.Providers {
 		if err := p.check(); err != nil {
 			return nil, fmt.Errorf("oauth: %w", err)
@@ -152,7 +162,8 @@ func (o *OAuth) RedirectURL() string { return o.redirect }
 // stored). No token, no refresh token, a refresh token the provider refuses (invalid_grant) or
 // missing scopes record a Pending consent for req.Waiter and return a
 // *toolcore.ConsentRequiredError with its authorization URL. Other errors name the provider
-// only: ErrNoPrincipal, ErrUnknownProvider, ErrProviderFailed, or the context's.
+// only: ErrNoPrincipal, ErrNotAuthenticated, ErrUnknownProvider, ErrProviderFailed, or the
+// context's.
 func (o *OAuth) AccessToken(ctx context.Context, req toolcore.CredentialRequest) (string, error) {
 	name := req.Credential.Provider
 	p, ok := o.providers[name]
@@ -161,6 +172,9 @@ func (o *OAuth) AccessToken(ctx context.Context, req toolcore.CredentialRequest)
 	}
 	if req.Principal.IsZero() {
 		return "", fmt.Errorf("credential %q: %w", name, ErrNoPrincipal)
+	}
+	if o.authOnly && !req.Principal.Authenticated() {
+		return "", fmt.Errorf("credential %q: %w", name, ErrNotAuthenticated)
 	}
 	principal := req.Principal.Key()
 	scopes := req.Credential.Scopes

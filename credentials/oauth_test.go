@@ -299,6 +299,22 @@ func TestAccessTokenErrorsNameTheProviderOnly(t *testing.T) {
 	assert.NotContains(t, err.Error(), h.provider.srv.URL)
 }
 
+func TestAccessTokenAuthenticatedOnly(t *testing.T) {
+	h := newHarness(t)
+	o, err := NewOAuth(OAuthOptions{Providers: []Provider{h.provider.provider()}, Store: h.store, AuthenticatedOnly: true,
+		Secrets: mapSecrets{testSecretName: testClientSecret}, RedirectURL: redirectURL})
+	require.NoError(t, err)
+	_, err = o.AccessToken(context.Background(), toolcore.CredentialRequest{Principal: alice, Credential: toolcore.Credential{Provider: "example"}})
+	require.ErrorIs(t, err, ErrNotAuthenticated, "an asserted principal")
+	assert.Zero(t, h.store.pendingCount(), "no consent is asked for an asserted principal")
+
+	vouched := alice
+	vouched.AuthenticatedBy = toolcore.AuthenticatedByMCP
+	_, err = o.AccessToken(context.Background(), toolcore.CredentialRequest{Principal: vouched, Credential: toolcore.Credential{Provider: "example"}})
+	var consent *toolcore.ConsentRequiredError
+	require.ErrorAs(t, err, &consent)
+}
+
 func TestAccessTokenMissingClientSecret(t *testing.T) {
 	h := newHarness(t)
 	o, err := NewOAuth(OAuthOptions{Providers: []Provider{h.provider.provider()}, Store: h.store, Secrets: mapSecrets{}, RedirectURL: redirectURL})
