@@ -38,6 +38,7 @@ func commands() []func(*app) *cobra.Command {
 		newBenchCommand,
 		newCodecServerCommand,
 		newCodecCommand,
+		newCredentialsCommand,
 		newMCPCommand,
 		newDocsCommand, // hidden: docs/cli.md
 	}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/lib/pq"
+	"github.com/spf13/cobra"
+
+	"github.com/toolgate/toolgate/codec"
+	"github.com/toolgate/toolgate/credentials"
+)
+
+// credentialsPostgresEnv holds the credential store's PostgreSQL DSN itself (a DSN with a
+// password never goes in argv).
+const credentialsPostgresEnv = "TOOLGATE_CREDENTIALS_POSTGRES"
+
+// maxDSNFileBytes bounds what --credentials-postgres-file reads.
+const maxDSNFileBytes = 64 << 10
+
+// credentialStoreUse says which command the store flags are for.
+type credentialStoreUse int
+
+const (
+	_ credentialStoreUse = iota
+	// credentialStoreWorker: toolgate worker (no default store: a directory or PostgreSQL must be
+	// named).
+	credentialStoreWorker
+	// credentialStoreDev: toolgate dev (default: a directory under the data directory;
+	// --credentials-insecure-plaintext allowed).
+	credentialStoreDev
+	// credentialStoreAdmin: toolgate credentials list|revoke (no token is opened: no key needed).
+	credentialStoreAdmin
+)
+
+// credentialStoreFlags pick where the per-user OAuth tokens (credentials.Store) are kept: a
+// directory (credentials.FileStore) or PostgreSQL (credentials.SQLStore).
+type credentialStoreFlags struct {
+	use          credentialStoreUse
+	dir          string
+	postgresFile string
+	plaintext    bool
+	lookupEnv    func(string) (string, bool)
+	// DefaultDir is the directory used when neither --credentials-dir nor PostgreSQL is given
+	// (toolgate dev sets it from its data directory before opening; "" with InMemory: a
+	// temporary directory removed at Close).
+	DefaultDir string
+	// InMemory makes an unset DefaultDir a temporary directory (toolgate dev --in-memory).
+	InMemory bool
+	dirSet   func() bool
+}
+
+// addCredentialStoreFlags adds --credentials-dir, --credentials-postgres-file and, for dev,
+// --credentials-insecure-plaintext to cmd.
+func addCredentialStoreFlags(cmd *cobra.Command, a *app, f *credentialStoreFlags, use credentialStoreUse) {
+	f.use, f.lookupEnv = use, a.lookupEnv
+	fs := cmd.Flags()
+	dirUsage := "keep per-user OAuth tokens in this directory (mode 0700, each token encrypted with --codec-key's keys)"
+	switch use {
+	case credentialStoreDev:
+		dirUsage += " (default <data-dir>/credentials)"
+	case credentialStoreAdmin:
+		dirUsage = "the credentials store's directory (default toolgate dev's: $TOOLGATE_DATA_DIR/credentials, else ~/.local/share/toolgate/credentials)"
+	}
+	fs.StringVar(&f.dir, "credentials-dir", "", dirUsage)
+	fs.StringVar(&f.postgresFile, "credentials-postgres-file", "", "keep per-user OAuth tokens in PostgreSQL: this file holds the DSN (postgres://user:password@host/db?sslmode=verify-full); or set the DSN in $"+credentialsPostgresEnv)
+	bindEnv(fs, "credentials-dir", "TOOLGATE_CREDENTIALS_DIR")
+	cmd.MarkFlagsMutuallyExclusive("credentials-dir", "credentials-postgres-file")
+	if use == credentialStoreDev {
+		fs.BoolVar(&f.plaintext, "credentials-insecure-plaintext", false, "without --codec-key, store OAuth tokens unencrypted (development only; toolgate credentials list marks them)")
+	}
+	f.dirSet = func() bool { return fs.Changed("credentials-dir") }
+}
+
+// postgresDSN is the DSN of --credentials-postgres-file, else $TOOLGATE_CREDENTIALS_POSTGRES
+// (unless --credentials-dir was given), else "".
+func (f *credentialStoreFlags) postgresDSN() (string, error) {
+	if f.postgresFile != "" {
+		file, err := os.Open(f.postgresFile)
+		if err != nil {
+			return "", badInput(fmt.Errorf("--credentials-postgres-file: %w", err))
+		}
+		defer file.Close()
+		data, err := io.ReadAll(io.LimitReader(file, maxDSNFileBytes+1))
+		if err != nil {
+			return "", badInput(fmt.Errorf("--credentials-postgres-file: %w", err))
+		}
+		dsn := strings.TrimSpace(string(data))
+		if dsn == "" || len(data) > maxDSNFileBytes {
+			return "", badInput(fmt.Errorf("--credentials-postgres-file %s: want one DSN of at most %d bytes", f.postgresFile, maxDSNFileBytes))
+		}
+		return dsn, nil
+	}
+	if f.dirSet != nil && f.dirSet() {
+		return "", nil
+	}
+	lookup := f.lookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	dsn, _ := lookup(credentialsPostgresEnv)
+	return strings.TrimSpace(dsn), nil
+}
+
+// nopCloser closes nothing.
+type nopCloser struct{}
+
+func (nopCloser) Close() error { return nil }
+
+// closerFunc is a Closer calling itself.
+type closerFunc func() error
+
+func (c closerFunc) Close() error { return c() }
+
+// openCredentialStore opens the token store the flags pick: PostgreSQL (its tables created when
+// missing) when a DSN is given, else the directory of --credentials-dir or DefaultDir. keys seal
+// the tokens (the command's --codec-key keyring or watcher); a store without keys is refused
+// unless --credentials-insecure-plaintext (dev) says plaintext, except for list and revoke, which
+// open no token. Close the Closer when done (it closes the database, or removes dev
+// --in-memory's temporary directory).
+func openCredentialStore(ctx context.Context, f *credentialStoreFlags, keys codec.KeySource) (credentials.Store, io.Closer, error) {
+	// list and revoke read no token: InsecurePlaintext only lets them open a store without keys.
+	plaintext := f.plaintext || (keys == nil && f.use == credentialStoreAdmin)
+	if keys == nil && !plaintext {
+		flag := ""
+		if f.use == credentialStoreDev {
+			flag = ", or --credentials-insecure-plaintext for development"
+		}
+		return nil, nil, badInput(fmt.Errorf("per-user OAuth tokens are stored encrypted: give --codec-key%s", flag))
+	}
+	dsn, err := f.postgresDSN()
+	if err != nil {
+		return nil, nil, err
+	}
+	if dsn != "" {
+		connector, err := pq.NewConnector(dsn)
+		if err != nil {
+			// Never echo the DSN or the driver's parse error: either may hold the password.
+			return nil, nil, badInput(errors.New("credentials store: the PostgreSQL DSN is not valid (postgres://user:password@host:port/db?params, or key=value pairs)"))
+		}
+		db := sql.OpenDB(connector)
+		store := &credentials.SQLStore{DB: db, Keyring: keys, InsecurePlaintext: plaintext}
+		if err := store.EnsureSchema(ctx); err != nil {
+			db.Close()
+			return nil, nil, fmt.Errorf("credentials store on PostgreSQL: %w", err)
+		}
+		return store, db, nil
+	}
+	dir, closer := f.dir, io.Closer(nopCloser{})
+	if dir == "" {
+		dir = f.DefaultDir
+	}
+	if dir == "" && f.InMemory {
+		tmp, err := os.MkdirTemp("", "toolgate-credentials-")
+		if err != nil {
+			return nil, nil, fmt.Errorf("credentials store: %w", err)
+		}
+		dir, closer = tmp, closerFunc(func() error { return os.RemoveAll(tmp) })
+	}
+	if dir == "" {
+		return nil, nil, badInput(errors.New("no credentials store: give --credentials-dir DIR, or PostgreSQL with --credentials-postgres-file FILE or $" + credentialsPostgresEnv))
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if f.use == credentialStoreAdmin {
+		// list and revoke create nothing: a missing directory is a wrong one.
+		if _, err := os.Stat(dir); err != nil {
+			return nil, nil, badInput(fmt.Errorf("no credentials store at %s: %w", dir, errors.Unwrap(err)))
+		}
+	}
+	store := &credentials.FileStore{Dir: dir, Keyring: keys, InsecurePlaintext: plaintext}
+	if err := store.Init(); err != nil {
+		_ = closer.Close()
+		return nil, nil, badInput(err)
+	}
+	return store, closer, nil
+}
