@@ -140,6 +140,21 @@ type MountOptions struct {
 	// caller's human decide it (toolcore.Options.ApprovalByCaller: through MCP 2026-07-28's
 	// tasks/update); operators can still decide. Optional: default none, operators only.
 	ApproveByCaller []string
+	// Headers are HTTP headers of a streamable-HTTP mount whose values are secrets (an API key,
+	// "Authorization: Bearer ..."), resolved from Secrets each time the mount connects or
+	// reconnects, so a rotated secret is used by the next connection. Every mounted tool
+	// declares their secrets (toolcore.Options.Secrets): its attempts redact the values from
+	// whatever the remote server sends back. They are sent to the endpoint's scheme, host and
+	// port only (never on a redirect elsewhere), over https or over http to loopback only.
+	// Optional: default none.
+	Headers []SecretHeader
+	// Query are query parameters of a streamable-HTTP mount whose values are secrets, like
+	// Headers, for a server that takes its key only in the URL. Optional: default none.
+	Query []SecretQuery
+	// Secrets resolves the secrets of Headers and Query: the worker's source
+	// (worker.Options.Secrets, which resolves them again for each attempt, to redact them).
+	// Required with Headers or Query.
+	Secrets toolcore.SecretSource
 }
 
 // ApprovalRequired reports whether a mounted tool name matches one of globs; a malformed glob
@@ -164,9 +179,12 @@ type Remote struct {
 	newTransport NewTransport
 	client       *sdk.Client
 	tools        []toolcore.Tool
+	opts         MountOptions // Headers, Query and Secrets: resolved at each connect
 
 	mu      sync.Mutex
 	current *sdk.ClientSession // nil until connected, and after a transport failure
+	// currentSecrets are the header and query values current was connected with (nil without).
+	currentSecrets *mountSecrets
 
 	// progress routes notifications/progress by token to the running call's route.
 	progress sync.Map // string -> *progressRoute
@@ -246,7 +264,10 @@ func Mount(ctx context.Context, prefix string, transport NewTransport, opts Moun
 	if !prefixPattern.MatchString(prefix) {
 		return nil, fmt.Errorf("MCP mount prefix %q must match %s", prefix, prefixPattern)
 	}
-	r := &Remote{prefix: prefix, newTransport: transport}
+	if err := checkMountSecrets(opts); err != nil {
+		return nil, fmt.Errorf("MCP mount %s: %w", prefix, err)
+	}
+	r := &Remote{prefix: prefix, newTransport: transport, opts: opts}
 	client := sdk.NewClient(&sdk.Implementation{Name: "toolgate", Version: "dev"}, &sdk.ClientOptions{
 		Logger: opts.Logger,
 		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
@@ -299,7 +320,7 @@ func (r *Remote) Close() error {
 		return nil
 	}
 	err := r.current.Close()
-	r.current = nil
+	r.current, r.currentSecrets = nil, nil
 	return err
 }
 
@@ -383,6 +404,9 @@ func (r *Remote) define(remote *sdk.Tool, opts MountOptions) (toolcore.Tool, err
 			ApprovalByCaller: byCaller,
 			// Without annotations the MCP defaults make it Unsafe: flagged, not declared.
 			SideEffectAssumed: remote.Annotations == nil,
+			// The mount's credentials: each attempt resolves them to redact what the server
+			// echoes of them.
+			Secrets: mountSecretNames(opts),
 		},
 	})
 }
@@ -444,12 +468,21 @@ func (r *Remote) callError(ctx context.Context, cs *sdk.ClientSession, err error
 		// Canceled or timed out: the activity records it as such.
 		return ctx.Err()
 	}
+	secrets := r.secretsOf(cs)
+	if secrets.refusedByServer() {
+		// Rotated or revoked: the next request reconnects with the secrets as they are now.
+		r.drop(cs)
+		return toolcore.Transient(fmt.Errorf("MCP server %s refused the mount's credentials (HTTP 401 or 403): %s", r.prefix, secrets.redact(err.Error())))
+	}
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) && !localErrorCodes[rpcErr.Code] {
 		// The server answered: a protocol error is its verdict on this call, not retried.
-		return fmt.Errorf("MCP server %s: %s (JSON-RPC error %d)", r.prefix, rpcErr.Message, rpcErr.Code)
+		return fmt.Errorf("MCP server %s: %s (JSON-RPC error %d)", r.prefix, secrets.redact(rpcErr.Message), rpcErr.Code)
 	}
 	r.drop(cs)
+	if secrets != nil {
+		return toolcore.Transient(fmt.Errorf("MCP server %s: %s", r.prefix, secrets.redact(err.Error())))
+	}
 	return toolcore.Transient(fmt.Errorf("MCP server %s: %w", r.prefix, err))
 }
 
@@ -461,21 +494,26 @@ func (r *Remote) callError(ctx context.Context, cs *sdk.ClientSession, err error
 //   - else the content list as JSON, where the bytes of images, audio and embedded blobs are
 //     left out, each replaced by its size ("omittedBytes"): a model reads text, and base64 would
 //     fill the capped content with nothing it can use.
+//
+// The values of the current connection's headers and query parameters are redacted from it
+// (the attempt redacts the values it resolved; these may be older, for a server that still
+// accepts a rotated credential).
 func (r *Remote) output(res *sdk.CallToolResult) (any, error) {
+	secrets := r.liveSecrets()
 	if res.IsError {
-		return nil, errors.New(resultText(res))
+		return nil, errors.New(secrets.redact(resultText(res)))
 	}
 	if res.StructuredContent != nil {
 		structured, err := json.Marshal(res.StructuredContent)
 		if err == nil {
-			return json.RawMessage(structured), nil
+			return secrets.redactJSON(structured), nil
 		}
 	}
 	if len(res.Content) == 1 {
 		if text, ok := res.Content[0].(*sdk.TextContent); ok {
 			// The text as the server wrote it, not a JSON string of it: the model reads what the
 			// remote tool said, byte for byte (capped like any content).
-			return toolcore.Text(text.Text), nil
+			return toolcore.Text(secrets.redact(text.Text)), nil
 		}
 	}
 	list := make([]any, len(res.Content))
@@ -486,7 +524,7 @@ func (r *Remote) output(res *sdk.CallToolResult) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("MCP server %s: encode content: %w", r.prefix, err)
 	}
-	return json.RawMessage(content), nil
+	return secrets.redactJSON(content), nil
 }
 
 // describeContent is c for the content list of output: binary data left out, its size said.
@@ -520,7 +558,18 @@ func (r *Remote) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	}
 	transport := r.newTransport()
 	wire := remoteWire{r}
-	if t, isHTTP := transport.(*sdk.StreamableClientTransport); isHTTP {
+	t, isHTTP := transport.(*sdk.StreamableClientTransport)
+	var secrets *mountSecrets
+	if len(r.opts.Headers)+len(r.opts.Query) > 0 {
+		if !isHTTP {
+			return nil, fmt.Errorf("MCP server %s: headers and query parameters apply to an http(s) server, not a command", r.prefix)
+		}
+		var err error
+		if secrets, err = resolveMountSecrets(ctx, r.prefix, t.Endpoint, r.opts); err != nil {
+			return nil, err
+		}
+	}
+	if isHTTP {
 		// Not wrapped: the SDK tells its HTTP connection of session changes through an unexported
 		// method a wrapper would hide. Its HTTP exchanges are.
 		withWire := *t
@@ -532,6 +581,9 @@ func (r *Remote) connect(ctx context.Context) (*sdk.ClientSession, error) {
 				base = t.HTTPClient.Transport
 			}
 		}
+		if secrets != nil {
+			base = secretTransport{base: base, secrets: secrets}
+		}
 		client.Transport = remoteRoundTripper{base: TaskRoutingTransport(base), wire: wire}
 		withWire.HTTPClient = client
 		transport = &withWire
@@ -540,9 +592,13 @@ func (r *Remote) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	}
 	cs, err := r.client.Connect(ctx, transport, nil)
 	if err != nil {
+		if secrets != nil {
+			// What a refusing server answered may quote the credential.
+			return nil, fmt.Errorf("connect to MCP server %s: %s", r.prefix, secrets.redact(err.Error()))
+		}
 		return nil, fmt.Errorf("connect to MCP server %s: %w", r.prefix, err)
 	}
-	r.current = cs
+	r.current, r.currentSecrets = cs, secrets
 	return cs, nil
 }
 
@@ -551,7 +607,7 @@ func (r *Remote) drop(cs *sdk.ClientSession) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.current == cs {
-		r.current = nil
+		r.current, r.currentSecrets = nil, nil
 	}
 	_ = cs.Close()
 }

@@ -32,10 +32,14 @@ func (e Env) Variable(name string) string {
 	return e.Prefix + strings.NewReplacer(".", "_", "-", "_").Replace(up)
 }
 
+// Check returns why Prefix is not usable (empty, or not ^[A-Za-z_][A-Za-z0-9_]*$), or nil:
+// Secret fails for every name while it is not.
+func (e Env) Check() error { return checkPrefix(e.Prefix) }
+
 // Secret returns the value of the variable Variable(name), or an error wrapping
 // toolcore.ErrSecretNotFound when it is not set.
 func (e Env) Secret(_ context.Context, name string) (string, error) {
-	if err := checkPrefix(e.Prefix); err != nil {
+	if err := e.Check(); err != nil {
 		return "", err
 	}
 	if err := toolcore.CheckSecretName(name); err != nil {
