@@ -135,7 +135,7 @@ func record(ctx context.Context, out string, only *regexp.Regexp) error {
 			return err
 		}
 	}
-	for _, s := range append(append(scenarios(), budgetScenarios()...), policyScenarios()...) {
+	for _, s := range append(append(append(scenarios(), budgetScenarios()...), policyScenarios()...), consentScenarios()...) {
 		if !only.MatchString(s.file) {
 			continue
 		}
