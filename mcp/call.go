@@ -76,8 +76,12 @@ func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	if token := req.Params.GetProgressToken(); token != nil {
 		progress = h.startProgress(ctx, req, token, workflowID, runID)
 	}
+	// A wait for the principal's consent is shown to this request's client (consent.go).
+	urlMode := !newProtocol(req.Params.Meta) && sessionElicitsURL(req.Session)
+	consent := showConsent(ctx, h.tg, req.Session, urlMode, req.Params.GetProgressToken(), nil, workflowID, req.Params.Name)
 	// Waiting on the run the start returned saves a DescribeWorkflowExecution per call.
 	res, err := h.tg.ResultOfRun(ctx, workflowID, runID)
+	consent.Finish(ctx, workflowID)
 	if progress != nil {
 		// Before the result: the last report, which no poll may have seen.
 		progress.Finish(ctx, err == nil)

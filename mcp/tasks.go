@@ -257,7 +257,8 @@ func (t *tasks) create(ctx context.Context, req *sdk.CallToolRequest) (sdk.Resul
 }
 
 // get answers tasks/get. A working task whose call waits for a decision its client can give
-// (callerApproves) is input_required: tasks/result asks for it. The approval is queried only
+// (callerApproves), or for its principal's consent and the client declared URL elicitation
+// (consentTask), is input_required: tasks/result asks for it. The approval is queried only
 // then (a query is a billable action; a client polls tasks/get).
 func (t *tasks) get(ctx context.Context, ss *sdk.ServerSession, p *taskIDParams) (*taskResult, error) {
 	st, err := t.status(ctx, p)
@@ -265,6 +266,7 @@ func (t *tasks) get(ctx context.Context, ss *sdk.ServerSession, p *taskIDParams)
 		return nil, err
 	}
 	task := taskOf(st)
+	consentTask(ss, st, &task)
 	if !t.callerApproves(ss, st) {
 		return &taskResult{Task: task}, nil
 	}
@@ -368,7 +370,12 @@ func (t *tasks) result(ctx context.Context, ss *sdk.ServerSession, p *taskIDPara
 	var res toolcore.Result
 	switch {
 	case st.State == client.Running:
+		// A wait for the principal's consent is asked with a URL-mode elicitation tied to the
+		// task, when the client declared them (consent.go).
+		related := sdk.Meta{wire.MCPRelatedTaskMeta: map[string]any{"taskId": st.WorkflowID}}
+		consent := showConsent(ctx, t.tg, ss, sessionElicitsURL(ss), nil, related, st.WorkflowID, st.ToolName)
 		res, err = t.resultAsking(ctx, ss, st)
+		consent.Finish(ctx, st.WorkflowID)
 	case st.Result != nil:
 		res = *st.Result
 	default:

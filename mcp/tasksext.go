@@ -201,7 +201,7 @@ func (t *tasks) middlewareV2(ctx context.Context, method string, req sdk.Request
 		}
 		switch method {
 		case wire.MCPMethodTasksGet:
-			return t.getV2(ctx, st)
+			return t.getV2(ctx, st, meta)
 		case wire.MCPMethodTasksCancel:
 			return t.cancelV2(ctx, st)
 		default:
@@ -269,13 +269,15 @@ func (t *tasks) taskV2(st client.Status) map[string]any {
 	return m
 }
 
-// getV2 answers tasks/get with the DetailedTask: working or input_required without a result,
+// getV2 answers tasks/get with the DetailedTask: working or input_required without a result
+// (an approval its caller decides, or a consent its request can be asked with: addConsent),
 // completed with the CallToolResult inlined, failed with the JSON-RPC error tools/call would
 // have answered, cancelled.
-func (t *tasks) getV2(ctx context.Context, st client.Status) (sdk.Result, error) {
+func (t *tasks) getV2(ctx context.Context, st client.Status, meta map[string]any) (sdk.Result, error) {
 	m := t.taskV2(st)
 	switch {
 	case st.State == client.Running:
+		t.addConsent(st, meta, m)
 		t.addApproval(ctx, st, m)
 	case st.Result != nil:
 		h, ok := t.handlers[st.Result.ToolName()]

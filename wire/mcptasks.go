@@ -17,6 +17,10 @@ const (
 	// MCPApprovalInputPrefix starts the inputRequests key of a call's approval; the call hash
 	// follows, so a decision names the exact call it decides.
 	MCPApprovalInputPrefix = "toolgate-approval:"
+	// MCPConsentInputPrefix starts the inputRequests key of a call's wait for its principal's
+	// consent (a URL-mode elicitation); its elicitationId follows, the same for every look at
+	// one request. The answer needs no action: the call goes on once the consent arrives.
+	MCPConsentInputPrefix = "toolgate-consent:"
 )
 
 // Per-tool task support (tools/list execution.taskSupport).
