@@ -12,8 +12,10 @@ import (
 	"github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/consenttest"
 	"github.com/toolgate/toolgate/internal/devtest"
+	"github.com/toolgate/toolgate/internal/fixtures"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
+	"github.com/toolgate/toolgate/worker"
 )
 
 // A call waiting for its principal's consent is seen by the Go client (issue 33 item 3):
@@ -122,4 +124,70 @@ func TestConsentWaitSeenByStatusAndHook(t *testing.T) {
 	waiting, err := cl.Consent(t.Context(), "consent-1")
 	require.NoError(t, err)
 	assert.False(t, waiting.Waiting)
+}
+
+// The same through the real ToolCallWorkflow: a tool that needs its principal's token waits for
+// consent after its first attempt found none; OnConsent hears the worker's authorization URL
+// once, Status carries it, and after the grant and the consent signal the tool runs.
+func TestConsentWaitOfRealCallSeenByStatusAndHook(t *testing.T) {
+	source := &fixtures.ConsentSource{}
+	var tool toolcore.Tool
+	for _, tl := range fixtures.Tools() {
+		if tl.Name() == fixtures.Consent {
+			tool = tl
+		}
+	}
+	require.False(t, tool.IsZero(), "fixtures.Consent")
+	reg, err := toolcore.NewRegistry(tool)
+	require.NoError(t, err)
+	sdk := devtest.Client(t)
+	queue := devtest.TaskQueue(t)
+	w, err := worker.New(sdk, devtest.Server(t).Namespace(), reg, worker.Options{TaskQueue: queue, Credentials: source})
+	require.NoError(t, err)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+
+	heard := make(chan client.ConsentEvent, 4)
+	cl := client.New(sdk, client.Options{TaskQueue: queue, Namespace: devtest.Server(t).Namespace(),
+		ConsentInterval: 20 * time.Millisecond, OnConsent: func(ev client.ConsentEvent) { heard <- ev }})
+	alice := toolcore.Principal{Issuer: "https://idp.example", Subject: "alice"}
+	call, err := toolcore.NewToolCall("consent-real", fixtures.Consent, []byte(`{}`))
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	var res toolcore.Result
+	go func() {
+		var err error
+		res, err = cl.Execute(client.WithPrincipal(t.Context(), alice), call)
+		done <- err
+	}()
+	var ev client.ConsentEvent
+	select {
+	case ev = <-heard:
+	case err := <-done:
+		t.Fatalf("Execute returned before the consent was asked: %v", err)
+	case <-time.After(time.Minute):
+		t.Fatal("OnConsent was not called within a minute")
+	}
+	assert.Equal(t, fixtures.ConsentProvider, ev.Request.Provider)
+	assert.Equal(t, []string{"read"}, ev.Request.Scopes)
+	assert.Equal(t, "https://idp.example/authorize?client_id=toolgate&state=recorded", ev.Request.URL)
+	st, err := cl.Status(t.Context(), "consent-real")
+	require.NoError(t, err)
+	require.NotNil(t, st.Consent)
+	assert.Equal(t, ev.Request, st.Consent.Request)
+
+	source.Grant(alice.Key())
+	require.NoError(t, sdk.SignalWorkflow(t.Context(), cl.WorkflowID("consent-real"), "", wire.SignalConsent,
+		wire.ConsentSignal{Provider: fixtures.ConsentProvider}))
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(time.Minute):
+		t.Fatal("Execute did not return within a minute of the consent")
+	}
+	assert.False(t, res.IsError(), res.Content())
+	assert.Empty(t, heard, "one request, heard once")
+	st, err = cl.Status(t.Context(), "consent-real")
+	require.NoError(t, err)
+	assert.Nil(t, st.Consent)
 }
