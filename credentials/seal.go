@@ -80,14 +80,6 @@ func (s sealer) open(keyID string, sealed []byte, kind string, fields ...string)
 	return plain, nil
 }
 
-// currentKeyID is the key a seal uses now ("" when plaintext).
-func (s sealer) currentKeyID() string {
-	if s.keys == nil {
-		return plaintextKeyID
-	}
-	return s.keys.Keyring().CurrentKeyID()
-}
-
 // rowAAD is "toolgate-credentials/1", kind and fields, each length-prefixed so no two rows'
 // fields can spell the same bytes.
 func rowAAD(kind string, fields ...string) []byte {

@@ -12,27 +12,27 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/codec"
+	"github.com/toolgate/toolgate/credentials"
 	"github.com/toolgate/toolgate/internal/safetext"
 )
 
 func newCredentialsCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "credentials",
-		Short: "List or revoke the per-user OAuth tokens the workers keep",
+		Short: "List, revoke or re-encrypt the per-user OAuth tokens the workers keep",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_ = cmd.Help()
 			return badInput(errors.New("missing subcommand"))
 		},
 	}
-	cmd.AddCommand(newCredentialsListCommand(a), newCredentialsRevokeCommand(a))
+	cmd.AddCommand(newCredentialsListCommand(a), newCredentialsRevokeCommand(a), newCredentialsRekeyCommand(a))
 	return cmd
 }
 
 type credentialsListOptions struct {
-	store    credentialStoreFlags
-	codecKey string
-	json     bool
+	store credentialStoreFlags
+	json  bool
 }
 
 func newCredentialsListCommand(a *app) *cobra.Command {
@@ -49,8 +49,7 @@ func newCredentialsListCommand(a *app) *cobra.Command {
 or a JSON array with --json (principal, provider, scopes, expiry, obtained, refreshable, keyId,
 encrypted). No token is read: the listing needs no key. "plaintext" marks a token a development
 store (toolgate dev --credentials-insecure-plaintext) wrote unencrypted; "key ID" names the codec
-key that seals it (a token sealed with a key about to be removed is rewritten with the current
-key at its next refresh, or revoke it). Principals and providers are escaped for the terminal.
+key that seals it (toolgate credentials rekey rewrites those sealed with an old key). Principals and providers are escaped for the terminal.
 
 Exit codes: 0 listed (also when there is none), 2 bad flags, 5 failure.`,
 		Example: `  toolgate credentials list --credentials-dir ~/.local/share/toolgate/credentials
@@ -216,6 +215,61 @@ func runCredentialsRevoke(ctx context.Context, a *app, o credentialsRevokeOption
 	}
 	_, err = fmt.Fprintf(a.out, "revoked %s\n", who)
 	return err
+}
+
+type credentialsRekeyOptions struct {
+	store    credentialStoreFlags
+	codecKey string
+}
+
+func newCredentialsRekeyCommand(a *app) *cobra.Command {
+	var o credentialsRekeyOptions
+	cmd := &cobra.Command{
+		Use:   "rekey --codec-key FILE",
+		Short: "Re-encrypt every stored token with the key file's current key (the end of a key rotation)",
+		Long: `Rewrite every token of the credentials store that a key other than --codec-key's current
+one seals, so it is sealed with the current key: run it in phase 2 of a key rotation (the new key
+encrypts), and remove the old key from the file only once credentials list names it no more.
+Tokens are rewritten one at a time under the lock a refresh takes, while workers run. A token
+sealed with a key the file lacks, or stored in plaintext by a development store, cannot be
+rewritten: it is named, the others are rewritten, and the command exits 5 (revoke those).
+
+Prints "rekeyed N tokens with key ID".
+
+Exit codes: 0 every token is sealed with the current key, 2 bad flags, 5 failure.`,
+		Example: `  toolgate credentials rekey --codec-key keys.txt --credentials-dir /var/lib/toolgate/credentials`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runCredentialsRekey(cmd.Context(), a, o)
+		},
+	}
+	addCredentialStoreFlags(cmd, a, &o.store, credentialStoreAdmin)
+	o.store.DefaultDir = credentialsDefaultDir(a.lookupEnv)
+	addCodecKeyFlag(cmd, &o.codecKey)
+	return cmd
+}
+
+func runCredentialsRekey(ctx context.Context, a *app, o credentialsRekeyOptions) error {
+	if o.codecKey == "" {
+		return badInput(errors.New("--codec-key is required: the keys to re-encrypt with"))
+	}
+	ring, err := loadKeyring(o.codecKey)
+	if err != nil {
+		return err
+	}
+	store, closer, err := openCredentialStore(ctx, &o.store, ring)
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	n, err := credentials.Reseal(ctx, store, ring.CurrentKeyID())
+	if _, perr := fmt.Fprintf(a.out, "rekeyed %d tokens with key %s\n", n, ring.CurrentKeyID()); perr != nil && err == nil {
+		err = perr
+	}
+	if err != nil {
+		return fmt.Errorf("rekey: %s", safetext.String(err.Error()))
+	}
+	return nil
 }
 
 // credentialKeys is the keyring a store opens tokens with: the command's --codec-key watcher, or

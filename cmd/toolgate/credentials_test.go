@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -123,4 +124,34 @@ func TestOpenCredentialStoreNeedsAKey(t *testing.T) {
 	assert.True(t, strings.HasPrefix(filepath.Base(tmp), "toolgate-credentials-"))
 	require.NoError(t, closer.Close())
 	assert.NoDirExists(t, tmp, "--in-memory's store is removed at Close")
+}
+
+// TestCredentialsRekey: rekey rewrites the tokens sealed with an old key with the key file's
+// current key (list then names it), and exits 5 naming a token it cannot rewrite.
+func TestCredentialsRekey(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "creds")
+	old := &credentials.FileStore{Dir: dir, Keyring: credstoretest.Keyring(t, "cli-old")}
+	require.NoError(t, old.Put(ctx, "https://idp alice", "github", credentials.Token{AccessToken: "gho_A", Obtained: time.Now()}))
+	keyFile := filepath.Join(t.TempDir(), "keys.txt")
+	var lines []string
+	for _, id := range []string{"cli-new", "cli-old"} {
+		lines = append(lines, id+" "+base64.StdEncoding.EncodeToString(credstoretest.Key(t, id).Secret))
+	}
+	require.NoError(t, os.WriteFile(keyFile, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+
+	code, out, stderr := runIn([]string{"credentials", "rekey", "--codec-key", keyFile, "--credentials-dir", dir}, nil, "")
+	require.Equal(t, ExitOK, code, stderr)
+	assert.Equal(t, "rekeyed 1 tokens with key cli-new\n", out)
+	_, out, _ = runIn([]string{"credentials", "list", "--credentials-dir", dir}, nil, "")
+	assert.Contains(t, out, "\tkey cli-new\n")
+
+	plain := &credentials.FileStore{Dir: dir, InsecurePlaintext: true}
+	require.NoError(t, plain.Put(ctx, "https://idp bob", "github", credentials.Token{AccessToken: "gho_B", Obtained: time.Now()}))
+	code, out, stderr = runIn([]string{"credentials", "rekey", "--codec-key", keyFile, "--credentials-dir", dir}, nil, "")
+	assert.Equal(t, ExitFailure, code)
+	assert.Equal(t, "rekeyed 0 tokens with key cli-new\n", out)
+	assert.Contains(t, stderr, `"https://idp bob" at "github"`)
+	assert.Contains(t, stderr, "stored in plaintext")
+	assert.NotContains(t, stderr, "gho_")
 }

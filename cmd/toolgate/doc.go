@@ -21,7 +21,7 @@
 //	toolgate bench                     what durability costs, against a bare Temporal workflow
 //	toolgate codec-server              the codec-server protocol, so the Web UI decodes payloads
 //	toolgate codec keys                a key file's key IDs and roles, and the keys processes hold
-//	toolgate credentials list|revoke   the stored per-user OAuth tokens; delete one (consent again)
+//	toolgate credentials list|revoke|rekey  stored per-user OAuth tokens; delete one; re-encrypt all
 //	toolgate mcp [--listen ADDR]       the worker's tools as durable MCP tools
 //
 // ID is a workflow ID (toolcall-<call ID>) or --call-id. The list is the command table of main.go

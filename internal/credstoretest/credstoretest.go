@@ -61,6 +61,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Backend) {
 		{"TakeWaiting", testTakeWaiting},
 		{"MovedCiphertextIsRefused", testMovedCiphertextIsRefused},
 		{"Rotation", testRotation},
+		{"ResealRewritesOldKeys", testReseal},
 		{"NoSecretInStorage", testNoSecretInStorage},
 		{"NoKeyringIsRefused", testNoKeyringIsRefused},
 		{"PlaintextRowIsRefusedByAnEncryptingStore", testPlaintextRowRefused},
@@ -449,4 +450,33 @@ func testPlaintextRowRefused(t *testing.T, b Backend) {
 	assertKeyID(t, plain, "")
 	_, _, err = b.Open(t, Config{Keys: Keyring(t, "k1")}).Get(ctx, alice, github)
 	require.ErrorIs(t, err, credentials.ErrPlaintextRow)
+}
+
+// testReseal: Reseal rewrites the tokens sealed with an old key, leaves the current key's alone,
+// and reports one it cannot open while rewriting the rest.
+func testReseal(t *testing.T, b Backend) {
+	ctx := context.Background()
+	a := b.Open(t, Config{Keys: Keyring(t, "rs-a")})
+	require.NoError(t, a.Put(ctx, alice, github, token("a1", hour)))
+	require.NoError(t, a.Put(ctx, alice, google, token("a2", hour)))
+	c := b.Open(t, Config{Keys: Keyring(t, "rs-c")})
+	require.NoError(t, c.Put(ctx, bob, google, token("c", hour))) // a key the next store lacks
+	ba := b.Open(t, Config{Keys: Keyring(t, "rs-b", "rs-a")})
+	require.NoError(t, ba.Put(ctx, bob, github, token("b", hour)))
+
+	n, err := credentials.Reseal(ctx, ba, "rs-b")
+	var notHeld *codec.KeyNotHeldError
+	require.ErrorAs(t, err, &notHeld, "bob's google token names a key the store lacks")
+	assert.Equal(t, "rs-c", notHeld.KeyID)
+	assert.Equal(t, 2, n, "alice's two tokens rewritten")
+	list, err := ba.List(ctx)
+	require.NoError(t, err)
+	keys := map[string]string{}
+	for _, e := range list {
+		keys[e.Principal+" "+e.Provider] = e.KeyID
+	}
+	assert.Equal(t, map[string]string{alice + " " + github: "rs-b", alice + " " + google: "rs-b", bob + " " + github: "rs-b", bob + " " + google: "rs-c"}, keys)
+	got, _, err := b.Open(t, Config{Keys: Keyring(t, "rs-b")}).Get(ctx, alice, google)
+	require.NoError(t, err, "readable without the old key")
+	assert.Equal(t, token("a2", hour), got)
 }
