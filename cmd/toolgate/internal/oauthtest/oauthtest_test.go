@@ -27,6 +27,13 @@ import (
 var hydraFlag = flag.Bool("hydra", false, "also run the tests against ORY Hydra v2.3.0 (built from internal/tools/hydra)")
 
 func TestMain(m *testing.M) {
+	if cfg := os.Getenv(envWorker); cfg != "" {
+		if err := runWorker(cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "worker:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	flag.Parse()
 	code := m.Run()
 	testbin.Cleanup()
