@@ -68,6 +68,11 @@ type Config struct {
 	// HTTPMaxRedirects bounds the redirects http_get follows. Optional: default 5; a negative
 	// value follows none.
 	HTTPMaxRedirects int
+	// HTTPCredentials attach secrets to http_get's requests to given origins (an API key, a
+	// bearer token): http_get then declares their secrets (toolcore.Options.Secrets), so its
+	// attempts resolve them from the worker's secret source and redact them from what they
+	// report. Optional: default none.
+	HTTPCredentials []HTTPCredential
 	// Resolver resolves host names for http_get. Optional: default net.DefaultResolver.
 	Resolver Resolver
 
@@ -84,6 +89,7 @@ type Config struct {
 type settings struct {
 	Config
 	allow allowList
+	auth  []httpAuth
 }
 
 func (c Config) settings() (settings, error) {
@@ -126,6 +132,9 @@ func (c Config) settings() (settings, error) {
 		return settings{}, fmt.Errorf("check config: %w", err)
 	}
 	s.allow = allow
+	if s.auth, err = checkCredentials(c.HTTPCredentials); err != nil {
+		return settings{}, fmt.Errorf("check config: %w", err)
+	}
 	if c.Root != "" {
 		fi, err := os.Stat(c.Root)
 		if err != nil {

@@ -75,6 +75,7 @@ func httpGetTool(s settings) (toolcore.Tool, error) {
 		Options: toolcore.Options{
 			SideEffect: toolcore.ReadOnly,
 			Timeout:    s.HTTPTimeout + 15*time.Second,
+			Secrets:    secretNames(s.auth),
 		},
 	})
 }
@@ -122,7 +123,7 @@ func (h *httpGetter) checkRedirect(req *http.Request, via []*http.Request) error
 	if _, reason := checkURL(req.URL.String()); reason != "" {
 		return &redirectError{to: shorten(req.URL.String(), maxShownChars), reason: reason}
 	}
-	return nil
+	return h.authorize(req) // another origin gets none of this one's credentials
 }
 
 func validateHTTPGet(args toolcore.Arguments) toolcore.Decision[httpGetArgs] {
@@ -245,6 +246,9 @@ func (h *httpGetter) get(ctx context.Context, a httpGetArgs) (any, error) {
 	}
 	req.Header.Set("User-Agent", userAgent)
 	req.Header.Set("Accept", "*/*")
+	if err := h.authorize(req); err != nil {
+		return nil, err
+	}
 	resp, err := h.client.Do(req)
 	if err != nil {
 		return nil, h.explain(ctx, a.URL, err)

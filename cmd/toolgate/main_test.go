@@ -46,6 +46,8 @@ func TestUsageErrors(t *testing.T) {
 		{name: "data dir and in-memory", args: []string{"dev", "--in-memory", "--data-dir", "x"}, wantStderr: "[data-dir in-memory] were all set"},
 		{name: "db and in-memory", args: []string{"dev", "--in-memory", "--db", "postgres://u@h/d"}, wantStderr: "[db in-memory] were all set"},
 		{name: "db not a PostgreSQL URL", args: []string{"dev", "--db", "mysql://u@h/d"}, wantStderr: "want postgres://"},
+		{name: "http bearer without a secret name", args: []string{"worker", "--http-bearer", "nope"}, wantStderr: "want ORIGIN=SECRET"},
+		{name: "http credential in clear text", args: []string{"worker", "--http-header", "http://api.example.com=X-Api-Key:key"}, wantStderr: "https only"},
 		{name: "mcp beyond loopback without auth", args: []string{"mcp", "--listen", "0.0.0.0:0"}, wantStderr: "is not a loopback address"},
 		{name: "mcp JWT without resource", args: []string{"mcp", "--listen", "127.0.0.1:0", "--auth-jwks-url", "https://id.example/jwks"}, wantStderr: "--auth-resource"},
 		{name: "mcp token and JWT", args: []string{"mcp", "--listen", "127.0.0.1:0", "--auth-token-file", "t", "--auth-jwks-url", "https://id.example/jwks"}, wantStderr: "exclude each other"},
