@@ -25,7 +25,10 @@ type redactor struct {
 	rep   *strings.Replacer
 }
 
-type redactForm struct{ form, marker string }
+type redactForm struct {
+	form, marker string
+	border       []int // border[i]: the longest proper border of form[:i+1] (KMP), for overlap
+}
 
 func (r *redactor) add(name, v string) {
 	marker := RedactionMarker(name)
@@ -42,7 +45,7 @@ func (r *redactor) add(name, v string) {
 	}
 	for _, f := range forms {
 		if !slices.ContainsFunc(r.forms, func(x redactForm) bool { return x.form == f }) {
-			r.forms = append(r.forms, redactForm{form: f, marker: marker})
+			r.forms = append(r.forms, redactForm{form: f, marker: marker, border: borders(f)})
 		}
 	}
 	slices.SortStableFunc(r.forms, func(a, b redactForm) int { return len(b.form) - len(a.form) })
@@ -85,7 +88,7 @@ func (r *redactor) redact(s string) string {
 func (r *redactor) redactTail(s string, least int) (string, bool) {
 	best, marker := 0, ""
 	for _, f := range r.forms {
-		if n := overlap(s, f.form); n >= least && n > best {
+		if n := f.overlap(s); n >= least && n > best {
 			best, marker = n, f.marker
 		}
 	}
@@ -95,15 +98,9 @@ func (r *redactor) redactTail(s string, least int) (string, bool) {
 	return s[:len(s)-best] + marker, true
 }
 
-// overlap returns the length of the longest proper prefix of form that s ends with.
-func overlap(s, form string) int {
-	if len(form) < 2 {
-		return 0
-	}
-	if len(s) > len(form) {
-		s = s[len(s)-len(form):]
-	}
-	pi := make([]int, len(form)) // pi[i]: longest proper border of form[:i+1]
+// borders is the KMP failure table of form.
+func borders(form string) []int {
+	pi := make([]int, len(form))
 	for i, k := 1, 0; i < len(form); i++ {
 		for k > 0 && form[i] != form[k] {
 			k = pi[k-1]
@@ -112,6 +109,18 @@ func overlap(s, form string) int {
 			k++
 		}
 		pi[i] = k
+	}
+	return pi
+}
+
+// overlap returns the length of the longest proper prefix of the form that s ends with.
+func (f redactForm) overlap(s string) int {
+	form, pi := f.form, f.border
+	if len(form) < 2 {
+		return 0
+	}
+	if len(s) > len(form) {
+		s = s[len(s)-len(form):]
 	}
 	k := 0
 	for i := 0; i < len(s); i++ {
