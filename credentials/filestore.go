@@ -301,9 +301,19 @@ func (s *FileStore) pendingPath(state string) string {
 	return filepath.Join(s.pendingDir(), hashName(kindPending, state)+".json")
 }
 
-// sweepPending removes the pending consents expired longer than pendingRetention.
+// sweepPending removes the pending consents expired longer than pendingRetention, and files a
+// taker that crashed left behind for as long.
 func (s *FileStore) sweepPending(ctx context.Context) error {
 	cutoff := s.now().Add(-pendingRetention)
+	left, err := filepath.Glob(filepath.Join(s.pendingDir(), ".taken-*"))
+	if err != nil {
+		return fmt.Errorf("list taken pending consents: %w", err)
+	}
+	for _, name := range left {
+		if info, err := os.Stat(name); err == nil && info.ModTime().Before(cutoff) {
+			_ = os.Remove(name) // another sweep may have removed it
+		}
+	}
 	return s.eachPending(ctx, func(path string, f pendingFile) error {
 		if f.Expires.Before(cutoff) {
 			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -339,7 +349,8 @@ func (s *FileStore) eachPending(ctx context.Context, fn func(path string, f pend
 }
 
 // TakePending removes and returns the pending consent of state: its file is renamed away first,
-// which one taker alone succeeds in, whatever the process.
+// which one taker alone succeeds in, whatever the process. An expired one is not found and stays
+// for TakeWaiting.
 func (s *FileStore) TakePending(ctx context.Context, state string) (Pending, bool, error) {
 	if err := s.Init(); err != nil {
 		return Pending{}, false, err
@@ -347,15 +358,13 @@ func (s *FileStore) TakePending(ctx context.Context, state string) (Pending, boo
 	if err := checkState(state); err != nil {
 		return Pending{}, false, err
 	}
-	f, taken, err := s.take(s.pendingPath(state))
+	// An expired consent stays for TakeWaiting: its calls still wait for a consent.
+	f, taken, err := s.take(s.pendingPath(state), func(f pendingFile) bool { return s.now().Before(f.Expires) })
 	if err != nil || !taken {
 		return Pending{}, false, err
 	}
 	if f.State != state {
 		return Pending{}, false, errors.New("pending consent file names another state: moved or altered")
-	}
-	if !s.now().Before(f.Expires) {
-		return Pending{}, false, nil
 	}
 	p, err := s.openPending(f)
 	return p, err == nil, err
@@ -372,7 +381,7 @@ func (s *FileStore) TakeWaiting(ctx context.Context, principal, provider string)
 		if f.Principal != principal || f.Provider != provider {
 			return nil
 		}
-		f, taken, err := s.take(path)
+		f, taken, err := s.take(path, nil)
 		if err != nil || !taken {
 			return err
 		}
@@ -388,8 +397,8 @@ func (s *FileStore) TakeWaiting(ctx context.Context, principal, provider string)
 }
 
 // take renames the file at path away and reads it; taken is false when it was gone (another
-// taker had it).
-func (s *FileStore) take(path string) (f pendingFile, taken bool, err error) {
+// taker had it) or keep (when not nil) refuses it, which puts it back.
+func (s *FileStore) take(path string, keep func(pendingFile) bool) (f pendingFile, taken bool, err error) {
 	claimed := filepath.Join(s.pendingDir(), ".taken-"+randomName())
 	if err := os.Rename(path, claimed); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -397,8 +406,16 @@ func (s *FileStore) take(path string) (f pendingFile, taken bool, err error) {
 		}
 		return pendingFile{}, false, fmt.Errorf("take pending consent: %w", err)
 	}
-	defer os.Remove(claimed)
 	found, err := readJSON(claimed, &f)
+	if err == nil && found && keep != nil && !keep(f) {
+		if err := os.Rename(claimed, path); err != nil {
+			return pendingFile{}, false, fmt.Errorf("put back pending consent: %w", err)
+		}
+		return pendingFile{}, false, nil
+	}
+	if rmErr := os.Remove(claimed); rmErr != nil && err == nil {
+		err = fmt.Errorf("take pending consent: %w", rmErr)
+	}
 	if err != nil || !found {
 		return pendingFile{}, false, err
 	}

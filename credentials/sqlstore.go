@@ -317,7 +317,8 @@ func (s *SQLStore) PutPending(ctx context.Context, p Pending) error {
 // pendingColumns are the columns scanPending reads, in its order.
 const pendingColumns = `state, principal, provider, scopes, waiters, expires, key_id, sealed`
 
-// TakePending removes and returns the pending consent of state (one DELETE ... RETURNING).
+// TakePending removes and returns the pending consent of state (one DELETE ... RETURNING); an
+// expired one is not found and stays for TakeWaiting.
 func (s *SQLStore) TakePending(ctx context.Context, state string) (Pending, bool, error) {
 	if err := s.check(); err != nil {
 		return Pending{}, false, err
@@ -325,16 +326,15 @@ func (s *SQLStore) TakePending(ctx context.Context, state string) (Pending, bool
 	if err := checkState(state); err != nil {
 		return Pending{}, false, err
 	}
-	rows, err := s.DB.QueryContext(ctx, `DELETE FROM toolgate_credential_pending WHERE state = $1 RETURNING `+pendingColumns, state)
+	// An expired consent stays for TakeWaiting: its calls still wait for a consent.
+	rows, err := s.DB.QueryContext(ctx, `DELETE FROM toolgate_credential_pending WHERE state = $1 AND expires > $2 RETURNING `+pendingColumns,
+		state, s.now())
 	if err != nil {
 		return Pending{}, false, fmt.Errorf("take pending consent: %w", err)
 	}
 	taken, err := s.scanPending(rows)
 	if err != nil || len(taken) == 0 {
 		return Pending{}, false, err
-	}
-	if !s.now().Before(taken[0].Expires) {
-		return Pending{}, false, nil
 	}
 	return taken[0], true, nil
 }

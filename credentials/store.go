@@ -65,9 +65,10 @@ type Store interface {
 	// PutPending records p (replacing one with the same State).
 	PutPending(ctx context.Context, p Pending) error
 	// TakePending removes and returns the pending consent of state; found is false when there is
-	// none or it expired (single use: a second take finds nothing).
+	// none or it expired (single use: a second take finds nothing). An expired one stays for
+	// TakeWaiting (its calls still wait) until a day past its expiry.
 	TakePending(ctx context.Context, state string) (p Pending, found bool, err error)
-	// TakeWaiting removes and returns every pending consent of the principal at provider (the
-	// calls to wake once one of them has been given).
+	// TakeWaiting removes and returns every pending consent of the principal at provider, expired
+	// ones too, sorted by expiry (the calls to wake once one of them has been given).
 	TakeWaiting(ctx context.Context, principal, provider string) ([]Pending, error)
 }

@@ -314,9 +314,22 @@ func testTakePendingExpires(t *testing.T, b Backend) {
 	_, found, err := s.TakePending(ctx, "state-old")
 	require.NoError(t, err)
 	assert.False(t, found, "an expired consent is not found")
+	_, found, err = s.TakePending(ctx, "state-old")
+	require.NoError(t, err)
+	assert.False(t, found, "nor the second time")
 	waiting, err := s.TakeWaiting(ctx, alice, github)
 	require.NoError(t, err)
-	assert.Empty(t, waiting, "taking the expired consent removed it")
+	assert.Equal(t, []credentials.Pending{pending("state-old", alice, github, hour.Add(time.Minute))}, waiting,
+		"the expired consent stays for TakeWaiting: its call still waits")
+
+	// A day after its expiry the next PutPending removes it.
+	require.NoError(t, s.PutPending(ctx, pending("state-old", alice, github, hour.Add(time.Minute))))
+	dayLater := hour.Add(25 * time.Hour)
+	now.Store(&dayLater)
+	require.NoError(t, s.PutPending(ctx, pending("state-new", bob, github, dayLater.Add(time.Minute))))
+	waiting, err = s.TakeWaiting(ctx, alice, github)
+	require.NoError(t, err)
+	assert.Empty(t, waiting, "removed a day after its expiry")
 }
 
 func testTakeWaiting(t *testing.T, b Backend) {
