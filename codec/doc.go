@@ -44,6 +44,11 @@
 // a payload cannot be moved to another key's name. Payloads without the encrypted encoding pass
 // through Decode unchanged, so histories written before encryption was turned on stay readable.
 //
+// Seal and Open encrypt other values with the same keys and rotation (the credentials stores'
+// OAuth tokens): nonce || ciphertext as above, the key ID stored beside it by the caller, and the
+// caller's additional data (the row a value belongs to) bound with the key ID, so a sealed value
+// opens only in its own place.
+//
 // # Use
 //
 // Put DataConverter(keys) in client.Options.DataConverter of every client: the worker's, the
