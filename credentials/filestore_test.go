@@ -164,3 +164,17 @@ func helperIncrement(t *testing.T, dir string) {
 		require.NoError(t, err, fmt.Sprintf("pid %d", os.Getpid()))
 	}
 }
+
+// BenchmarkFileStoreUpdate is one Update that rewrites a token: the flock, the read and open, the
+// seal and the synced write and rename.
+func BenchmarkFileStoreUpdate(b *testing.B) {
+	ring, err := codec.NewKeyring(codec.Key{ID: "k1", Secret: make([]byte, codec.KeySize)})
+	require.NoError(b, err)
+	s := &credentials.FileStore{Dir: filepath.Join(b.TempDir(), "credentials"), Keyring: ring}
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := s.Update(ctx, "p", "counter", credstoretest.Increment); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
