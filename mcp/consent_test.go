@@ -29,6 +29,15 @@ const consentWait = time.Minute
 // consenttest's stand-in workflow and waits for consent; signal gives it.
 func consentServer(t *testing.T) (url string, signal func(workflowID string)) {
 	t.Helper()
+	s, signal := consentMCPServer(t)
+	srv := httptest.NewServer(mcp.HTTPHandler(s, mcp.HTTPOptions{}))
+	t.Cleanup(srv.Close)
+	return srv.URL, signal
+}
+
+// consentMCPServer is consentServer's MCP server, for any transport.
+func consentMCPServer(t *testing.T) (*sdk.Server, func(workflowID string)) {
+	t.Helper()
 	sdkc := devtest.Client(t)
 	queue := devtest.TaskQueue(t)
 	stop, err := consenttest.Start(sdkc, queue)
@@ -37,9 +46,7 @@ func consentServer(t *testing.T) (url string, signal func(workflowID string)) {
 	tg := tgclient.New(sdkc, tgclient.Options{TaskQueue: queue})
 	infos := []toolcore.ToolInfo{{Name: "read_repo", Description: "Read a repository as its principal.", SideEffect: "readOnly",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"provider":{"type":"string"},"url":{"type":"string"}}}`)}}
-	srv := httptest.NewServer(mcp.HTTPHandler(mcp.NewServer(tg, infos, mcp.Options{}), mcp.HTTPOptions{}))
-	t.Cleanup(srv.Close)
-	return srv.URL, func(workflowID string) {
+	return mcp.NewServer(tg, infos, mcp.Options{}), func(workflowID string) {
 		t.Helper()
 		require.NoError(t, sdkc.SignalWorkflow(t.Context(), workflowID, "", wire.SignalConsent, wire.ConsentSignal{Provider: consenttest.Request.Provider}))
 	}
@@ -131,6 +138,80 @@ func TestConsentShownToMCPClientAt20251125(t *testing.T) {
 			require.NoError(t, receive(t, done, "result"))
 		})
 	}
+}
+
+// A 2025-11-25 task whose call waits for consent is input_required for a client that declared
+// URL elicitation (working with the URL in its statusMessage for one that did not), and its
+// tasks/result asks with one URL-mode elicitation tied to the task, then completes it with
+// notifications/elicitation/complete once the consent came, before the result (issue 33 item 3).
+func TestConsentTaskAskedByTasksResultAt20251125(t *testing.T) {
+	s, signal := consentMCPServer(t)
+	asked := make(chan *sdk.ElicitParams, 4)
+	completed := make(chan string, 4)
+	connect := func(urlElicitation bool) *sdk.ClientSession {
+		opts := &sdk.ClientOptions{}
+		if urlElicitation {
+			opts.Capabilities = &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{URL: &sdk.URLElicitationCapabilities{}}}
+			opts.ElicitationHandler = func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+				asked <- req.Params
+				return &sdk.ElicitResult{Action: "accept"}, nil
+			}
+			opts.ElicitationCompleteHandler = func(_ context.Context, req *sdk.ElicitationCompleteNotificationRequest) {
+				completed <- req.Params.ElicitationID
+			}
+		}
+		c := sdk.NewClient(&sdk.Implementation{Name: "consent-test", Version: "1"}, opts)
+		require.NoError(t, sdk.AddSendingCustomMethod[*extTaskParams, *extTask](c, wire.MCPMethodTasksGet))
+		require.NoError(t, sdk.AddSendingCustomMethod[*extTaskParams, *sdk.CallToolResult](c, wire.MCPMethodTasksResult))
+		serverT, clientT := sdk.NewInMemoryTransports()
+		ss, err := s.Connect(t.Context(), mcp.Transport(serverT), nil)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = ss.Close() })
+		cs, err := c.Connect(t.Context(), clientT, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = cs.Close() })
+		return cs
+	}
+	cs, plain := connect(true), connect(false)
+	_, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "read_repo", Arguments: map[string]any{},
+		Meta: sdk.Meta{wire.MCPTaskMeta: map[string]any{}, mcp.IdempotencyKeyMeta: "consent-task"}})
+	require.NoError(t, err)
+	const taskID = "mcp/toolcall-consent-task"
+	get := func(cs *sdk.ClientSession) *extTask {
+		t.Helper()
+		task, err := sdk.CallCustomMethod[*extTaskParams, *extTask](t.Context(), cs, wire.MCPMethodTasksGet, &extTaskParams{TaskID: taskID})
+		require.NoError(t, err)
+		return task
+	}
+	deadline := time.Now().Add(consentWait)
+	task := get(cs)
+	for task.Status != wire.MCPTaskInputRequired {
+		require.True(t, time.Now().Before(deadline), "task stayed %s %q", task.Status, task.StatusMessage)
+		<-time.After(mcp.TaskPollInterval * time.Millisecond) // every pollInterval, as the task asks
+		task = get(cs)
+	}
+	assert.Contains(t, task.StatusMessage, "waits for your consent to example")
+	assert.NotContains(t, task.StatusMessage, consenttest.Request.URL, "the URL goes in the elicitation")
+	other := get(plain)
+	assert.Equal(t, wire.MCPTaskWorking, other.Status, "without URL elicitation")
+	assert.True(t, strings.HasSuffix(other.StatusMessage, ": open "+consenttest.Request.URL), other.StatusMessage)
+
+	done := make(chan error, 1)
+	var res *sdk.CallToolResult
+	go func() {
+		var err error
+		res, err = sdk.CallCustomMethod[*extTaskParams, *sdk.CallToolResult](t.Context(), cs, wire.MCPMethodTasksResult, &extTaskParams{TaskID: taskID})
+		done <- err
+	}()
+	e := receive(t, asked, "elicitation/create")
+	assert.Equal(t, "url", e.Mode)
+	assert.Equal(t, consenttest.Request.URL, e.URL)
+	assert.Equal(t, map[string]any{"taskId": taskID}, e.Meta[wire.MCPRelatedTaskMeta])
+	signal(taskID)
+	require.NoError(t, receive(t, done, "tasks/result"))
+	assert.JSONEq(t, consenttest.Content, text(t, res))
+	assert.Equal(t, e.ElicitationID, receive(t, completed, "notifications/elicitation/complete"))
+	assert.Empty(t, asked, "asked once")
 }
 
 // A 2026-07-28 task whose call waits for consent is input_required with one URL-mode elicitation
