@@ -39,6 +39,7 @@ type devOptions struct {
 	dynamicConfig  []string
 	workflowCache  int
 	policy         policyFlags
+	secrets        secretsFlags
 }
 
 func newDevCommand(a *app) *cobra.Command {
@@ -113,6 +114,7 @@ read a process's arguments in /proc.`,
 	fs.StringVar(&o.codecTokenFile, "codec-token-file", "", "file holding a token the codec server then requires: a bearer token, or a browser session from its /login page (default: none, any local user may decode)")
 	addDynamicConfigFlag(cmd, &o.dynamicConfig)
 	addWorkflowCacheFlag(cmd, &o.workflowCache)
+	addSecretsFlags(cmd, &o.secrets)
 	cmd.MarkFlagsMutuallyExclusive("data-dir", "in-memory", "db")
 	return cmd
 }
@@ -137,6 +139,10 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 		return err
 	}
 	reg, err := o.toolbox.registry(a.logger.Named("toolbox"))
+	if err != nil {
+		return err
+	}
+	secretSource, err := o.secrets.source(a.lookupEnv)
 	if err != nil {
 		return err
 	}
@@ -252,7 +258,8 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 		c.Close()
 		return errors.Join(err, stopServer())
 	}
-	w, err := worker.New(c, srv.Namespace(), reg, worker.Options{TaskQueue: o.taskQueue, StopTimeout: o.stopTimeout, Logger: a.logger, DataConverter: dc, Policy: decider})
+	w, err := worker.New(c, srv.Namespace(), reg, worker.Options{TaskQueue: o.taskQueue, StopTimeout: o.stopTimeout, Logger: a.logger, DataConverter: dc, Policy: decider,
+		Secrets: secretSource})
 	if err != nil {
 		c.Close()
 		return errors.Join(fmt.Errorf("create worker: %w", err), stopServer())

@@ -25,6 +25,8 @@ type workerOptions struct {
 	metrics       metricsOptions
 	mcpMounts     []string
 	mcpEnv        []string
+	mcpSecrets    mountSecretFlags
+	secrets       secretsFlags
 	mcpApprove    []string
 	mcpByCaller   []string
 	mcpHeartbeat  time.Duration
@@ -74,6 +76,14 @@ LANG, LC_ALL, LC_CTYPE and TZ, plus the variables named for its mount by --mcp-e
 (repeatable; names only, the value is this process's). It never sees TEMPORAL_API_KEY, codec keys
 or the database password unless named.
 
+--secrets-dir DIR and --secrets-env-prefix PREFIX give the worker its secrets: the tools that
+declare a secret (toolcore.Options.Secrets) read DIR/NAME (re-read when the file changes), else
+the variable PREFIX+NAME (upper case). An http(s) mount's credentials are secrets too, never part
+of argv: --mcp-bearer PREFIX=SECRET_NAME sends Authorization: Bearer <value>, --mcp-header
+PREFIX=Header-Name=SECRET_NAME any header, --mcp-query PREFIX=param=SECRET_NAME a query
+parameter; resolved at each (re)connect, and redacted from what the server sends back. An --mcp
+URL with user:password@ or a credential's query parameter (key, token, ...) is refused.
+
 --mcp-approve GLOB (repeatable, path.Match syntax over the mounted names PREFIX_NAME, such as
 'fs_delete_*' or 'fs_*' for a whole mount) makes every call of a matching tool wait for a human
 decision (toolgate approve). A remote tool without annotations is unsafe by the MCP defaults:
@@ -93,6 +103,7 @@ twice), is retried on another worker.`,
   toolgate worker --deployment-name tools --build-id "$(git rev-parse --short HEAD)"
   toolgate worker --mcp 'fs=npx -y @modelcontextprotocol/server-filesystem /srv/docs' --mcp web=http://127.0.0.1:3000/mcp
   toolgate worker --mcp 'gh=github-mcp-server stdio' --mcp-env gh=GITHUB_TOKEN --mcp-approve 'gh_delete_*'
+  toolgate worker --secrets-dir /run/secrets --mcp web=https://mcp.example.com/mcp --mcp-bearer web=web_token
   TEMPORAL_API_KEY=... toolgate worker --address ns.acct.tmprl.cloud:7233 -n ns.acct`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -113,6 +124,8 @@ twice), is retried on another worker.`,
 	bindEnv(cmd.Flags(), "deployment-name", "TOOLGATE_DEPLOYMENT_NAME")
 	bindEnv(cmd.Flags(), "build-id", "TOOLGATE_BUILD_ID")
 	cmd.Flags().StringArrayVar(&o.mcpMounts, "mcp", nil, "mount an MCP server's tools as PREFIX_NAME: PREFIX=COMMAND... or PREFIX=http(s)://URL (repeat)")
+	addSecretsFlags(cmd, &o.secrets)
+	addMountSecretFlags(cmd, &o.mcpSecrets)
 	cmd.Flags().StringArrayVar(&o.mcpEnv, "mcp-env", nil, "PREFIX=NAME: pass this process's variable NAME to the mounted command PREFIX (repeat; nothing else but PATH, HOME, locale and TMPDIR is passed)")
 	cmd.Flags().StringArrayVar(&o.mcpApprove, "mcp-approve", nil, "mounted tools whose PREFIX_NAME matches this glob require approval, such as 'fs_delete_*' (repeat)")
 	cmd.Flags().StringArrayVar(&o.mcpByCaller, "mcp-approve-by-caller", nil, "mounted tools whose PREFIX_NAME matches this glob let the calling MCP client's human decide their approval (repeat)")
@@ -125,7 +138,19 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 	if err := applyWorkflowCache(o.workflowCache); err != nil {
 		return err
 	}
+	// Before anything echoes a mount: its URL may hold the credential it is refused for.
+	if err := checkMountURLs(o.mcpMounts); err != nil {
+		return err
+	}
 	reg, err := o.toolbox.registry(a.logger.Named("toolbox"))
+	if err != nil {
+		return err
+	}
+	secretSource, err := o.secrets.source(a.lookupEnv)
+	if err != nil {
+		return err
+	}
+	mountSecrets, err := o.mcpSecrets.options(o.mcpMounts, secretSource)
 	if err != nil {
 		return err
 	}
@@ -151,7 +176,7 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 	}
 	mountOpts := mcp.MountOptions{Approve: o.mcpApprove, ApproveByCaller: o.mcpByCaller, Timeout: o.mcpTimeout, HeartbeatTimeout: o.mcpHeartbeat}
 	for _, spec := range o.mcpMounts {
-		remote, err := mountMCP(ctx, spec, mcpEnv, mountOpts, reg)
+		remote, err := mountMCP(ctx, spec, mcpEnv, mountSecrets, mountOpts, reg)
 		if err != nil {
 			return err
 		}
@@ -182,7 +207,7 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 	}
 	dc, _ := o.conn.dataConverter(nil) // dialMetered loaded the same keys
 	w, err := worker.New(c, o.conn.namespace, reg, worker.Options{TaskQueue: o.taskQueue, StopTimeout: o.stopTimeout, Logger: a.logger,
-		Deployment: o.deployment, DataConverter: dc, Policy: decider})
+		Deployment: o.deployment, DataConverter: dc, Policy: decider, Secrets: secretSource})
 	if err != nil {
 		return fmt.Errorf("create worker: %w", err)
 	}
@@ -224,11 +249,15 @@ func mountEnv(specs, mounts []string, lookup func(string) (string, bool)) (map[s
 	return out, nil
 }
 
-// mountMCP mounts the MCP server of spec (PREFIX=TARGET) and registers its tools in reg.
-func mountMCP(ctx context.Context, spec string, env map[string]mcp.TargetOptions, opts mcp.MountOptions, reg *toolcore.Registry) (*mcp.Remote, error) {
+// mountMCP mounts the MCP server of spec (PREFIX=TARGET), with the headers and query parameters
+// of secrets[PREFIX], and registers its tools in reg.
+func mountMCP(ctx context.Context, spec string, env map[string]mcp.TargetOptions, secrets map[string]mcp.MountOptions, opts mcp.MountOptions, reg *toolcore.Registry) (*mcp.Remote, error) {
 	prefix, target, err := mcp.SplitMount(spec)
 	if err != nil {
 		return nil, badInput(fmt.Errorf("--mcp: %w", err))
+	}
+	if s, ok := secrets[prefix]; ok {
+		opts.Headers, opts.Query, opts.Secrets = s.Headers, s.Query, s.Secrets
 	}
 	transport, err := mcp.TargetWith(target, env[prefix])
 	if err != nil {
