@@ -40,6 +40,8 @@ type devOptions struct {
 	workflowCache  int
 	policy         policyFlags
 	secrets        secretsFlags
+	oauth          oauthFlags
+	credStore      credentialStoreFlags
 }
 
 func newDevCommand(a *app) *cobra.Command {
@@ -61,7 +63,8 @@ When everything is ready it prints, on stdout, one "key value" line each:
 
 (no ui line with --no-ui; "data postgres://user@host:port/database" with --db; with --codec-key a "codec-server http://..." line after ui, the codec server the UI decodes
 payloads with; a "metrics http://.../metrics" line with --metrics-listen, where the embedded
-server's own metrics are served too; "data in-memory" with --in-memory). Port 0 picks a free port and the
+server's own metrics are served too; a "consent http://.../oauth/callback" line with
+--oauth-providers, the consent endpoint's redirect URL; "data in-memory" with --in-memory). Port 0 picks a free port and the
 printed line says which. Ctrl-C (or SIGTERM) stops the worker (running tools get --stop-timeout
 to finish, then they are interrupted and drained; a second Ctrl-C kills at once), then the UI and the
 server, and exits 0. Started again on the same data directory, the server still has every
@@ -115,6 +118,8 @@ read a process's arguments in /proc.`,
 	addDynamicConfigFlag(cmd, &o.dynamicConfig)
 	addWorkflowCacheFlag(cmd, &o.workflowCache)
 	addSecretsFlags(cmd, &o.secrets)
+	addOAuthFlags(cmd, &o.oauth)
+	addCredentialStoreFlags(cmd, a, &o.credStore, credentialStoreDev)
 	cmd.MarkFlagsMutuallyExclusive("data-dir", "in-memory", "db")
 	return cmd
 }
@@ -169,6 +174,17 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 			return fmt.Errorf("create data directory: %w", err)
 		}
 	}
+	// Per-user OAuth tokens default to <data-dir>/credentials (a temporary directory with
+	// --in-memory); the providers file and the consent listener are checked before the server starts.
+	o.credStore.InMemory = o.inMemory
+	if dataDir != "" {
+		o.credStore.DefaultDir = filepath.Join(dataDir, "credentials")
+	}
+	consent, err := o.oauth.open()
+	if err != nil {
+		return err
+	}
+	defer consent.close()
 
 	devKeys := new(codecKeys)
 	keys, err := devKeys.open(o.codecKey, a.logger)
@@ -258,8 +274,14 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 		c.Close()
 		return errors.Join(err, stopServer())
 	}
+	creds, credsCloser, err := consent.credentialSource(ctx, a.logger, c, &o.credStore, credentialKeys(keys), secretSource)
+	if err != nil {
+		c.Close()
+		return errors.Join(err, stopServer())
+	}
+	defer credsCloser.Close()
 	w, err := worker.New(c, srv.Namespace(), reg, worker.Options{TaskQueue: o.taskQueue, StopTimeout: o.stopTimeout, Logger: a.logger, DataConverter: dc, Policy: decider,
-		Secrets: secretSource})
+		Secrets: secretSource, Credentials: creds})
 	if err != nil {
 		c.Close()
 		return errors.Join(fmt.Errorf("create worker: %w", err), stopServer())
@@ -290,6 +312,9 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 	}
 	if ms != nil {
 		ready += fmt.Sprintf("metrics %s\n", ms.URL())
+	}
+	if consent != nil {
+		ready += fmt.Sprintf("consent %s\n", consent.redirect)
 	}
 	ready += fmt.Sprintf("namespace %s\ntask-queue %s\ndata %s\n", srv.Namespace(), taskQueueOrDefault(o.taskQueue), data)
 	if _, err := fmt.Fprint(a.out, ready); err != nil {

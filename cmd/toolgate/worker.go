@@ -33,6 +33,8 @@ type workerOptions struct {
 	mcpTimeout    time.Duration
 	workflowCache int
 	deployment    worker.Deployment
+	oauth         oauthFlags
+	credStore     credentialStoreFlags
 }
 
 func newWorkerCommand(a *app) *cobra.Command {
@@ -96,7 +98,19 @@ that take longer (a remote task is polled for that long by each attempt, and by 
 unsafe tool's reconcile attempts). --mcp-heartbeat-timeout D (1m) is how long a mounted tool's
 call may go without a heartbeat before Temporal counts its worker lost: then a readOnly or
 idempotent call, or one whose remote server runs it as a task (polled again, never started
-twice), is retried on another worker.`,
+twice), is retried on another worker.
+
+--oauth-providers FILE gives the tools that declare a per-user credential their principal's
+OAuth token (docs/secrets.md): the file lists the providers (client secrets by name, resolved
+from the worker's secret source), the tokens are kept encrypted with --codec-key's keys in
+--credentials-dir or PostgreSQL (--credentials-postgres-file), and a call whose principal has no
+token waits "awaiting consent" with an authorization URL. The provider redirects the principal
+to the consent endpoint this worker serves on --consent-listen (127.0.0.1:8250) at
+/oauth/callback, which stores the token and wakes the waiting calls. It needs no
+authentication (the URL's single-use state is the capability, usable for --consent-ttl, 24h);
+a non-loopback --consent-listen needs --consent-url, the public https URL registered at the
+providers as the redirect URI. --oauth-authenticated-only gives tokens only to calls whose
+principal is authenticated, not merely asserted by the starting client (--as).`,
 		Example: `  toolgate worker --setup
   TEMPORAL_ADDRESS=temporal.example.com:7233 toolgate worker --task-queue tools --root /srv/docs
   toolgate worker --metrics-listen 127.0.0.1:9464
@@ -104,7 +118,8 @@ twice), is retried on another worker.`,
   toolgate worker --mcp 'fs=npx -y @modelcontextprotocol/server-filesystem /srv/docs' --mcp web=http://127.0.0.1:3000/mcp
   toolgate worker --mcp 'gh=github-mcp-server stdio' --mcp-env gh=GITHUB_TOKEN --mcp-approve 'gh_delete_*'
   toolgate worker --secrets-dir /run/secrets --mcp web=https://mcp.example.com/mcp --mcp-bearer web=web_token
-  TEMPORAL_API_KEY=... toolgate worker --address ns.acct.tmprl.cloud:7233 -n ns.acct`,
+  TEMPORAL_API_KEY=... toolgate worker --address ns.acct.tmprl.cloud:7233 -n ns.acct
+  toolgate worker --codec-key keys.txt --oauth-providers providers.json --credentials-dir /var/lib/toolgate/credentials`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runWorker(cmd.Context(), a, o)
@@ -131,6 +146,8 @@ twice), is retried on another worker.`,
 	cmd.Flags().StringArrayVar(&o.mcpByCaller, "mcp-approve-by-caller", nil, "mounted tools whose PREFIX_NAME matches this glob let the calling MCP client's human decide their approval (repeat)")
 	cmd.Flags().DurationVar(&o.mcpTimeout, "mcp-timeout", toolcore.DefaultTimeout, "how long one attempt of a mounted tool's call may take")
 	cmd.Flags().DurationVar(&o.mcpHeartbeat, "mcp-heartbeat-timeout", toolcore.DefaultHeartbeatTimeout, "how long a mounted tool's call may go without a heartbeat before its worker counts as lost")
+	addOAuthFlags(cmd, &o.oauth)
+	addCredentialStoreFlags(cmd, a, &o.credStore, credentialStoreWorker)
 	return cmd
 }
 
@@ -190,6 +207,12 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	// So does a providers file, and a consent listener that cannot bind.
+	consent, err := o.oauth.open()
+	if err != nil {
+		return err
+	}
+	defer consent.close()
 	c, ms, closeAll, err := dialMetered(ctx, a.logger, o.metrics, o.conn)
 	if err != nil {
 		return err
@@ -206,8 +229,14 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 		}
 	}
 	dc, _ := o.conn.dataConverter(nil) // dialMetered loaded the same keys
+	keys, _ := o.conn.keys.open(o.conn.codecKey, a.logger)
+	creds, credsCloser, err := consent.credentialSource(ctx, a.logger, c, &o.credStore, credentialKeys(keys), secretSource)
+	if err != nil {
+		return err
+	}
+	defer credsCloser.Close()
 	w, err := worker.New(c, o.conn.namespace, reg, worker.Options{TaskQueue: o.taskQueue, StopTimeout: o.stopTimeout, Logger: a.logger,
-		Deployment: o.deployment, DataConverter: dc, Policy: decider, Secrets: secretSource})
+		Deployment: o.deployment, DataConverter: dc, Policy: decider, Secrets: secretSource, Credentials: creds})
 	if err != nil {
 		return fmt.Errorf("create worker: %w", err)
 	}
