@@ -46,6 +46,7 @@ func TestDelegatedCredentialsHydra(t *testing.T) {
 //   - the test follows the URL through srv as alice (login, consent); the redirect lands on the
 //     worker's consent endpoint, and the call completes with alice's subject;
 //   - bob likewise gets bob's own token, another one;
+//   - carol refuses at the provider: her call ends TOOL_EXECUTION_FAILED without running;
 //   - alice's next call uses her stored token without asking;
 //   - toolgate credentials revoke makes alice's next call wait for consent again;
 //   - a token whose lifetime ran out is refreshed: the next call gets a new one, no consent.
@@ -101,6 +102,11 @@ func runScenario(t *testing.T, srv Server) {
 	bob1 := cli.result("toolcall-bob-1")
 	assert.Equal(t, "bob", bob1.Subject, "bob's call ran with bob's token")
 	assert.NotEqual(t, alice1.Token, bob1.Token)
+
+	// carol refuses at the provider: her call ends without running the tool.
+	cli.authorize(srv, cli.startAwaitingConsent("carol-1", "carol"), "carol", false)
+	refused := cli.errorResult("toolcall-carol-1")
+	assert.Contains(t, refused, "refused consent to "+whoamiProvider+" (access_denied); the tool did not run")
 
 	// alice's stored token serves her next call: no consent asked.
 	alice2 := cli.completesWithoutConsent("alice-2", "alice")
@@ -299,13 +305,25 @@ func (c *toolgateCLI) completesWithoutConsent(id, principal string) whoamiOutput
 // worker's consent endpoint.
 func (c *toolgateCLI) consent(srv Server, authURL, user string) {
 	c.t.Helper()
+	c.authorize(srv, authURL, user, true)
+}
+
+// authorize follows authURL through srv as user, granting or refusing, and lets the browser land
+// on the worker's consent endpoint.
+func (c *toolgateCLI) authorize(srv Server, authURL, user string, grant bool) {
+	c.t.Helper()
 	b := NewBrowser()
-	back, err := srv.Authorize(c.ctx, b, authURL, user, true)
+	back, err := srv.Authorize(c.ctx, b, authURL, user, grant)
 	require.NoError(c.t, err)
 	require.Equal(c.t, c.cfg.RedirectURL, back.Scheme+"://"+back.Host+back.Path, "the provider sent %s to another place", user)
 	page, err := b.Get(c.ctx, back.String())
 	require.NoError(c.t, err)
 	require.Equal(c.t, 200, page.Status, "the consent endpoint: %s", page.Body)
+	want := "Consent recorded"
+	if !grant {
+		want = "Consent refused"
+	}
+	assert.Contains(c.t, page.Body, want)
 }
 
 // result waits for the call's result and decodes whoami's output.
@@ -320,4 +338,17 @@ func (c *toolgateCLI) result(workflowID string) whoamiOutput {
 	var out whoamiOutput
 	require.NoError(c.t, json.Unmarshal([]byte(msg.Content), &out), "content %s", msg.Content)
 	return out
+}
+
+// errorResult waits for the call's result, requires it to be an error (toolgate result exits 1)
+// and returns its content.
+func (c *toolgateCLI) errorResult(workflowID string) string {
+	c.t.Helper()
+	var msg struct {
+		Content string `json:"content"`
+		IsError bool   `json:"isError"`
+	}
+	require.NoError(c.t, json.Unmarshal([]byte(c.run(1, "result", workflowID)), &msg))
+	require.True(c.t, msg.IsError)
+	return msg.Content
 }

@@ -66,7 +66,7 @@ func runHydra(t *testing.T) *Hydra {
 
 func startProvider(t *testing.T) *Provider {
 	t.Helper()
-	p, err := StartProvider(ProviderConfig{Users: []string{"alice", "bob"}})
+	p, err := StartProvider(ProviderConfig{Users: []string{"alice", "bob", "carol"}})
 	require.NoError(t, err)
 	t.Cleanup(p.Stop)
 	return p
