@@ -1,12 +1,19 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/mocks"
+
+	"github.com/toolgate/toolgate/wire"
 )
 
 // TestConsentFlagsOpen: --oauth-providers loads before anything dials, a non-loopback
@@ -55,4 +62,20 @@ func TestConsentFlagsOpen(t *testing.T) {
 	defer e.close()
 	assert.Equal(t, "https://toolgate.example.com/cb", e.redirect)
 	assert.ElementsMatch(t, []string{"10.0.0.7", "toolgate.example.com"}, e.allowHosts, "the public URL's host is accepted")
+}
+
+// TestSignalConsent: the consent endpoint wakes a call with wire.SignalConsent on its workflow ID;
+// a call that has ended (NotFound) is not an error, anything else is.
+func TestSignalConsent(t *testing.T) {
+	c := &mocks.Client{}
+	sig := wire.ConsentSignal{Provider: "github"}
+	c.On("SignalWorkflow", mock.Anything, "toolcall-live", "", wire.SignalConsent, sig).Return(nil).Once()
+	c.On("SignalWorkflow", mock.Anything, "toolcall-gone", "", wire.SignalConsent, sig).Return(serviceerror.NewNotFound("workflow execution already completed")).Once()
+	down := errors.New("frontend unavailable")
+	c.On("SignalWorkflow", mock.Anything, "toolcall-other", "", wire.SignalConsent, sig).Return(down).Once()
+	notify := signalConsent(c)
+	assert.NoError(t, notify(context.Background(), "toolcall-live", sig))
+	assert.NoError(t, notify(context.Background(), "toolcall-gone", sig), "a call that has ended needs no wake-up")
+	assert.ErrorIs(t, notify(context.Background(), "toolcall-other", sig), down)
+	c.AssertExpectations(t)
 }
