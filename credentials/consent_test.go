@@ -124,6 +124,18 @@ func TestConsentNarrowedScopes(t *testing.T) {
 	h.consentRequired(alice, "toolcall-1", "read", "write")
 }
 
+func TestConsentCommaSeparatedScopes(t *testing.T) {
+	h := newHarness(t)
+	h.provider.scopeSeparator = "," // GitHub's token response says "repo,gist"
+	c := h.consentRequired(alice, "toolcall-1", "read", "write")
+	require.Equal(t, http.StatusOK, h.consent(c).Code)
+	stored, _, err := h.store.Get(context.Background(), alice.Key(), "example")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"read", "write"}, stored.Scopes)
+	_, err = h.accessToken(alice, "toolcall-1", "read", "write")
+	assert.NoError(t, err, "the token carries both scopes: no consent asked again")
+}
+
 func TestConsentEndpointRefusesWhatItMustNotServe(t *testing.T) {
 	h := newHarness(t)
 	c := h.consentRequired(alice, "toolcall-1")

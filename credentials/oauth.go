@@ -336,11 +336,12 @@ func (o *OAuth) exchange(ctx context.Context, p Pending, code string) (Token, er
 }
 
 // tokenOf is the Token to store of got; asked are the scopes requested, which RFC 6749 says were
-// granted when the response names none.
+// granted when the response names none. The response's scopes are split at spaces (RFC 6749)
+// and at commas (GitHub's "repo,gist").
 func (o *OAuth) tokenOf(got *oauth2.Token, asked []string) Token {
 	granted := slices.Clone(asked)
-	if s, ok := got.Extra("scope").(string); ok && strings.TrimSpace(s) != "" {
-		granted = strings.Fields(s)
+	if s, ok := got.Extra("scope").(string); ok && strings.Trim(s, " ,") != "" {
+		granted = strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' })
 	}
 	t := Token{AccessToken: got.AccessToken, RefreshToken: got.RefreshToken, TokenType: got.TokenType, Scopes: granted,
 		Obtained: o.now().UTC()}

@@ -1,6 +1,7 @@
 package credentials
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -162,6 +163,8 @@ type fakeProvider struct {
 	failWith int
 	// grantScopes, when set, replaces the scopes a code grants.
 	grantScopes []string
+	// scopeSeparator joins the scopes of a token response (default a space).
+	scopeSeparator string
 	// refreshGate, when set, is waited on by every refresh before it answers.
 	refreshGate chan struct{}
 }
@@ -270,7 +273,7 @@ func (f *fakeProvider) token(w http.ResponseWriter, r *http.Request) {
 	f.refresh[refresh] = g
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": access, "refresh_token": refresh, "token_type": "Bearer",
-		"expires_in": 3600, "scope": strings.Join(g.scopes, " ")})
+		"expires_in": 3600, "scope": strings.Join(g.scopes, cmp.Or(f.scopeSeparator, " "))})
 }
 
 // grantRefresh makes the provider accept refresh as a live refresh token for scopes.
