@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolgate/toolgate/codec"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
@@ -92,4 +93,24 @@ func TestOAuthOverFileStore(t *testing.T) {
 	exchanges, refreshes := provider.counts()
 	assert.Equal(t, 1, exchanges)
 	assert.Equal(t, 1, refreshes)
+}
+
+// BenchmarkAccessTokenFileStore is what a tool with a credential adds to each attempt once its
+// principal has a valid token: a FileStore read and an AES-256-GCM open, no request to the
+// provider.
+func BenchmarkAccessTokenFileStore(b *testing.B) {
+	ring, err := codec.NewKeyring(codec.Key{ID: "k1", Secret: make([]byte, codec.KeySize)})
+	require.NoError(b, err)
+	store := &FileStore{Dir: filepath.Join(b.TempDir(), "credentials"), Keyring: ring}
+	require.NoError(b, store.Put(context.Background(), alice.Key(), "example", Token{AccessToken: "access-0000000000000000",
+		Scopes: []string{"read"}, Expiry: time.Now().Add(time.Hour)}))
+	oauth, err := NewOAuth(OAuthOptions{Providers: []Provider{{Name: "example", Issuer: "https://idp.example", ClientID: "c", Scopes: []string{"read"}}},
+		Store: store, RedirectURL: redirectURL})
+	require.NoError(b, err)
+	req := toolcore.CredentialRequest{Principal: alice, Credential: toolcore.Credential{Provider: "example"}}
+	for b.Loop() {
+		if _, err := oauth.AccessToken(context.Background(), req); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
