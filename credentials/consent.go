@@ -2,6 +2,7 @@ package credentials
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"html/template"
 	"log/slog"
@@ -128,6 +129,10 @@ func (h *consentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The state is taken now: the rest runs to its end even if the browser leaves.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), consentWorkTimeout)
 	defer cancel()
+	if !wellFormedState(state) {
+		h.page(w, http.StatusGone, page{Title: "Consent link expired", Text: textGone}) // as an unknown state: no store read
+		return
+	}
 	p, found, err := h.oauth.store.TakePending(ctx, state)
 	if err != nil {
 		h.opts.Logger.Warn("consent: take the pending consent", "error", err)
@@ -273,6 +278,16 @@ func displayText(s string, n int) string {
 	}
 	escaped, _ := safetext.Escape(s)
 	return escaped
+}
+
+// wellFormedState reports whether state could be one randomState made: stateBytes in base64url
+// without padding.
+func wellFormedState(state string) bool {
+	if len(state) != base64.RawURLEncoding.EncodedLen(stateBytes) {
+		return false
+	}
+	_, err := base64.RawURLEncoding.DecodeString(state)
+	return err == nil
 }
 
 // clientAddress is the remote IP of r (the rate limit's key).

@@ -155,7 +155,8 @@ func TestConsentEndpointRefusesWhatItMustNotServe(t *testing.T) {
 		{"query too long", http.MethodGet, "127.0.0.1:8250", "/oauth/callback?" + query + "&pad=" + strings.Repeat("a", DefaultMaxQueryBytes), http.StatusRequestURITooLong},
 		{"state twice", http.MethodGet, "127.0.0.1:8250", "/oauth/callback?" + query + "&state=x", http.StatusBadRequest},
 		{"no state", http.MethodGet, "127.0.0.1:8250", "/oauth/callback?code=" + code, http.StatusBadRequest},
-		{"unknown state", http.MethodGet, "127.0.0.1:8250", "/oauth/callback?state=nope&code=" + code, http.StatusGone},
+		{"malformed state", http.MethodGet, "127.0.0.1:8250", "/oauth/callback?state=nope&code=" + code, http.StatusGone},
+		{"unknown state", http.MethodGet, "127.0.0.1:8250", "/oauth/callback?state=" + strings.Repeat("A", 43) + "&code=" + code, http.StatusGone},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
