@@ -206,3 +206,47 @@ func TestMountHeadersRefused(t *testing.T) {
 		})
 	}
 }
+
+// A mount's query parameter comes from a secret: the server gets it on every request, and what it
+// echoes of it, URL-escaped, is redacted.
+func TestMountQueryFromSecrets(t *testing.T) {
+	const key = "key/0123+456=789"
+	var mu sync.Mutex
+	lastQuery := ""
+	s := sdk.NewServer(&sdk.Implementation{Name: "query", Version: "1"}, nil)
+	var schema map[string]any
+	require.NoError(t, json.Unmarshal([]byte(`{"type":"object","properties":{},"additionalProperties":false}`), &schema))
+	s.AddTool(&sdk.Tool{Name: "echo_url", Description: "Say the query it was called with.", InputSchema: schema,
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "called with " + lastQuery}}}, nil
+		})
+	inner := mcp.HTTPHandler(s, mcp.HTTPOptions{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("api_key") != key || r.URL.Query().Get("v") != "2" {
+			http.Error(w, "Unauthorized", http.StatusUnauthorized)
+			return
+		}
+		mu.Lock()
+		lastQuery = r.URL.RawQuery
+		mu.Unlock()
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+
+	transport, err := mcp.Target(srv.URL + "/mcp?v=2")
+	require.NoError(t, err)
+	remote, err := mcp.Mount(t.Context(), "q", transport, mcp.MountOptions{
+		Secrets: &rotating{values: map[string]string{"q_key": key}},
+		Query:   []mcp.SecretQuery{{Param: "api_key", Secret: "q_key"}},
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = remote.Close() })
+	require.Len(t, remote.Tools(), 1)
+	assert.Equal(t, []string{"q_key"}, remote.Tools()[0].Options().Secrets)
+	out, err := remote.Tools()[0].Invoke(t.Context(), json.RawMessage(`{}`))
+	require.NoError(t, err)
+	assert.Equal(t, toolcore.Text("called with api_key=[REDACTED:q_key]&v=2"), out)
+}
