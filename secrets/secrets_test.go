@@ -244,3 +244,16 @@ func TestDirThenEnv(t *testing.T) {
 	assert.Equal(t, `secret "absent" is not set on the worker`, se.Error())
 	assert.NotContains(t, err.Error(), "file-api-key-value")
 }
+
+// BenchmarkDirSecret is one read of an unchanged file (open, stat, cached value): what each
+// attempt of a tool pays per declared secret.
+func BenchmarkDirSecret(b *testing.B) {
+	dir := b.TempDir()
+	require.NoError(b, os.WriteFile(filepath.Join(dir, "api_key"), []byte("sk-bench-value\n"), 0o600))
+	src := &secrets.Dir{Path: dir}
+	for b.Loop() {
+		if _, err := src.Secret(b.Context(), "api_key"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
