@@ -27,6 +27,9 @@ type callHandler struct {
 	pollAfter, pollRetry time.Duration
 	// grants are Options.Grants.
 	grants Grants
+	// needsConsent: the tool declares credentials (toolcore.ToolInfo.Credentials), so its calls
+	// may wait for the principal's consent, and only those are watched for it.
+	needsConsent bool
 }
 
 // toolCall is the tool call of a tools/call request: its ID is the idempotency key in _meta, or
@@ -77,8 +80,11 @@ func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sd
 		progress = h.startProgress(ctx, req, token, workflowID, runID)
 	}
 	// A wait for the principal's consent is shown to this request's client (consent.go).
-	urlMode := !newProtocol(req.Params.Meta) && sessionElicitsURL(req.Session)
-	consent := showConsent(ctx, h.tg, req.Session, urlMode, req.Params.GetProgressToken(), nil, workflowID, req.Params.Name)
+	var consent *consentShow
+	if h.needsConsent {
+		urlMode := !newProtocol(req.Params.Meta) && sessionElicitsURL(req.Session)
+		consent = showConsent(ctx, h.tg, req.Session, urlMode, req.Params.GetProgressToken(), nil, workflowID, req.Params.Name)
+	}
 	// Waiting on the run the start returned saves a DescribeWorkflowExecution per call.
 	res, err := h.tg.ResultOfRun(ctx, workflowID, runID)
 	consent.Finish(ctx, workflowID)

@@ -45,7 +45,8 @@ func consentMCPServer(t *testing.T) (*sdk.Server, func(workflowID string)) {
 	t.Cleanup(stop)
 	tg := tgclient.New(sdkc, tgclient.Options{TaskQueue: queue})
 	infos := []toolcore.ToolInfo{{Name: "read_repo", Description: "Read a repository as its principal.", SideEffect: "readOnly",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"provider":{"type":"string"},"url":{"type":"string"}}}`)}}
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"provider":{"type":"string"},"url":{"type":"string"}}}`),
+		Credentials: []toolcore.Credential{{Provider: consenttest.Request.Provider}}}}
 	return mcp.NewServer(tg, infos, mcp.Options{}), func(workflowID string) {
 		t.Helper()
 		require.NoError(t, sdkc.SignalWorkflow(t.Context(), workflowID, "", wire.SignalConsent, wire.ConsentSignal{Provider: consenttest.Request.Provider}))

@@ -372,8 +372,11 @@ func (t *tasks) result(ctx context.Context, ss *sdk.ServerSession, p *taskIDPara
 	case st.State == client.Running:
 		// A wait for the principal's consent is asked with a URL-mode elicitation tied to the
 		// task, when the client declared them (consent.go).
-		related := sdk.Meta{wire.MCPRelatedTaskMeta: map[string]any{"taskId": st.WorkflowID}}
-		consent := showConsent(ctx, t.tg, ss, sessionElicitsURL(ss), nil, related, st.WorkflowID, st.ToolName)
+		var consent *consentShow
+		if len(t.infos[st.ToolName].Credentials) > 0 {
+			related := sdk.Meta{wire.MCPRelatedTaskMeta: map[string]any{"taskId": st.WorkflowID}}
+			consent = showConsent(ctx, t.tg, ss, sessionElicitsURL(ss), nil, related, st.WorkflowID, st.ToolName)
+		}
 		res, err = t.resultAsking(ctx, ss, st)
 		consent.Finish(ctx, st.WorkflowID)
 	case st.Result != nil:

@@ -527,10 +527,7 @@ func checkOptions(o Options) (Options, error) {
 	}
 	// The definition keeps its own copies: a caller's later change of a slice changes nothing.
 	o.Reviewers, o.Secrets = slices.Clone(o.Reviewers), slices.Clone(o.Secrets)
-	o.Credentials = slices.Clone(o.Credentials)
-	for i := range o.Credentials {
-		o.Credentials[i].Scopes = slices.Clone(o.Credentials[i].Scopes)
-	}
+	o.Credentials = cloneCredentials(o.Credentials)
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
 	}

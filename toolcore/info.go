@@ -25,6 +25,9 @@ type ToolInfo struct {
 	ApprovalByCaller bool `json:"approvalByCaller,omitempty"`
 	// Cost is Options.Cost: the cost units a call spends from a budget; absent when 0.
 	Cost int64 `json:"cost,omitempty"`
+	// Credentials is Options.Credentials: the providers (and scopes) whose token of the calling
+	// principal a call needs; absent when none. Names only: never a token.
+	Credentials []Credential `json:"credentials,omitempty"`
 }
 
 // Info returns the tool's ToolInfo (fresh copies of the schemas); the zero ToolInfo for the zero
@@ -44,6 +47,7 @@ func (t Tool) Info() ToolInfo {
 		SideEffectAssumed: t.d.options.SideEffectAssumed,
 		ApprovalByCaller:  t.d.options.ApprovalByCaller,
 		Cost:              t.d.options.Cost,
+		Credentials:       cloneCredentials(t.d.options.Credentials),
 	}
 }
 
@@ -57,4 +61,16 @@ func (r *Registry) Infos() []ToolInfo {
 		}
 	}
 	return infos
+}
+
+// cloneCredentials is a deep copy of cs (nil for none).
+func cloneCredentials(cs []Credential) []Credential {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]Credential, len(cs))
+	for i, c := range cs {
+		out[i] = Credential{Provider: c.Provider, Scopes: append([]string(nil), c.Scopes...)}
+	}
+	return out
 }

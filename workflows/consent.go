@@ -61,7 +61,11 @@ func (w *Workflows) awaitConsent(ctx workflow.Context, call toolcore.ToolCall, o
 		return false, res, err
 	}
 	c.state = wire.ConsentState{Waiting: true, Request: req, Since: now, Deadline: c.deadline}
-	w.setDetails(ctx, consentDetails(ctx, req, c.deadline))
+	who := "no one"
+	if p := principalFrom(ctx); p != nil {
+		who = p.Key()
+	}
+	w.setDetails(ctx, consentDetails(who, req, c.deadline))
 	w.upsertOutcome(ctx, call, wire.OutcomeAwaitingConsent)
 	workflow.GetLogger(ctx).Info("Call waits for its principal's consent", "toolCallId", call.ID(), "toolName", call.Name(), "provider", req.Provider)
 
@@ -98,20 +102,21 @@ func (w *Workflows) awaitConsent(ctx workflow.Context, call toolcore.ToolCall, o
 }
 
 // consentDetails is the workflow's current details while it waits for consent (the Web UI shows
-// them as Markdown): every part escaped, the URL in a code span so nothing in it renders.
-func consentDetails(ctx workflow.Context, req wire.ConsentRequest, deadline time.Time) string {
-	who := "no one"
-	if p := principalFrom(ctx); p != nil {
-		who = p.Key()
+// them as Markdown): every part that is not toolgate's own text is escaped and in a code span, so
+// nothing in a principal, provider, scope or URL renders as a link or markup.
+func consentDetails(who string, req wire.ConsentRequest, deadline time.Time) string {
+	scopes := ""
+	if len(req.Scopes) > 0 {
+		scopes = " (scopes " + codeSpan(strings.Join(req.Scopes, " ")) + ")"
 	}
-	who, _ = safetext.Escape(who)
-	provider, _ := safetext.Escape(req.Provider)
-	scopes, _ := safetext.Escape(strings.Join(req.Scopes, " "))
-	if scopes != "" {
-		scopes = " (scopes " + scopes + ")"
-	}
-	url, _ := safetext.Escape(req.URL)
-	fence := strings.Repeat("`", max(1, longestRun(url, '`')+1))
-	return "awaiting consent of " + who + " to " + provider + scopes + ", until " + deadline.UTC().Format("2006-01-02T15:04:05Z") +
-		": the principal opens " + fence + " " + url + " " + fence
+	return "awaiting consent of " + codeSpan(who) + " to " + codeSpan(req.Provider) + scopes + ", until " +
+		deadline.UTC().Format("2006-01-02T15:04:05Z") + ": the principal opens " + codeSpan(req.URL)
+}
+
+// codeSpan is s escaped (safetext) in a Markdown code span whose fence is longer than any run of
+// backticks in it.
+func codeSpan(s string) string {
+	s, _ = safetext.Escape(s)
+	fence := strings.Repeat("`", longestRun(s, '`')+1)
+	return fence + " " + s + " " + fence
 }
