@@ -118,7 +118,7 @@ read a process's arguments in /proc.`,
 	addDynamicConfigFlag(cmd, &o.dynamicConfig)
 	addWorkflowCacheFlag(cmd, &o.workflowCache)
 	addSecretsFlags(cmd, &o.secrets)
-	addOAuthFlags(cmd, &o.oauth)
+	addOAuthFlags(cmd, &o.oauth, false)
 	addCredentialStoreFlags(cmd, a, &o.credStore, credentialStoreDev)
 	cmd.MarkFlagsMutuallyExclusive("data-dir", "in-memory", "db")
 	return cmd

@@ -48,14 +48,17 @@ type oauthFlags struct {
 	authOnly      bool
 }
 
-// addOAuthFlags adds --oauth-providers, --consent-listen, --consent-url and --allow-consent-host.
-func addOAuthFlags(cmd *cobra.Command, f *oauthFlags) {
+// addOAuthFlags adds --oauth-providers, --consent-listen, --consent-url, --allow-consent-host,
+// --consent-ttl and --oauth-authenticated-only, whose default is authOnly: true for a worker (any
+// client that may start calls could otherwise use any user's token by asserting them), false for
+// dev (one user on loopback, where `toolgate call --as` is how principals are tried).
+func addOAuthFlags(cmd *cobra.Command, f *oauthFlags, authOnly bool) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.providersFile, "oauth-providers", "", "JSON file of the OAuth providers whose per-user tokens tools may ask for (client secrets by name, resolved from the secret source); enables the consent endpoint")
 	fs.StringVar(&f.listen, "consent-listen", defaultConsentListen, "with --oauth-providers, serve the consent endpoint (the providers' redirect URI) on this host:port at "+consentPath+"; beyond loopback only with --consent-url")
 	fs.StringVar(&f.url, "consent-url", "", "the consent endpoint's public URL, registered at every provider as the redirect URI (default http://<--consent-listen>"+consentPath+")")
 	fs.StringSliceVar(&f.allowHosts, "allow-consent-host", nil, "Host name the consent endpoint accepts besides loopback names and --consent-url's host (repeat)")
-	fs.BoolVar(&f.authOnly, "oauth-authenticated-only", false, "give per-user tokens only to calls whose principal is authenticated (toolgate mcp with OAuth, or a frontend authorizer), not one a client merely asserts (--as)")
+	fs.BoolVar(&f.authOnly, "oauth-authenticated-only", authOnly, "give per-user tokens only to calls whose principal is authenticated (toolgate mcp with OAuth, or a frontend authorizer), not one a client merely asserts (--as); =false lets asserted principals have them")
 	fs.DurationVar(&f.ttl, "consent-ttl", credentials.DefaultConsentTTL, "how long a consent URL may be used (single use; keep it at least as long as the tools' consent timeout)")
 	bindEnv(fs, "oauth-providers", "TOOLGATE_OAUTH_PROVIDERS")
 	bindEnv(fs, "consent-url", "TOOLGATE_CONSENT_URL")
@@ -84,8 +87,8 @@ func (f oauthFlags) open() (*consentEndpoint, error) {
 		return nil, badInput(fmt.Errorf("--consent-ttl %s must not be negative", f.ttl))
 	}
 	if f.providersFile == "" {
-		if f.url != "" || len(f.allowHosts) > 0 || f.authOnly {
-			return nil, badInput(errors.New("--consent-url, --allow-consent-host and --oauth-authenticated-only need --oauth-providers"))
+		if f.url != "" || len(f.allowHosts) > 0 {
+			return nil, badInput(errors.New("--consent-url and --allow-consent-host need --oauth-providers"))
 		}
 		return nil, nil
 	}

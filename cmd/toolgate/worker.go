@@ -109,8 +109,9 @@ to the consent endpoint this worker serves on --consent-listen (127.0.0.1:8250) 
 /oauth/callback, which stores the token and wakes the waiting calls. It needs no
 authentication (the URL's single-use state is the capability, usable for --consent-ttl, 24h);
 a non-loopback --consent-listen needs --consent-url, the public https URL registered at the
-providers as the redirect URI. --oauth-authenticated-only gives tokens only to calls whose
-principal is authenticated, not merely asserted by the starting client (--as).`,
+providers as the redirect URI. Tokens go only to calls whose principal is authenticated (toolgate
+mcp's OAuth, or a frontend authorizer), not merely asserted by the starting client (--as):
+--oauth-authenticated-only=false lets asserted principals have them (toolgate dev's default).`,
 		Example: `  toolgate worker --setup
   TEMPORAL_ADDRESS=temporal.example.com:7233 toolgate worker --task-queue tools --root /srv/docs
   toolgate worker --metrics-listen 127.0.0.1:9464
@@ -146,7 +147,7 @@ principal is authenticated, not merely asserted by the starting client (--as).`,
 	cmd.Flags().StringArrayVar(&o.mcpByCaller, "mcp-approve-by-caller", nil, "mounted tools whose PREFIX_NAME matches this glob let the calling MCP client's human decide their approval (repeat)")
 	cmd.Flags().DurationVar(&o.mcpTimeout, "mcp-timeout", toolcore.DefaultTimeout, "how long one attempt of a mounted tool's call may take")
 	cmd.Flags().DurationVar(&o.mcpHeartbeat, "mcp-heartbeat-timeout", toolcore.DefaultHeartbeatTimeout, "how long a mounted tool's call may go without a heartbeat before its worker counts as lost")
-	addOAuthFlags(cmd, &o.oauth)
+	addOAuthFlags(cmd, &o.oauth, true)
 	addCredentialStoreFlags(cmd, a, &o.credStore, credentialStoreWorker)
 	return cmd
 }
