@@ -224,3 +224,20 @@ func (c *Client) watchConsent(ctx context.Context, workflowID string, ev Consent
 		return nil
 	})
 }
+
+// RefuseConsentByWorkflowID tells the call of workflowID, waiting for its principal's consent to
+// provider, that the principal refused (reason, e.g. "declined"): the call ends
+// TOOL_EXECUTION_FAILED without running its tool. A call that waits for another provider goes on
+// waiting; one that does not wait yet takes the refusal at its next wait for provider. A call
+// that has ended is wire.ErrNotFound.
+func (c *Client) RefuseConsentByWorkflowID(ctx context.Context, workflowID, provider, reason string) error {
+	if reason == "" {
+		reason = "refused"
+	}
+	err := c.sdk.SignalWorkflow(ctx, workflowID, "", wire.SignalConsent, wire.ConsentSignal{Provider: provider, Refused: reason})
+	var notFound *serviceerror.NotFound
+	if errors.As(err, &notFound) {
+		return fmt.Errorf("signal %s: %w", workflowID, wire.ErrNotFound)
+	}
+	return err
+}

@@ -96,6 +96,9 @@ type consentShow struct {
 	endElicit context.CancelFunc
 }
 
+// refuseTimeout bounds the signal of a declined consent.
+const refuseTimeout = 10 * time.Second
+
 // showConsent starts showing the waits for consent of workflowID's call to the client of ss:
 // URL-mode elicitations when it declared them (urlMode), else a progress notification for
 // token; nil when it can be shown neither (Finish does nothing).
@@ -117,9 +120,16 @@ func showConsent(ctx context.Context, tg *client.Client, ss *sdk.ServerSession, 
 			s.elicits.Add(1)
 			go func() {
 				defer s.elicits.Done()
-				// The answer changes nothing: accept only says the user will open the URL; the
-				// call goes on once the consent arrives, and ends at its ConsentTimeout without.
-				_, _ = ss.Elicit(elicitCtx, params)
+				// Accept only says the user will open the URL: the call goes on once the consent
+				// arrives, and ends at its ConsentTimeout without. Decline is the principal's
+				// refusal: the call ends now, without running (cancel, a dismissal, changes
+				// nothing).
+				res, err := ss.Elicit(elicitCtx, params)
+				if err == nil && res != nil && res.Action == "decline" {
+					rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refuseTimeout)
+					defer cancel()
+					_ = tg.RefuseConsentByWorkflowID(rctx, workflowID, st.Request.Provider, "declined")
+				}
 			}()
 			return nil
 		default:

@@ -114,6 +114,25 @@ func TestConsentShownToMCPClientAt20251125(t *testing.T) {
 		assert.Equal(t, e.ElicitationID, receive(t, completed, "notifications/elicitation/complete"))
 		assert.Empty(t, asked, "asked once")
 	})
+	t.Run("URL elicitation declined", func(t *testing.T) {
+		c := sdk.NewClient(&sdk.Implementation{Name: "consent-test", Version: "1"}, &sdk.ClientOptions{
+			Capabilities: &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{URL: &sdk.URLElicitationCapabilities{}}},
+			ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+				return &sdk.ElicitResult{Action: "decline"}, nil
+			},
+		})
+		cs, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = cs.Close() })
+		// No signal from the test: the decline alone ends the call, refused, without running.
+		ctx, cancel := context.WithTimeout(t.Context(), consentWait)
+		defer cancel()
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "read_repo", Arguments: map[string]any{},
+			Meta: sdk.Meta{mcp.IdempotencyKeyMeta: "consent-declined"}})
+		require.NoError(t, err)
+		require.True(t, res.IsError)
+		assert.Contains(t, text(t, res), "refused consent to example")
+	})
 	for _, revision := range []string{"2025-11-25", mcp.StatelessRevision} {
 		t.Run("progress message at "+revision, func(t *testing.T) {
 			messages := make(chan string, 16)
