@@ -63,7 +63,7 @@ func idpTool(runs *atomic.Int64) toolcore.Tool {
 
 // consentRun runs the idp tool's call for alice; during the wait (after a minute of workflow
 // time) act runs with the environment and the source.
-func consentRun(t *testing.T, src *consentSource, act func(env *testsuite.TestWorkflowEnvironment)) (toolcore.Result, error, int64) {
+func consentRun(t *testing.T, src *consentSource, act func(env *testsuite.TestWorkflowEnvironment)) (toolcore.Result, int64, error) {
 	t.Helper()
 	var runs atomic.Int64
 	reg, err := toolcore.NewRegistry(idpTool(&runs))
@@ -85,13 +85,13 @@ func consentRun(t *testing.T, src *consentSource, act func(env *testsuite.TestWo
 	if err == nil {
 		require.NoError(t, env.GetWorkflowResult(&res))
 	}
-	return res, err, runs.Load()
+	return res, runs.Load(), err
 }
 
 func TestConsentWaitThenRun(t *testing.T) {
 	src := &consentSource{}
 	var state wire.ConsentState
-	res, err, runs := consentRun(t, src, func(env *testsuite.TestWorkflowEnvironment) {
+	res, runs, err := consentRun(t, src, func(env *testsuite.TestWorkflowEnvironment) {
 		v, err := env.QueryWorkflow(wire.QueryConsent)
 		require.NoError(t, err)
 		require.NoError(t, v.Get(&state))
@@ -109,7 +109,7 @@ func TestConsentWaitThenRun(t *testing.T) {
 }
 
 func TestConsentRefusedOrExpiredEndsTheCallWithoutRunning(t *testing.T) {
-	res, err, runs := consentRun(t, &consentSource{}, func(env *testsuite.TestWorkflowEnvironment) {
+	res, runs, err := consentRun(t, &consentSource{}, func(env *testsuite.TestWorkflowEnvironment) {
 		env.SignalWorkflow(wire.SignalConsent, wire.ConsentSignal{Provider: "idp", Refused: "access_denied"})
 	})
 	require.NoError(t, err)
@@ -117,14 +117,14 @@ func TestConsentRefusedOrExpiredEndsTheCallWithoutRunning(t *testing.T) {
 	assert.Equal(t, toolcore.CodeToolExecutionFailed, res.ErrorCode())
 	assert.Contains(t, res.ErrorMessage(), "refused consent to idp (access_denied)")
 
-	res, err, runs = consentRun(t, &consentSource{}, nil)
+	res, runs, err = consentRun(t, &consentSource{}, nil)
 	require.NoError(t, err)
 	assert.Zero(t, runs)
 	assert.Contains(t, res.ErrorMessage(), "did not consent to idp within 1h0m0s")
 }
 
 func TestConsentSpuriousSignalsAreBounded(t *testing.T) {
-	res, err, runs := consentRun(t, &consentSource{}, func(env *testsuite.TestWorkflowEnvironment) {
+	res, runs, err := consentRun(t, &consentSource{}, func(env *testsuite.TestWorkflowEnvironment) {
 		for range workflows.MaxConsentRounds + 2 {
 			env.SignalWorkflow(wire.SignalConsent, wire.ConsentSignal{Provider: "other"})
 		}
@@ -135,7 +135,7 @@ func TestConsentSpuriousSignalsAreBounded(t *testing.T) {
 }
 
 func TestConsentCanceledWhileWaiting(t *testing.T) {
-	_, err, runs := consentRun(t, &consentSource{}, func(env *testsuite.TestWorkflowEnvironment) { env.CancelWorkflow() })
+	_, runs, err := consentRun(t, &consentSource{}, func(env *testsuite.TestWorkflowEnvironment) { env.CancelWorkflow() })
 	var canceled *temporal.CanceledError
 	require.ErrorAs(t, err, &canceled)
 	assert.Zero(t, runs)
