@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +25,7 @@ import (
 )
 
 // scenarioTimeout bounds one scenario's waits (never a timing assertion).
-const scenarioTimeout = 8 * time.Minute
+const scenarioTimeout = 4 * time.Minute
 
 // TestDelegatedCredentialsProvider is issue 33's delegated credentials end to end against
 // zitadel/oidc's OpenID provider (the short form; TestDelegatedCredentialsHydra runs the same
@@ -40,9 +41,11 @@ func TestDelegatedCredentialsHydra(t *testing.T) {
 
 // runScenario: a worker process serves whoami, a tool with Options.Credentials naming provider
 // "idp" (srv) that returns the subject srv's userinfo endpoint answers for the token it was
-// given. Through the CLI against `toolgate dev`:
+// given; `toolgate worker --oauth-providers` serves the consent endpoint on the same credentials
+// store (files, sealed with a codec key; the client secret from --secrets-dir). Through the CLI
+// against `toolgate dev`:
 //   - alice's first call waits awaiting consent, and toolgate status shows the authorization URL;
-//   - the worker is killed (SIGKILL) and started again during the wait;
+//   - both workers are killed (SIGKILL) and started again during the wait;
 //   - the test follows the URL through srv as alice (login, consent); the redirect lands on the
 //     worker's consent endpoint, and the call completes with alice's subject;
 //   - bob likewise gets bob's own token, another one;
@@ -84,15 +87,18 @@ func runScenario(t *testing.T, srv Server) {
 	writeWorkerFiles(t, cfg, srv.Issuer(), client)
 	cli := &toolgateCLI{t: t, ctx: ctx, bin: bin, cfg: cfg}
 	w := startWorker(t, cfg)
+	endpoint := startConsentWorker(t, bin, cfg)
 
 	// alice's first call waits for her consent; status shows where to give it.
 	aliceURL := cli.startAwaitingConsent("alice-1", "alice")
 	status := cli.run(0, "status", "toolcall-alice-1")
 	assert.Contains(t, status, "awaiting consent to "+whoamiProvider)
 
-	// The worker dies during the wait and comes back; the consent still lands.
+	// Both workers die during the wait and come back; the consent still lands.
 	w.kill()
-	startWorker(t, cfg) // stopped at cleanup
+	endpoint.kill()
+	startWorker(t, cfg)             // stopped at cleanup
+	startConsentWorker(t, bin, cfg) // likewise
 	cli.consent(srv, aliceURL, "alice")
 	alice1 := cli.result("toolcall-alice-1")
 	assert.Equal(t, "alice", alice1.Subject, "alice's call ran with alice's token")
@@ -219,6 +225,66 @@ func (w *workerProcess) kill() {
 	<-w.exited
 }
 
+// consentWorker is `toolgate worker --oauth-providers`: the consent endpoint of cfg.
+type consentWorker struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+	log    *testbin.SyncBuffer
+}
+
+// startConsentWorker starts toolgate worker with the scenario's providers, store, keys and
+// secrets, its consent endpoint on cfg.ConsentListen (its own task queue: it runs no whoami),
+// and returns once the endpoint's /readyz answers 200.
+func startConsentWorker(t *testing.T, bin string, cfg workerConfig) *consentWorker {
+	t.Helper()
+	w := &consentWorker{exited: make(chan struct{}), log: &testbin.SyncBuffer{}}
+	w.cmd = exec.Command(bin, "worker",
+		"--address", cfg.Address, "--namespace", cfg.Namespace, "--task-queue", cfg.TaskQueue+"-consent",
+		"--oauth-providers", cfg.ProvidersFile, "--consent-listen", cfg.ConsentListen,
+		"--credentials-dir", cfg.StoreDir, "--codec-key", cfg.KeyFile, "--secrets-dir", cfg.SecretsDir)
+	w.cmd.Env = testbin.ChildEnv()
+	w.cmd.Stdout, w.cmd.Stderr = w.log, w.log
+	require.NoError(t, w.cmd.Start())
+	go func() { _ = w.cmd.Wait(); close(w.exited) }()
+	t.Cleanup(func() {
+		w.kill()
+		if t.Failed() {
+			t.Logf("toolgate worker (consent endpoint):\n%s", testbin.Tail(w.log.String(), 6000))
+		}
+	})
+	ready := func() bool {
+		select {
+		case <-w.exited:
+			return true // reported below
+		default:
+		}
+		resp, err := http.Get("http://" + cfg.ConsentListen + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}
+	require.Eventually(t, ready, 2*time.Minute, 50*time.Millisecond, "the consent endpoint never got ready:\n%s", w.log)
+	select {
+	case <-w.exited:
+		require.FailNow(t, "toolgate worker exited", testbin.Tail(w.log.String(), 4000))
+	default:
+	}
+	return w
+}
+
+// kill sends SIGKILL and waits until the process has exited.
+func (w *consentWorker) kill() {
+	select {
+	case <-w.exited:
+		return
+	default:
+	}
+	_ = w.cmd.Process.Kill()
+	<-w.exited
+}
+
 // toolgateCLI runs toolgate commands against the scenario's server and queue.
 type toolgateCLI struct {
 	t   *testing.T
@@ -232,7 +298,8 @@ type toolgateCLI struct {
 func (c *toolgateCLI) run(want int, args ...string) string {
 	c.t.Helper()
 	if args[0] != "credentials" {
-		args = append(args, "--address", c.cfg.Address, "--namespace", c.cfg.Namespace)
+		// The workers encrypt payloads with the store's codec key (--codec-key serves both).
+		args = append(args, "--address", c.cfg.Address, "--namespace", c.cfg.Namespace, "--codec-key", c.cfg.KeyFile)
 	}
 	if args[0] == "call" {
 		args = append(args, "--task-queue", c.cfg.TaskQueue)
@@ -258,6 +325,7 @@ func (c *toolgateCLI) start(id, principal string) string {
 
 // statusOf is what toolgate status --json says of the call.
 type statusOf struct {
+	State   string             `json:"state"`
 	Result  *toolcore.Result   `json:"result"`
 	Consent *wire.ConsentState `json:"consent"`
 }
@@ -266,15 +334,18 @@ type statusOf struct {
 // a URL.
 func (c *toolgateCLI) outcome(workflowID string) statusOf {
 	c.t.Helper()
+	last := ""
 	for {
 		var st statusOf
-		require.NoError(c.t, json.Unmarshal([]byte(c.run(0, "status", workflowID, "--json")), &st))
+		last = c.run(0, "status", workflowID, "--json")
+		require.NoError(c.t, json.Unmarshal([]byte(last), &st))
 		if st.Result != nil || (st.Consent != nil && st.Consent.Waiting && st.Consent.Request.URL != "") {
 			return st
 		}
+		require.Equal(c.t, "running", st.State, "call %s ended without a result: %s", workflowID, last)
 		select {
 		case <-c.ctx.Done():
-			require.FailNow(c.t, "no outcome", "call %s: %v", workflowID, c.ctx.Err())
+			require.FailNow(c.t, "no outcome", "call %s: %v; last status: %s", workflowID, c.ctx.Err(), last)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

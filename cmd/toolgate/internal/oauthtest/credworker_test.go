@@ -5,32 +5,30 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
-	"go.temporal.io/api/serviceerror"
 	sdkclient "go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
 	"github.com/toolgate/toolgate/codec"
 	"github.com/toolgate/toolgate/credentials"
+	"github.com/toolgate/toolgate/internal/logging"
 	"github.com/toolgate/toolgate/secrets"
 	"github.com/toolgate/toolgate/toolcore"
-	"github.com/toolgate/toolgate/wire"
 	"github.com/toolgate/toolgate/worker"
 )
 
-// The scenario's worker is this test binary run again with $OAUTHTEST_WORKER set to a
-// workerConfig (JSON): TestMain then runs runWorker instead of the tests. The tests kill it
-// (SIGKILL) and start it again like any worker process; the whoami tool exists only here.
+// The scenario's tool worker is this test binary run again with $OAUTHTEST_WORKER set to a
+// workerConfig (JSON): TestMain then runs runWorker instead of the tests. The whoami tool exists
+// only here. The consent endpoint is `toolgate worker --oauth-providers` (another process
+// sharing the credentials store), as in a fleet where one worker serves the endpoint and every
+// worker's calls wait on it. The tests kill both (SIGKILL) and start them again.
 
 // envWorker selects the worker mode of the test binary; its value is a workerConfig.
 const envWorker = "OAUTHTEST_WORKER"
@@ -48,8 +46,8 @@ type workerConfig struct {
 	// StoreDir is the credentials.FileStore's directory, KeyFile its codec keyring.
 	StoreDir string `json:"storeDir"`
 	KeyFile  string `json:"keyFile"`
-	// ConsentListen is the consent endpoint's host:port; RedirectURL its URL (the client's
-	// redirect URI at the provider), the same across restarts.
+	// ConsentListen is the consent endpoint's host:port (toolgate worker --consent-listen);
+	// RedirectURL its URL (the client's redirect URI at the provider), the same across restarts.
 	ConsentListen string `json:"consentListen"`
 	RedirectURL   string `json:"redirectURL"`
 	// Userinfo is the provider's userinfo endpoint, which whoami asks with the token.
@@ -111,9 +109,10 @@ func whoamiTool(userinfo string) (toolcore.Tool, error) {
 	})
 }
 
-// runWorker is the worker process: the whoami tool on cfg's task queue, with a FileStore, the
-// OAuth client over it and the consent endpoint, as toolgate worker --oauth-providers sets them
-// up. It prints "ready" once it polls and serves, and runs until SIGINT, SIGTERM or SIGKILL.
+// runWorker is the tool worker process: the whoami tool on cfg's task queue, with the OAuth
+// client over a FileStore of cfg.StoreDir, as toolgate worker --oauth-providers sets them up
+// (without the consent endpoint: toolgate worker serves it on the same store). It prints "ready"
+// once it polls, and runs until SIGINT, SIGTERM or SIGKILL.
 func runWorker(raw string) error {
 	var cfg workerConfig
 	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
@@ -146,37 +145,15 @@ func runWorker(raw string) error {
 	if err != nil {
 		return err
 	}
-	sdk, err := sdkclient.DialContext(ctx, sdkclient.Options{HostPort: cfg.Address, Namespace: cfg.Namespace})
+	// Payloads are encrypted with the same keys, as toolgate worker --codec-key does: the consent
+	// endpoint's signal and every client of the calls use them.
+	converter := codec.DataConverter(keys)
+	sdk, err := sdkclient.DialContext(ctx, sdkclient.Options{HostPort: cfg.Address, Namespace: cfg.Namespace,
+		DataConverter: converter, Logger: logging.Temporal(logger)})
 	if err != nil {
 		return err
 	}
 	defer sdk.Close()
-	consent, err := credentials.ConsentHandler(oauth, credentials.ConsentOptions{
-		Notify: func(ctx context.Context, waiter string, sig wire.ConsentSignal) error {
-			err := sdk.SignalWorkflow(ctx, waiter, "", wire.SignalConsent, sig)
-			if _, ended := errors.AsType[*serviceerror.NotFound](err); ended {
-				return nil
-			}
-			return err
-		},
-	})
-	if err != nil {
-		return err
-	}
-	redirect, err := url.Parse(cfg.RedirectURL)
-	if err != nil {
-		return err
-	}
-	mux := http.NewServeMux()
-	mux.Handle(redirect.Path, consent)
-	ln, err := net.Listen("tcp", cfg.ConsentListen)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-
 	tool, err := whoamiTool(cfg.Userinfo)
 	if err != nil {
 		return err
@@ -185,7 +162,7 @@ func runWorker(raw string) error {
 	if err != nil {
 		return err
 	}
-	w, err := worker.New(sdk, cfg.Namespace, reg, worker.Options{TaskQueue: cfg.TaskQueue, Logger: logger, Credentials: oauth})
+	w, err := worker.New(sdk, cfg.Namespace, reg, worker.Options{TaskQueue: cfg.TaskQueue, Logger: logger, Credentials: oauth, DataConverter: converter})
 	if err != nil {
 		return err
 	}
