@@ -23,6 +23,14 @@
 // answer the OpenID Connect userinfo endpoint for the token's subject, so a tool that reads its
 // principal's subject there proves whose token it was given.
 //
+// # The scenario
+//
+// TestDelegatedCredentialsProvider and TestDelegatedCredentialsHydra run issue 33's delegated
+// credentials end to end against each server, with real processes: `toolgate dev`, the test
+// binary itself as the worker of the whoami tool (it runs in worker mode when $OAUTHTEST_WORKER
+// holds its configuration), `toolgate worker --oauth-providers` as the consent endpoint on the
+// same credentials store, and the CLI (call --as, status, result, credentials list and revoke).
+//
 // # Users
 //
 // A user is a name: Hydra takes it as the subject the login app accepts; the provider knows the
