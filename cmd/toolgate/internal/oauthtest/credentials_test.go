@@ -19,6 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolgate/toolgate/codec"
+	"github.com/toolgate/toolgate/credentials"
 	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
@@ -136,6 +138,8 @@ func runScenario(t *testing.T, srv Server) {
 	alice4 := cli.completesWithoutConsent("alice-4", "alice")
 	assert.Equal(t, "alice", alice4.Subject)
 	assert.NotEqual(t, alice3.Token, alice4.Token, "the tool was given the refreshed token")
+	assert.Equal(t, fingerprint(storedToken(t, ctx, cfg, "alice").AccessToken), alice4.Token,
+		"the token the tool was given is the one the store keeps now")
 
 	// bob's long-lived token is untouched by alice's revocation and refreshes.
 	bob2 := cli.completesWithoutConsent("bob-2", "bob")
@@ -422,4 +426,16 @@ func (c *toolgateCLI) errorResult(workflowID string) string {
 	require.NoError(c.t, json.Unmarshal([]byte(c.run(1, "result", workflowID)), &msg))
 	require.True(c.t, msg.IsError)
 	return msg.Content
+}
+
+// storedToken reads principal's token at whoamiProvider from the scenario's store, with its key.
+func storedToken(t *testing.T, ctx context.Context, cfg workerConfig, principal string) credentials.Token {
+	t.Helper()
+	keys, err := codec.LoadKeyring(cfg.KeyFile, nil)
+	require.NoError(t, err)
+	store := &credentials.FileStore{Dir: cfg.StoreDir, Keyring: keys}
+	tok, found, err := store.Get(ctx, principal, whoamiProvider)
+	require.NoError(t, err)
+	require.True(t, found, "no stored token of %s", principal)
+	return tok
 }

@@ -103,8 +103,7 @@ func whoamiTool(userinfo string) (toolcore.Tool, error) {
 			if err := json.Unmarshal(body, &info); err != nil {
 				return nil, fmt.Errorf("userinfo: %w", err)
 			}
-			sum := sha256.Sum256([]byte(token))
-			return whoamiOutput{Subject: info.Sub, Token: hex.EncodeToString(sum[:8])}, nil
+			return whoamiOutput{Subject: info.Sub, Token: fingerprint(token)}, nil
 		},
 	})
 }
@@ -173,4 +172,10 @@ func runWorker(raw string) error {
 	<-ctx.Done()
 	w.Stop()
 	return nil
+}
+
+// fingerprint tells tokens apart without revealing them: the first 8 bytes of the SHA-256, hex.
+func fingerprint(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:8])
 }
