@@ -3,11 +3,11 @@ package toolbox
 import (
 	"fmt"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
 
+	"github.com/toolgate/toolgate/internal/loopback"
 	"github.com/toolgate/toolgate/toolcore"
 )
 
@@ -46,7 +46,7 @@ func checkCredentials(creds []HTTPCredential) ([]httpAuth, error) {
 		}
 		switch {
 		case u.Scheme == "https":
-		case u.Scheme == "http" && isLoopbackHost(u.Hostname()):
+		case u.Scheme == "http" && loopback.Host(u.Hostname()):
 		default:
 			return nil, fmt.Errorf("http credential origin %q: https only (plain http for a loopback host)", c.Origin)
 		}
@@ -78,15 +78,6 @@ func isToken(s string) bool {
 		}
 	}
 	return s != ""
-}
-
-// isLoopbackHost reports whether host is localhost or a loopback address.
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }
 
 // originOf is u's origin with an explicit port.

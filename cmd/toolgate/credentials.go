@@ -238,7 +238,7 @@ Prints "rekeyed N tokens with key ID".
 
 Exit codes: 0 every token is sealed with the current key, 2 bad flags, 5 failure.`,
 		Example: `  toolgate credentials rekey --codec-key keys.txt --credentials-dir /var/lib/toolgate/credentials`,
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runCredentialsRekey(cmd.Context(), a, o)
 		},

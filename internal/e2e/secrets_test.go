@@ -72,29 +72,28 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// tagRecorder is an SDK metrics handler that keeps every tag value the worker and client emit.
+// tagRecorder is an SDK metrics handler that keeps every tag the worker and client emit.
 type tagRecorder struct {
 	mu   *sync.Mutex
-	tags map[string]bool
-	base map[string]string
+	tags map[string]bool // "name=value"
 }
 
 func (r tagRecorder) WithTags(tags map[string]string) sdkclient.MetricsHandler {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	merged := map[string]string{}
-	for k, v := range r.base {
-		merged[k] = v
-	}
 	for k, v := range tags {
-		merged[k] = v
 		r.tags[k+"="+v] = true
 	}
-	return tagRecorder{mu: r.mu, tags: r.tags, base: merged}
+	return r
 }
-func (tagRecorder) Counter(string) sdkclient.MetricsCounter { return sdkclient.MetricsNopHandler.Counter("") }
-func (tagRecorder) Gauge(string) sdkclient.MetricsGauge     { return sdkclient.MetricsNopHandler.Gauge("") }
-func (tagRecorder) Timer(string) sdkclient.MetricsTimer     { return sdkclient.MetricsNopHandler.Timer("") }
+
+func (tagRecorder) Counter(string) sdkclient.MetricsCounter {
+	return sdkclient.MetricsNopHandler.Counter("")
+}
+
+func (tagRecorder) Gauge(string) sdkclient.MetricsGauge { return sdkclient.MetricsNopHandler.Gauge("") }
+
+func (tagRecorder) Timer(string) sdkclient.MetricsTimer { return sdkclient.MetricsNopHandler.Timer("") }
 
 func (r tagRecorder) all() string {
 	r.mu.Lock()

@@ -166,22 +166,39 @@ func writeWorkerFiles(t *testing.T, cfg workerConfig, issuer string, client Clie
 	require.NoError(t, os.WriteFile(cfg.KeyFile, []byte("k1 "+base64.StdEncoding.EncodeToString(key)+"\n"), 0o600))
 }
 
-// workerProcess is the scenario's worker: this test binary in worker mode.
-type workerProcess struct {
-	t      *testing.T
+// process is a child process of the scenario: exited is closed once it has exited; log holds its
+// output. The scenario's worker (this test binary in worker mode) and its consent endpoint
+// (`toolgate worker --oauth-providers`) are processes.
+type process struct {
 	cmd    *exec.Cmd
 	exited chan struct{}
 	log    *testbin.SyncBuffer
 }
 
+// newProcess is a process of cmd, not started.
+func newProcess(cmd *exec.Cmd) *process {
+	return &process{cmd: cmd, exited: make(chan struct{}), log: &testbin.SyncBuffer{}}
+}
+
+// kill sends SIGKILL and waits until the process has exited (nothing when it has already).
+func (p *process) kill() {
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+}
+
 // startWorker starts a worker process for cfg and returns once it printed "ready".
-func startWorker(t *testing.T, cfg workerConfig) *workerProcess {
+func startWorker(t *testing.T, cfg workerConfig) *process {
 	t.Helper()
 	raw, err := json.Marshal(cfg)
 	require.NoError(t, err)
 	self, err := os.Executable()
 	require.NoError(t, err)
-	w := &workerProcess{t: t, cmd: exec.Command(self), exited: make(chan struct{}), log: &testbin.SyncBuffer{}}
+	w := newProcess(exec.Command(self))
 	w.cmd.Env = testbin.ChildEnv(envWorker + "=" + string(raw))
 	w.cmd.Stderr = w.log
 	stdout, err := w.cmd.StdoutPipe()
@@ -218,34 +235,15 @@ func startWorker(t *testing.T, cfg workerConfig) *workerProcess {
 	return w
 }
 
-// kill sends SIGKILL and waits until the process has exited (nothing when it has already).
-func (w *workerProcess) kill() {
-	select {
-	case <-w.exited:
-		return
-	default:
-	}
-	_ = w.cmd.Process.Kill()
-	<-w.exited
-}
-
-// consentWorker is `toolgate worker --oauth-providers`: the consent endpoint of cfg.
-type consentWorker struct {
-	cmd    *exec.Cmd
-	exited chan struct{}
-	log    *testbin.SyncBuffer
-}
-
 // startConsentWorker starts toolgate worker with the scenario's providers, store, keys and
 // secrets, its consent endpoint on cfg.ConsentListen (its own task queue: it runs no whoami),
 // and returns once the endpoint's /readyz answers 200.
-func startConsentWorker(t *testing.T, bin string, cfg workerConfig) *consentWorker {
+func startConsentWorker(t *testing.T, bin string, cfg workerConfig) *process {
 	t.Helper()
-	w := &consentWorker{exited: make(chan struct{}), log: &testbin.SyncBuffer{}}
-	w.cmd = exec.Command(bin, "worker",
+	w := newProcess(exec.Command(bin, "worker",
 		"--address", cfg.Address, "--namespace", cfg.Namespace, "--task-queue", cfg.TaskQueue+"-consent",
 		"--oauth-providers", cfg.ProvidersFile, "--consent-listen", cfg.ConsentListen,
-		"--credentials-dir", cfg.StoreDir, "--codec-key", cfg.KeyFile, "--secrets-dir", cfg.SecretsDir)
+		"--credentials-dir", cfg.StoreDir, "--codec-key", cfg.KeyFile, "--secrets-dir", cfg.SecretsDir))
 	w.cmd.Env = testbin.ChildEnv()
 	w.cmd.Stdout, w.cmd.Stderr = w.log, w.log
 	require.NoError(t, w.cmd.Start())
@@ -276,17 +274,6 @@ func startConsentWorker(t *testing.T, bin string, cfg workerConfig) *consentWork
 	default:
 	}
 	return w
-}
-
-// kill sends SIGKILL and waits until the process has exited.
-func (w *consentWorker) kill() {
-	select {
-	case <-w.exited:
-		return
-	default:
-	}
-	_ = w.cmd.Process.Kill()
-	<-w.exited
 }
 
 // toolgateCLI runs toolgate commands against the scenario's server and queue.

@@ -228,33 +228,16 @@ func (h *Hydra) SetAccessTokenLifetime(ctx context.Context, clientID string, d t
 // consent challenge, which it accepts with every scope requested (or rejects with access_denied
 // when grant is false); Hydra finally redirects to the client's redirect URI.
 func (h *Hydra) Authorize(ctx context.Context, b *Browser, authURL, user string, grant bool) (*url.URL, error) {
-	redirectURI, err := redirectURIOf(authURL)
-	if err != nil {
-		return nil, err
-	}
-	next, err := url.Parse(authURL)
-	if err != nil {
-		return nil, fmt.Errorf("authorization URL: %w", err)
-	}
-	for range maxHops {
-		if isRedirectTo(next, redirectURI) {
-			return next, nil
-		}
+	return follow(authURL, func(next *url.URL) (*url.URL, error) {
 		if next.Scheme+"://"+next.Host == loginApp {
-			if next, err = h.answer(ctx, next, user, grant); err != nil {
-				return nil, err
-			}
-			continue
+			return h.answer(ctx, next, user, grant)
 		}
 		p, err := b.Get(ctx, next.String())
 		if err != nil {
 			return nil, err
 		}
-		if next, err = redirect(p, "hydra "+next.Path); err != nil {
-			return nil, err
-		}
-	}
-	return nil, fmt.Errorf("authorize: more than %d hops", maxHops)
+		return redirect(p, "hydra "+next.Path)
+	})
 }
 
 // answer is the login and consent app: it accepts the challenge in u (a redirect to loginApp)

@@ -132,19 +132,9 @@ func (p *Provider) SetAccessTokenLifetime(_ context.Context, clientID string, d 
 // redirects through its callback to the client's redirect URI. The provider asks no separate
 // consent: logging in grants what the client asked.
 func (p *Provider) Authorize(ctx context.Context, b *Browser, authURL, user string, grant bool) (*url.URL, error) {
-	redirectURI, err := redirectURIOf(authURL)
-	if err != nil {
-		return nil, err
-	}
-	next, err := url.Parse(authURL)
-	if err != nil {
-		return nil, fmt.Errorf("authorization URL: %w", err)
-	}
-	for range maxHops {
-		if isRedirectTo(next, redirectURI) {
-			return next, nil
-		}
+	return follow(authURL, func(next *url.URL) (*url.URL, error) {
 		var page Page
+		var err error
 		if next.Path == "/login/username" {
 			id := next.Query().Get("authRequestID")
 			if page, err = b.Get(ctx, next.String()); err != nil {
@@ -164,11 +154,8 @@ func (p *Provider) Authorize(ctx context.Context, b *Browser, authURL, user stri
 		if err != nil {
 			return nil, err
 		}
-		if next, err = redirect(page, "provider "+next.Path); err != nil {
-			return nil, err
-		}
-	}
-	return nil, fmt.Errorf("authorize: more than %d hops", maxHops)
+		return redirect(page, "provider "+next.Path)
+	})
 }
 
 // loginTemplate is the login form (the HTML is what a user sees; the tests post it directly).

@@ -131,6 +131,28 @@ func redirect(p Page, what string) (*url.URL, error) {
 	return p.Location, nil
 }
 
+// follow walks authURL hop by hop, each hop chosen by the server's hop (a page of its own to
+// answer, or a plain GET), until a hop lands on the client's redirect URI, which it returns.
+func follow(authURL string, hop func(next *url.URL) (*url.URL, error)) (*url.URL, error) {
+	redirectURI, err := redirectURIOf(authURL)
+	if err != nil {
+		return nil, err
+	}
+	next, err := url.Parse(authURL)
+	if err != nil {
+		return nil, fmt.Errorf("authorization URL: %w", err)
+	}
+	for range maxHops {
+		if isRedirectTo(next, redirectURI) {
+			return next, nil
+		}
+		if next, err = hop(next); err != nil {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("authorize: more than %d hops", maxHops)
+}
+
 // isRedirectTo says whether u is the client's redirect URI (scheme, host and path equal).
 func isRedirectTo(u *url.URL, redirectURI string) bool {
 	r, err := url.Parse(redirectURI)
