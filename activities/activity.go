@@ -51,6 +51,10 @@ type Activities struct {
 	// attempt end wire.ErrTypeConsentRequired without running the tool. Optional: default none
 	// (such a tool fails its calls, naming the provider).
 	Credentials toolcore.CredentialSource
+	// Callbacks mints the callback URLs tools hand out (toolcore.Callback), served by the
+	// worker's callback endpoint (package callbacks). Optional: default none (Callback fails the
+	// tool's call, saying no callbacks are served).
+	Callbacks CallbackURLs
 
 	inFlight   inFlight
 	pushWarned atomic.Bool // a missed push was logged (see pushMissed)
@@ -77,6 +81,9 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	last := lastCheckpoint(ctx)
 	if last == nil && in.Resume != nil {
 		last = in.Resume.Checkpoint
+	}
+	if last == nil && in.Input != nil {
+		last = in.Input.Checkpoint
 	}
 	ctx, endDrain := a.Drain.track(ctx)
 	defer endDrain()
@@ -131,6 +138,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		// What the tool reports leaves the attempt (heartbeats, history) redacted.
 		report, checkpoint = redactedReports(ctx, sec, report, checkpoint)
 	}
+	asking := a.asking(info)
 	output, toolErr := invoke(toolcore.WithExecution(ctx, toolcore.Execution{
 		ToolCallID:     in.ToolCallID,
 		ToolName:       in.ToolName,
@@ -141,6 +149,10 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		LastCheckpoint: last,
 		Principal:      in.Principal,
 		Secrets:        sec,
+		InputResponses: in.Input.responses(),
+		Asking:         asking,
+		Callbacks:      a.callbacks(info),
+		InputTimeout:   tool.Options().InputWait(),
 	}), tool, in.Accepted)
 	stopBeats()
 	endAttempt()
@@ -166,6 +178,9 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 			tool.Options().SideEffect != toolcore.Unsafe && !info.IsLocalActivity, spent, saved(), seq)
 		activity.GetLogger(ctx).Info("Tool stopped", "toolCallId", in.ToolCallID, "toolName", in.ToolName, "reason", err.Error())
 		return ExecuteToolOutput{}, err
+	}
+	if asked := asking.Requests(); len(asked) > 0 && toolcore.IsInputRequired(toolErr) {
+		return ExecuteToolOutput{}, inputRequired(ctx, call, sec, asked, saved())
 	}
 	if _, fatal := toolcore.AsNonRecoverable(toolErr); !fatal && toolcore.IsTransient(toolErr) &&
 		tool.Options().SideEffect != toolcore.Unsafe && !lastAttempt(info, in.MaxAttempts, spent) {

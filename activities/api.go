@@ -32,9 +32,21 @@ type ExecuteToolInput struct {
 	// continue, and the drained attempt's checkpoint and progress sequence. Optional: nil on
 	// the call's first ExecuteTool.
 	Resume *DrainedAttempt `json:"resume,omitempty"`
+	// Input is set when the workflow schedules the tool again after it asked for input
+	// (wire.ErrTypeInputRequired): every answer so far and the asking attempt's checkpoint.
+	// Optional: nil until the tool first asks.
+	Input *InputResumption `json:"input,omitempty"`
 	// Principal is whom the call runs for (toolcore.CallPrincipal in the tool). Optional: nil
 	// for a call without one, and in histories recorded before principals.
 	Principal *toolcore.Principal `json:"principal,omitempty"`
+}
+
+// InputResumption is what an ExecuteTool after a round of questions carries: the answers of all
+// rounds so far, by key (toolcore.Ask returns them), and the checkpoint of the attempt that asked
+// last (toolcore.LastCheckpoint returns it when no later attempt recorded one).
+type InputResumption struct {
+	Responses  map[string]json.RawMessage `json:"responses"`
+	Checkpoint json.RawMessage            `json:"checkpoint,omitempty"`
 }
 
 // ExecuteToolOutput is the activity's result: the bounded content of the tool-result message

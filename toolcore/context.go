@@ -3,6 +3,7 @@ package toolcore
 import (
 	"context"
 	"encoding/json"
+	"time"
 )
 
 // Progress is what a running tool reports. The durable path turns the latest report into the
@@ -39,6 +40,20 @@ type Execution struct {
 	// (Secret and AccessToken return them; ResolveSecrets builds them). The executor redacts
 	// them from what the attempt reports. Optional: default none.
 	Secrets *Secrets
+	// InputResponses are the answers of the call's earlier rounds of questions, by key (Ask
+	// returns them). Optional: default none.
+	InputResponses map[string]json.RawMessage
+	// Input answers a question at once (the in-process executor's ExecuteOptions.Input).
+	// Optional: default none; then Ask records the question in Asking.
+	Input func(ctx context.Context, key string, req InputRequest) (json.RawMessage, error)
+	// Asking collects the attempt's unanswered questions (the durable path). Optional: default
+	// none; with neither Input nor Asking, Ask fails (nobody to ask).
+	Asking *Asking
+	// Callbacks mints callback URLs (Callback). Optional: default none (Callback fails).
+	Callbacks CallbackMinter
+	// InputTimeout is the tool's Options.InputWait: how long an answer may take, and a
+	// callback URL lives.
+	InputTimeout time.Duration
 }
 
 // executionKey is the context key of the *Execution of a running tool.

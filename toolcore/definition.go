@@ -166,6 +166,20 @@ type Options struct {
 	// DefaultApprovalTimeout (24 hours) for a tool with Credentials. Not part of the
 	// DefinitionHash.
 	ConsentTimeout time.Duration
+	// InputTimeout bounds each of a call's waits for input the tool asked for mid-run (Ask,
+	// Elicit, Sample, ListRoots, Callback); past it the call ends TOOL_EXECUTION_FAILED saying no
+	// answer came, and a callback URL the tool handed out expires with it. Optional: zero means
+	// DefaultApprovalTimeout (24 hours; Options.InputWait). Not part of the DefinitionHash.
+	InputTimeout time.Duration
+}
+
+// InputWait is how long each of a call's waits for input may take: InputTimeout, or
+// DefaultApprovalTimeout when it is zero.
+func (o Options) InputWait() time.Duration {
+	if o.InputTimeout > 0 {
+		return o.InputTimeout
+	}
+	return DefaultApprovalTimeout
 }
 
 // Credential asks for the calling principal's OAuth access token at a provider.
@@ -496,6 +510,8 @@ func checkOptions(o Options) (Options, error) {
 		return o, fmt.Errorf("option IdleHeartbeat %s must not be negative", o.IdleHeartbeat)
 	case o.ConsentTimeout < 0:
 		return o, fmt.Errorf("option ConsentTimeout %s must not be negative", o.ConsentTimeout)
+	case o.InputTimeout < 0:
+		return o, fmt.Errorf("option InputTimeout %s must not be negative", o.InputTimeout)
 	case o.ApprovalTimeout < 0:
 		return o, fmt.Errorf("option ApprovalTimeout %s must not be negative", o.ApprovalTimeout)
 	case o.MaxAttempts < 0:

@@ -2,6 +2,7 @@ package toolcore
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 )
 
@@ -23,6 +24,10 @@ type ExecuteOptions struct {
 	// default none (a tool that declares a secret ends TOOL_EXECUTION_FAILED naming it,
 	// without running). A tool with Credentials needs the durable path.
 	Secrets SecretSource
+	// Input answers the questions the tool asks mid-run (Ask, Elicit, Sample, ListRoots) at
+	// once, on the tool's goroutine. Optional: default none (a question fails the tool's Ask
+	// with an error saying nobody can answer; Callback needs the durable path).
+	Input func(ctx context.Context, key string, req InputRequest) (json.RawMessage, error)
 }
 
 // Execute runs call in process: snapshot check, look up, validate, run, serialize, link, with
@@ -116,6 +121,8 @@ func execute(ctx context.Context, r *Registry, call ToolCall, opts ExecuteOption
 		IdempotencyKey: key,
 		OnProgress:     report,
 		Secrets:        sec,
+		Input:          opts.Input,
+		InputTimeout:   t.Options().InputWait(),
 	})
 	if canceled(checkBeforeExecution) {
 		return Result{}, context.Cause(ctx)

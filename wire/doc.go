@@ -31,6 +31,8 @@
 //   - principal.go: the memo key of a call's principal and the ToolSubject search attribute.
 //   - consent.go: a call's wait for its principal's OAuth consent: [ErrTypeConsentRequired],
 //     [ConsentRequest], the consent signal and query, [ConsentState].
+//   - input.go: a call's wait for answers to its tool's questions: [ErrTypeInputRequired],
+//     [InputRequired], the [UpdateInput] update and query, [InputAnswer], [InputState].
 //   - policy.go: the policy step's change ID and its recorded [PolicyDecision].
 //   - flow.go: a call's [Priority] (level, fairness key and weight) and a tool's own task queue.
 //   - catalog.go: the tool catalog workflow [ToolCatalogWorkflowName] and its ID prefix.

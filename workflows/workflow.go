@@ -175,8 +175,19 @@ func (w *Workflows) run(ctx workflow.Context, call toolcore.ToolCall, tool toolc
 		// An attempt that found no token of the principal for a credential did nothing: wait
 		// for the consent, then schedule the call again (the rounds are bounded).
 		var consent consentWait
+		var asked inputWait
 		drains := 0
 		for err != nil && ctx.Err() == nil {
+			// A tool that asked mid-run ended its attempt: wait for the answers, then run it
+			// again with them (the rounds are bounded).
+			if req, ok := inputRequired(err); ok {
+				if goOn, res, err := w.awaitInput(ctx, call, opts, &asked, req, &in); !goOn {
+					return res, err
+				}
+				w.setDetails(ctx, runningDetails(call, opts, tool.DefinitionHash()))
+				err = w.executeTool(ctx, ao, in, &out)
+				continue
+			}
 			if req, ok := consentRequired(err); ok {
 				if goOn, res, err := w.awaitConsent(ctx, call, opts, &consent, req); !goOn {
 					return res, err
