@@ -15,11 +15,16 @@ import (
 //
 // Its content is valid UTF-8 of at most MaxContentCodePoints code points. An error result's
 // content is {"error":{"code":"<ErrorCode>","message":"<text>"}}.
+//
+// A success result may carry parts (Parts): claims of the images, audio, resources and other
+// parts a Rich output returned, encoded after isError as "parts":[...], a field omitted when
+// there are none (so a result without parts keeps the six-field shape byte for byte).
 type Result struct {
 	toolCallID string
 	toolName   string
 	content    string
 	isError    bool
+	parts      []PartClaim
 }
 
 // ResultRole is the role of every tool-result message.
@@ -71,12 +76,13 @@ func (r Result) ErrorMessage() string {
 
 // wireResult is the wire shape; the field order is the encoding order.
 type wireResult struct {
-	ID         string `json:"id"`
-	Role       string `json:"role"`
-	ToolCallID string `json:"toolCallId"`
-	ToolName   string `json:"toolName"`
-	Content    string `json:"content"`
-	IsError    bool   `json:"isError"`
+	ID         string      `json:"id"`
+	Role       string      `json:"role"`
+	ToolCallID string      `json:"toolCallId"`
+	ToolName   string      `json:"toolName"`
+	Content    string      `json:"content"`
+	IsError    bool        `json:"isError"`
+	Parts      []PartClaim `json:"parts,omitempty"`
 }
 
 // MarshalJSON encodes the wire shape, fields in the documented order, with encoding/json's string
@@ -92,6 +98,7 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		ToolName:   r.toolName,
 		Content:    r.content,
 		IsError:    r.isError,
+		Parts:      r.parts,
 	}); err != nil {
 		return nil, fmt.Errorf("encode tool result: %w", err)
 	}
@@ -104,7 +111,7 @@ const maxResultBytes = 1 << 20
 // UnmarshalJSON strictly decodes the wire shape and checks the linkage (id, role).
 //
 // Strictly: one JSON object with exactly the six fields, each once, of the right JSON type (no
-// null), nothing after it; role "toolResult"; id "tool-result-" + toolCallId; non-blank
+// null), and optionally "parts" (1 to MaxParts valid claims, no unknown field), nothing after it; role "toolResult"; id "tool-result-" + toolCallId; non-blank
 // toolCallId and toolName; content of at most MaxContentCodePoints; an error result's content
 // holds a known error code. On error r is unchanged.
 func (r *Result) UnmarshalJSON(data []byte) error {
@@ -116,8 +123,12 @@ func (r *Result) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// resultFields are the wire names of the six fields, in encoding order.
-var resultFields = [...]string{"id", "role", "toolCallId", "toolName", "content", "isError"}
+// resultFields are the wire names of the six fields, in encoding order, then the optional
+// "parts".
+var resultFields = [...]string{"id", "role", "toolCallId", "toolName", "content", "isError", "parts"}
+
+// partsField is the index of the optional "parts" in resultFields.
+const partsField = len(resultFields) - 1
 
 func decodeWireResult(data []byte) (Result, error) {
 	if len(data) > maxResultBytes {
@@ -131,6 +142,7 @@ func decodeWireResult(data []byte) (Result, error) {
 	var w wireResult
 	strs := [...]*string{&w.ID, &w.Role, &w.ToolCallID, &w.ToolName, &w.Content}
 	var seen [len(resultFields)]bool
+	s.maxDepth = 3 // "parts": an array of flat objects
 	err := s.eachMember(func(key []byte) error {
 		i := slices.Index(resultFields[:], string(key))
 		switch {
@@ -141,6 +153,14 @@ func decodeWireResult(data []byte) (Result, error) {
 		}
 		seen[i] = true
 		kind := kindOf(data[s.pos])
+		if i == partsField {
+			raw, err := s.value(nil)
+			if err != nil {
+				return err
+			}
+			w.Parts, err = decodeClaims(raw)
+			return err
+		}
 		if i == len(strs) { // isError
 			if kind != kindBool {
 				return errors.New(`"isError" must be a boolean`)
@@ -162,12 +182,12 @@ func decodeWireResult(data []byte) (Result, error) {
 	if s.skipWS(); s.pos < len(data) {
 		return Result{}, errors.New("trailing data after the object")
 	}
-	for i, key := range resultFields {
+	for i, key := range resultFields[:partsField] {
 		if !seen[i] {
 			return Result{}, fmt.Errorf("missing field %q", key)
 		}
 	}
-	r := Result{toolCallID: w.ToolCallID, toolName: w.ToolName, content: w.Content, isError: w.IsError}
+	r := Result{toolCallID: w.ToolCallID, toolName: w.ToolName, content: w.Content, isError: w.IsError, parts: w.Parts}
 	switch {
 	case w.Role != ResultRole:
 		return Result{}, fmt.Errorf("role %s is not %q", quoteShort(w.Role), ResultRole)
@@ -185,6 +205,8 @@ func decodeWireResult(data []byte) (Result, error) {
 		return Result{}, fmt.Errorf(`"content" exceeds %d code points`, MaxContentCodePoints)
 	case w.IsError && r.ErrorCode() == 0:
 		return Result{}, errors.New(`error "content" holds no known error code`)
+	case w.IsError && len(w.Parts) > 0:
+		return Result{}, errors.New(`an error result carries no "parts"`)
 	}
 	return r, nil
 }

@@ -146,7 +146,10 @@ func (t Tool) Start(ctx context.Context, accepted json.RawMessage) <-chan Invoca
 }
 
 // Complete maps what Invoke returned to a linked result: output is serialized (success, or
-// TOOL_OUTPUT_SERIALIZATION_FAILED), except a Text output, which is the content as it is; an error is TOOL_EXECUTION_FAILED, except a genuine
+// TOOL_OUTPUT_SERIALIZATION_FAILED), except a Text output, which is the content as it is, and a
+// Rich output, whose Output is the content and whose parts are claimed without a key (in process
+// no part store keeps them; the durable path's activity stores them first); an error is
+// TOOL_EXECUTION_FAILED, except a genuine
 // NonRecoverableToolError, returned as the error with a zero Result. Cancellation is the caller's
 // to check before calling Complete.
 //
@@ -158,6 +161,9 @@ func Complete(call ToolCall, output any, err error) (Result, error) {
 			return Result{}, fatal
 		}
 		return ErrorResult(call, CodeToolExecutionFailed, ErrorText(err)), nil
+	}
+	if model, parts, ok := SplitRich(output); ok {
+		return completeRich(call, model, parts), nil
 	}
 	if text, ok := output.(Text); ok {
 		return SuccessResult(call, string(text)), nil // capped and made valid UTF-8 by LinkContent
