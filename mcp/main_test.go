@@ -27,14 +27,8 @@ func TestMain(m *testing.M) {
 	if len(os.Args) == 4 && os.Args[1] == taskFixtureArg {
 		os.Exit(runTaskFixtureServer(os.Args[2], os.Args[3]))
 	}
-	if len(os.Args) == 3 && os.Args[1] == conformanceFixtureArg {
-		os.Exit(runConformanceFixture(os.Args[2]))
-	}
 	if len(os.Args) == 2 && os.Args[1] == tasksClientArg {
 		os.Exit(runTasksClient())
-	}
-	if len(os.Args) == 5 && os.Args[1] == tasksWorkerArg {
-		os.Exit(runTasksWorker(os.Args[2], os.Args[3], os.Args[4]))
 	}
 	code := devtest.Main(m)
 	testbin.Cleanup()
