@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -93,6 +94,24 @@ type Options struct {
 	// ConsentInterval is how often Execute reads a running call for OnConsent. Optional:
 	// default DefaultConsentInterval (1 s).
 	ConsentInterval time.Duration
+	// OnInput, when set, answers the questions the tool of a call Execute waits for asks
+	// (toolcore.Ask, Elicit, Confirm, Sample, ListRoots): once per round, in a goroutine of its
+	// own, with the questions it may answer (never a toolcore.Callback's: those are listed for
+	// display only). The answers it returns, by key (each the JSON result of the MCP request
+	// asked; a subset is fine), are sent back with the round (AnswerInput, By set to
+	// Options.Principal or DefaultInputBy); once every question is answered the tool runs again.
+	// An error or no answer leaves the questions for another answerer (toolgate answer, an MCP
+	// client, AnswerInput); answers the call refuses are offered again with InputEvent.Refused
+	// set, at most three times. Its ctx ends when the round ends (answered elsewhere, timed out,
+	// the call ended) or Execute returns, and Execute waits for it to return: honour ctx.
+	// Execute reads the call every InputInterval (one DescribeWorkflowExecution; a query only
+	// while its ToolOutcome says it waits, so only on a namespace with toolgate's search
+	// attributes). Optional: default none (nothing is read; the call waits for another
+	// answerer).
+	OnInput func(ctx context.Context, ev InputEvent) (map[string]json.RawMessage, error)
+	// InputInterval is how often Execute reads a running call for OnInput. Optional: default
+	// DefaultInputInterval (1 s).
+	InputInterval time.Duration
 }
 
 // Client runs tool calls durably. It is safe for concurrent use.
@@ -135,6 +154,9 @@ func New(c client.Client, opts Options) *Client {
 	}
 	if opts.ConsentInterval <= 0 {
 		opts.ConsentInterval = DefaultConsentInterval
+	}
+	if opts.InputInterval <= 0 {
+		opts.InputInterval = DefaultInputInterval
 	}
 	cl := &Client{sdk: c, opts: opts, attrs: &attrState{}}
 	if opts.SearchAttributes != nil {

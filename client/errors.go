@@ -22,6 +22,12 @@ var (
 	// ErrNoBudget: the workflow answers no budget query (an agent run without
 	// workflows.WithBudget, or a tool call's own workflow).
 	ErrNoBudget = errors.New("workflow has no budget")
+	// ErrNotAwaitingInput: the call does not wait for input (its tool never asked, the round
+	// was answered or timed out, or the call ended).
+	ErrNotAwaitingInput = errors.New("tool call is not awaiting input")
+	// ErrInputRefused: the call refused an answer (another round, an unknown or answered key,
+	// not a JSON object, too large, a callback's key); the message says why.
+	ErrInputRefused = errors.New("answer refused")
 )
 
 // conflictError says how the recorded call differs from the submitted one.

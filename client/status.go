@@ -91,6 +91,14 @@ type Status struct {
 	// When no worker answers the query, Consent says Waiting with a zero Request. Always nil on a
 	// namespace without toolgate's search attributes (query with Client.Consent there).
 	Consent *wire.ConsentState
+	// Input is the running call's wait for answers to its tool's questions (see Client.Input)
+	// while its ToolOutcome search attribute says it waits (wire.OutcomeAwaitingInput), else
+	// nil: the round, the questions still unanswered (a toolcore.Callback's params hold only
+	// when its URL expires), since and until when, read with one query bounded by
+	// InputQueryTimeout. When no worker answers the query, Input says Waiting with no
+	// questions. Always nil on a namespace without toolgate's search attributes (query with
+	// Client.Input there).
+	Input *wire.InputState
 }
 
 // Status describes the call with callID.
@@ -126,6 +134,7 @@ func (c *Client) StatusByWorkflowID(ctx context.Context, workflowID string) (Sta
 	}
 	if st.State == Running {
 		st.Consent = c.consentOf(ctx, workflowID, desc)
+		st.Input = c.inputOf(ctx, workflowID, desc)
 		if act, ok := toolActivity(desc); ok {
 			st.Attempt = int(act.GetAttempt())
 			if act.GetState() == enumspb.PENDING_ACTIVITY_STATE_SCHEDULED && act.GetNextAttemptScheduleTime() != nil {
