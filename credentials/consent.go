@@ -6,15 +6,14 @@ import (
 	"errors"
 	"html/template"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolgate/toolgate/internal/clientlimit"
 	"github.com/toolgate/toolgate/internal/loopback"
 	"github.com/toolgate/toolgate/internal/safetext"
 	"github.com/toolgate/toolgate/wire"
@@ -88,17 +87,17 @@ func ConsentHandler(o *OAuth, opts ConsentOptions) (http.Handler, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &consentHandler{oauth: o, opts: opts, limiter: newClientLimiter(opts.RequestsPerMinute, DefaultConsentClients)}, nil
+	return &consentHandler{oauth: o, opts: opts, limiter: clientlimit.New(opts.RequestsPerMinute, DefaultConsentClients)}, nil
 }
 
 type consentHandler struct {
 	oauth   *OAuth
 	opts    ConsentOptions
-	limiter *clientLimiter
+	limiter *clientlimit.Limiter
 }
 
 func (h *consentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !hostAllowed(r.Host, h.opts.AllowedHosts) {
+	if !loopback.HostAllowed(r.Host, h.opts.AllowedHosts) {
 		http.Error(w, "Forbidden: Host not allowed", http.StatusForbidden)
 		return
 	}
@@ -111,7 +110,7 @@ func (h *consentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "URI Too Long", http.StatusRequestURITooLong)
 		return
 	}
-	if ok, wait := h.limiter.allow(clientAddress(r), h.oauth.now()); !ok {
+	if ok, wait := h.limiter.Allow(clientlimit.Address(r), h.oauth.now()); !ok {
 		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Round(time.Second).Seconds())))
 		http.Error(w, "Too Many Requests", http.StatusTooManyRequests)
 		return
@@ -288,24 +287,4 @@ func wellFormedState(state string) bool {
 	}
 	_, err := base64.RawURLEncoding.DecodeString(state)
 	return err == nil
-}
-
-// clientAddress is the remote IP of r (the rate limit's key).
-func clientAddress(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return host
-	}
-	return r.RemoteAddr
-}
-
-// hostAllowed reports whether a Host header names a loopback host or one of allowed.
-func hostAllowed(hostport string, allowed []string) bool {
-	if hostport == "" {
-		return false
-	}
-	if loopback.HostHeader(hostport) {
-		return true
-	}
-	name, ok := loopback.HostName(hostport)
-	return ok && slices.ContainsFunc(allowed, func(a string) bool { return strings.EqualFold(a, name) })
 }

@@ -199,20 +199,6 @@ func TestConsentRateLimitPerClient(t *testing.T) {
 	assert.Equal(t, http.StatusGone, get("192.0.2.1:1002").Code, "the budget refills")
 }
 
-func TestClientLimiterForgetsRefilledClients(t *testing.T) {
-	l := newClientLimiter(2, 2)
-	now := time.Unix(1000, 0)
-	ok, _ := l.allow("a", now)
-	require.True(t, ok)
-	ok, _ = l.allow("b", now)
-	require.True(t, ok)
-	ok, wait := l.allow("c", now)
-	assert.False(t, ok, "no room for a third client while the two have spent tokens")
-	assert.Positive(t, wait)
-	ok, _ = l.allow("c", now.Add(time.Minute))
-	assert.True(t, ok, "refilled clients are forgotten to make room")
-}
-
 func TestConsentHandlerNeedsNotify(t *testing.T) {
 	h := newHarness(t)
 	_, err := ConsentHandler(h.oauth, ConsentOptions{})

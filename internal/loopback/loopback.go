@@ -3,6 +3,7 @@ package loopback
 
 import (
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -55,4 +56,17 @@ func HostName(host string) (name string, ok bool) {
 		return host[1 : len(host)-1], true
 	}
 	return host, true
+}
+
+// HostAllowed reports whether an HTTP Host header value names this machine (HostHeader) or, by
+// its name without port, one of allowed (case-insensitive). An empty Host is refused.
+func HostAllowed(host string, allowed []string) bool {
+	if host == "" {
+		return false
+	}
+	if HostHeader(host) {
+		return true
+	}
+	name, ok := HostName(host)
+	return ok && name != "" && slices.ContainsFunc(allowed, func(a string) bool { return strings.EqualFold(a, name) })
 }
