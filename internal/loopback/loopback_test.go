@@ -47,3 +47,24 @@ func TestHostHeader(t *testing.T) {
 		})
 	}
 }
+
+func TestHostAllowed(t *testing.T) {
+	tests := []struct {
+		name    string
+		give    string
+		allowed []string
+		want    bool
+	}{
+		{"loopback", "127.0.0.1:8250", nil, true},
+		{"allowed name with port", "Hooks.Example.com:443", []string{"hooks.example.com"}, true},
+		{"allowed name", "hooks.example.com", []string{"hooks.example.com"}, true},
+		{"other name", "evil.example.com", []string{"hooks.example.com"}, false},
+		{"empty", "", []string{""}, false},
+		{"bad port", "hooks.example.com:x", []string{"hooks.example.com"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, HostAllowed(tt.give, tt.allowed))
+		})
+	}
+}
