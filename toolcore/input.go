@@ -161,8 +161,16 @@ func checkInputRequest(key string, req InputRequest) error {
 		return fmt.Errorf("ask %s: params of %d bytes exceed %d", quoteShort(key), len(req.Params), MaxInputParamsBytes)
 	case len(req.Params) > 0 && !json.Valid(req.Params):
 		return fmt.Errorf("ask %s: params are not valid JSON", quoteShort(key))
+	case req.Method == MethodCallback && !mintedCallback(req.Params):
+		return fmt.Errorf("ask %s: a callback is asked with Callback, which mints its URL", quoteShort(key))
 	}
 	return nil
+}
+
+// mintedCallback reports whether params are a minted callback's (a token hash and an expiry).
+func mintedCallback(params json.RawMessage) bool {
+	var p CallbackParams
+	return json.Unmarshal(params, &p) == nil && p.TokenSHA256 != "" && !p.Expires.IsZero()
 }
 
 // askInto is Ask with req built from params and the answer decoded into out.
