@@ -86,6 +86,11 @@ type Options struct {
 	// toolcore.Options.Credentials (package credentials). Optional: default none (such a tool
 	// fails its calls, naming the provider).
 	Credentials toolcore.CredentialSource
+	// Callbacks mints the callback URLs tools hand to external systems (toolcore.Callback): a
+	// *callbacks.Endpoint, served by this process or by any other that reads the same signing
+	// key. Optional: default none (a tool's Callback fails its call, saying no callbacks are
+	// served).
+	Callbacks activities.CallbackURLs
 }
 
 // Worker serves one registry snapshot on one main task queue and the tools' own queues.
@@ -172,7 +177,7 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 	}
 	attempts := activities.NewAttempts()
 	acts := &activities.Activities{Registry: snapshot, Attempts: attempts, Heartbeats: c, CancellationPushed: pushed, Drain: w.drain,
-		Secrets: opts.Secrets, Credentials: opts.Credentials}
+		Secrets: opts.Secrets, Credentials: opts.Credentials, Callbacks: opts.Callbacks}
 	for i, queue := range w.queues {
 		so := w.sdkOptions(opts, i > 0)
 		if l, ok := w.limits[queue]; ok {
