@@ -59,7 +59,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 		"fixtures/execution-failed.json", "fixtures/fatal.json", "fixtures/outcome-unknown.json",
 		"fixtures/retried.json", "fixtures/serialization-failed.json", "fixtures/validation-failed.json",
 		"fixtures/local-retried.json", "fixtures/approval-edited.json",
-		"fixtures/consent-given.json", "fixtures/consent-refused.json",
+		"fixtures/consent-given.json", "fixtures/consent-refused.json", "fixtures/ask-answered.json",
 	}
 	top, err := filepath.Glob(filepath.Join(historiesDir, "*.json"))
 	require.NoError(t, err)

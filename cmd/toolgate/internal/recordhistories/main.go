@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"time"
 
 	sdkclient "go.temporal.io/sdk/client"
@@ -135,7 +136,7 @@ func record(ctx context.Context, out string, only *regexp.Regexp) error {
 			return err
 		}
 	}
-	for _, s := range append(append(append(scenarios(), budgetScenarios()...), policyScenarios()...), consentScenarios()...) {
+	for _, s := range slices.Concat(scenarios(), budgetScenarios(), policyScenarios(), consentScenarios(), askScenarios()) {
 		if !only.MatchString(s.file) {
 			continue
 		}
