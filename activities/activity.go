@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/toolgate/toolgate/blobs"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
@@ -19,6 +20,10 @@ type Activities struct {
 	// Registry is where ExecuteTool finds the tool by name. It must hold every tool the workflows
 	// on this activity's task queue accept (normally the same registry). Required.
 	Registry *toolcore.Registry
+	// Parts keeps the parts of Rich outputs out of history (package blobs; sealed with the codec
+	// keyring when there is one): the result records their claims. Optional: default none (a
+	// Rich output with parts to store ends TOOL_EXECUTION_FAILED, naming the missing store).
+	Parts blobs.Store
 	// Attempts receives the running attempts, so the workflow worker of this process can hurry
 	// the heartbeats of a canceled call (see Attempts). Optional: default none (a cancellation
 	// is heard at the idle heartbeat cadence).
@@ -182,6 +187,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	if asked := asking.Requests(); len(asked) > 0 && toolcore.IsInputRequired(toolErr) {
 		return ExecuteToolOutput{}, inputRequired(ctx, call, sec, asked, saved())
 	}
+	output, parts, toolErr := a.keepParts(ctx, sec, output, toolErr) // parts.go
 	if _, fatal := toolcore.AsNonRecoverable(toolErr); !fatal && toolcore.IsTransient(toolErr) &&
 		tool.Options().SideEffect != toolcore.Unsafe && !lastAttempt(info, in.MaxAttempts, spent) {
 		return ExecuteToolOutput{}, transientFailure(toolErr, sec)
@@ -201,7 +207,8 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	if err := stopped(ctx, true); err != nil {
 		return ExecuteToolOutput{}, err
 	}
-	return ExecuteToolOutput{Content: result.Content(), IsError: result.IsError(), Progress: lastReport()}, nil
+	return ExecuteToolOutput{Content: result.Content(), IsError: result.IsError(), Progress: lastReport(),
+		Parts: a.linkedParts(ctx, parts, result.IsError())}, nil
 }
 
 // transientFailure is the retryable ApplicationError of a transient tool error; a toolcore.RetryAfter

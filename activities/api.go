@@ -60,4 +60,9 @@ type ExecuteToolOutput struct {
 	// attempt and are throttled, so the reports a tool makes just before returning reach a
 	// caller only here, in history: wire.FinalProgress.
 	Progress *wire.ProgressWindow `json:"progress,omitempty"`
+	// Parts are the claims of a Rich output's parts, stored in the worker's part store (the
+	// bytes never enter history); the workflow records them in the result with
+	// toolcore.LinkResult. Optional: absent for a result without parts, and in histories
+	// recorded before parts.
+	Parts []toolcore.PartClaim `json:"parts,omitempty"`
 }

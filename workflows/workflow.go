@@ -220,7 +220,7 @@ func (w *Workflows) run(ctx workflow.Context, call toolcore.ToolCall, tool toolc
 		}
 		return w.activityFailed(ctx, call, opts, err)
 	}
-	return w.complete(ctx, call, toolcore.LinkContent(call, out.Content, out.IsError))
+	return w.complete(ctx, call, toolcore.LinkResult(call, out.Content, out.IsError, out.Parts))
 }
 
 // executeTool schedules ExecuteTool with ao and waits for it into out.
