@@ -30,6 +30,9 @@ type Execution struct {
 	// synchronously on the tool's goroutine; like OnProgress it must return promptly. Optional:
 	// default none, Checkpoint does nothing.
 	OnCheckpoint func(json.RawMessage)
+	// OnLog receives the tool's log messages (Log), bounded and redacted, synchronously on the
+	// tool's goroutine; like OnProgress it must return promptly. Optional: default discards them.
+	OnLog func(LogMessage)
 	// LastCheckpoint is the last checkpoint an earlier attempt recorded (LastCheckpoint returns
 	// it). Optional: default none.
 	LastCheckpoint json.RawMessage
@@ -54,6 +57,8 @@ type Execution struct {
 	// InputTimeout is the tool's Options.InputWait: how long an answer may take, and a
 	// callback URL lives.
 	InputTimeout time.Duration
+
+	logs *logCount // the messages Log passed on (set by WithExecution)
 }
 
 // executionKey is the context key of the *Execution of a running tool.
@@ -65,6 +70,7 @@ func WithExecution(ctx context.Context, e Execution) context.Context {
 	if e.Attempt < 1 {
 		e.Attempt = 1
 	}
+	e.logs = new(logCount) // each execution has its own MaxLogMessages
 	return context.WithValue(ctx, executionKey{}, &e)
 }
 

@@ -13,6 +13,10 @@ type ExecuteOptions struct {
 	// last report is delivered, possibly after Execute returns. A panic in it is recovered.
 	// Optional: default discards them.
 	OnProgress func(Progress)
+	// OnLog receives the tool's log messages (Log), bounded and redacted, synchronously on the
+	// tool's goroutine: it must return promptly. A panic in it is recovered. Optional: default
+	// discards them.
+	OnLog func(LogMessage)
 	// IdempotencyKey. Optional: default "toolcall-" + the call id.
 	IdempotencyKey string
 	// Approve decides calls that need approval (Tool.NeedsApproval), after validation and
@@ -120,6 +124,7 @@ func execute(ctx context.Context, r *Registry, call ToolCall, opts ExecuteOption
 		Attempt:        1,
 		IdempotencyKey: key,
 		OnProgress:     report,
+		OnLog:          opts.OnLog,
 		Secrets:        sec,
 		Input:          opts.Input,
 		InputTimeout:   t.Options().InputWait(),
