@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/toolgate/toolgate/activities"
+	"github.com/toolgate/toolgate/blobs"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
@@ -91,6 +92,15 @@ type Options struct {
 	// key. Optional: default none (a tool's Callback fails its call, saying no callbacks are
 	// served).
 	Callbacks activities.CallbackURLs
+	// Parts keeps the images, audio, resources and long texts of Rich outputs out of history
+	// (package blobs: a FileStore or an SQLStore, wrapped in blobs.Sealed when payloads are
+	// encrypted); results record claims of them. The worker sweeps it from Start to Stop, every
+	// hour, of parts older than PartsRetention plus blobs.SweepGrace. Optional: default none (a
+	// Rich output with parts to store fails its call, naming the missing store).
+	Parts blobs.Store
+	// PartsRetention is how long parts are kept. Optional: default the namespace's retention,
+	// read at Start.
+	PartsRetention time.Duration
 }
 
 // Worker serves one registry snapshot on one main task queue and the tools' own queues.
@@ -108,6 +118,7 @@ type Worker struct {
 	fatal       chan error
 	drain       *activities.Drain
 	stopTimeout time.Duration
+	sweeper     *partsSweeper // parts.go
 
 	startMu sync.Mutex
 	started bool
@@ -175,9 +186,10 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 		drain:       activities.NewDrain(),
 		stopTimeout: opts.StopTimeout,
 	}
+	w.sweeper = &partsSweeper{store: opts.Parts, retention: opts.PartsRetention, client: c, namespace: namespace, logger: w.logger}
 	attempts := activities.NewAttempts()
 	acts := &activities.Activities{Registry: snapshot, Attempts: attempts, Heartbeats: c, CancellationPushed: pushed, Drain: w.drain,
-		Secrets: opts.Secrets, Credentials: opts.Credentials, Callbacks: opts.Callbacks}
+		Secrets: opts.Secrets, Credentials: opts.Credentials, Callbacks: opts.Callbacks, Parts: opts.Parts}
 	for i, queue := range w.queues {
 		so := w.sdkOptions(opts, i > 0)
 		if l, ok := w.limits[queue]; ok {
@@ -317,6 +329,7 @@ func (w *Worker) Start() error {
 		}
 	}
 	w.polling.Store(true)
+	w.sweeper.start()
 	if w.deployment.enabled() {
 		// The version exists once the server has seen a poller of it: a moment after Start.
 		ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
@@ -381,6 +394,7 @@ func (w *Worker) Stop() {
 			}
 			<-stopped
 		}
+		w.sweeper.halt()
 		w.logger.Info("worker stopped", zap.Strings("taskQueues", w.queues))
 	})
 }
