@@ -127,6 +127,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	report, checkpoint, stopBeats := func(toolcore.Progress) {}, func(json.RawMessage) {}, func() {}
 	saved := func() json.RawMessage { return nil }
 	lastReport := func() *wire.ProgressWindow { return nil }
+	lastLogs, logWindow := func() *wire.LogWindow { return nil }, func(toolcore.LogMessage) {}
 	if !info.IsLocalActivity {
 		hb := a.startHeartbeats(ctx, info, tool.Options().IdleHeartbeat)
 		// The previous attempt's checkpoint goes on with this attempt's heartbeats until the
@@ -137,6 +138,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		hb.continueProgress(max(lastProgressSeq(ctx), in.Resume.progressSeq())) // a reader's numbers only grow
 		remove := a.Attempts.add(info.WorkflowExecution.ID, hb)
 		report, checkpoint, lastReport, saved = hb.report, hb.saveCheckpoint, hb.latest, hb.savedCheckpoint
+		logWindow, lastLogs = hb.log, hb.latestLogs
 		stopBeats = func() { remove(); hb.stop() }
 	}
 	if sec.Len() > 0 {
@@ -151,6 +153,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		IdempotencyKey: in.IdempotencyKey,
 		OnProgress:     report,
 		OnCheckpoint:   checkpoint,
+		OnLog:          toolLogs(ctx, in.ToolCallID, in.ToolName, logWindow),
 		LastCheckpoint: last,
 		Principal:      in.Principal,
 		Secrets:        sec,
@@ -207,7 +210,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 	if err := stopped(ctx, true); err != nil {
 		return ExecuteToolOutput{}, err
 	}
-	return ExecuteToolOutput{Content: result.Content(), IsError: result.IsError(), Progress: lastReport(),
+	return ExecuteToolOutput{Content: result.Content(), IsError: result.IsError(), Progress: lastReport(), Logs: lastLogs(),
 		Parts: a.linkedParts(ctx, parts, result.IsError())}, nil
 }
 

@@ -60,6 +60,9 @@ type ExecuteToolOutput struct {
 	// attempt and are throttled, so the reports a tool makes just before returning reach a
 	// caller only here, in history: wire.FinalProgress.
 	Progress *wire.ProgressWindow `json:"progress,omitempty"`
+	// Logs is the log window of the attempt that returned the result when its tool returned, or
+	// nil (no message, or a local activity): wire.FinalProgress.
+	Logs *wire.LogWindow `json:"logs,omitempty"`
 	// Parts are the claims of a Rich output's parts, stored in the worker's part store (the
 	// bytes never enter history); the workflow records them in the result with
 	// toolcore.LinkResult. Optional: absent for a result without parts, and in histories

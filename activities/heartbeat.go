@@ -107,6 +107,7 @@ type heartbeats struct {
 	ended      bool            // stop was called or the attempt ended: no further beat
 	missed     bool            // plan.missed was called
 	progress   progressWindow  // the latest reports, numbered
+	logs       logWindow       // the latest log messages, numbered (logs.go)
 	checkpoint json.RawMessage // latest checkpoint (see checkpoint.go), nil until the first
 }
 
@@ -147,7 +148,11 @@ func (a *Activities) startHeartbeats(ctx context.Context, info activity.Info, id
 	if plan.pushed {
 		plan.missed = func() { a.pushMissed(ctx, info) }
 	}
-	return startPlannedLoop(ctx, plan, send, sdk)
+	h := startPlannedLoop(ctx, plan, send, sdk)
+	h.mu.Lock()
+	h.logs.continueFrom(lastLogSeq(ctx)) // a reader's numbers only grow
+	h.mu.Unlock()
+	return h
 }
 
 // pushMissed logs, once per Activities, that a canceled call's attempt was hurried because its
@@ -390,12 +395,14 @@ func transientBeatError(err error) bool {
 	}
 }
 
-// detailsLocked returns what a beat carries: the progress window, if any report was made, and
-// the checkpoint, if any; h.mu is held. Sending no details after a report would erase the
-// progress the server shows, so the window is repeated.
+// detailsLocked returns what a beat carries: the progress window, if any report was made, the
+// checkpoint, if any, and the log window, if any message was logged; h.mu is held. Sending no
+// details after a report would erase the progress the server shows, so the window is repeated.
 func (h *heartbeats) detailsLocked() []any {
-	p, cp := h.progress.window(), h.checkpoint
+	p, cp, logs := h.progress.window(), h.checkpoint, h.logs.window()
 	switch {
+	case logs != nil:
+		return []any{p, cp, logs} // wire.LogDetailsIndex: progress and checkpoint (or nulls) first
 	case cp != nil:
 		return []any{p, cp} // wire.CheckpointDetails: progress (or null) first, checkpoint second
 	case p == nil:

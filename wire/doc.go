@@ -18,6 +18,8 @@
 //   - progress.go: [ProgressWindow], the numbered reports a running tool's heartbeat details carry,
 //     and [FinalProgress], the window in the activity's result.
 //   - checkpoint.go: [CheckpointDetailsIndex], where a tool's checkpoint travels in them.
+//   - log.go: [LogWindow], the numbered log messages (toolcore.Log) heartbeat details and the
+//     activity's result carry, ordered among the progress reports, at [LogDetailsIndex].
 //   - approval.go: the approval updates and query, [ApprovalDecision], [ApprovalRecord] and
 //     [ApprovalState].
 //   - budget.go: [QueryBudget], the query of an agent run's budget, the scopes a

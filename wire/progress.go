@@ -70,4 +70,7 @@ func (w ProgressWindow) Reports() []NumberedProgress {
 // it returns reach a caller only here, in the run's history.
 type FinalProgress struct {
 	Progress *ProgressWindow `json:"progress,omitempty"`
+	// Logs is the attempt's log window (LogWindow) when the tool returned, absent when it logged
+	// nothing.
+	Logs *LogWindow `json:"logs,omitempty"`
 }
