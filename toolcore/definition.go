@@ -171,6 +171,12 @@ type Options struct {
 	// answer came, and a callback URL the tool handed out expires with it. Optional: zero means
 	// DefaultApprovalTimeout (24 hours; Options.InputWait). Not part of the DefinitionHash.
 	InputTimeout time.Duration
+	// Interactive says the tool may ask its caller mid-run (Ask, Elicit, Confirm, Sample,
+	// ListRoots, Callback). A call in its own workflow may ask either way; an agent's inline call
+	// (workflows.Inline) of an Interactive tool runs as a child call workflow, which holds the
+	// wait, and an inline call of a tool that asks without it ends TOOL_EXECUTION_FAILED saying
+	// so. Optional: default false. Not part of the DefinitionHash.
+	Interactive bool
 }
 
 // InputWait is how long each of a call's waits for input may take: InputTimeout, or
@@ -534,6 +540,8 @@ func checkOptions(o Options) (Options, error) {
 		return o, checkSecretNames(o.Secrets)
 	case checkCredentials(o.Credentials) != nil:
 		return o, checkCredentials(o.Credentials)
+	case o.Local && o.Interactive:
+		return o, errors.New("option Local with Interactive: a local activity runs inside the workflow task, which cannot wait for an answer")
 	case o.Local && (len(o.Secrets) > 0 || len(o.Credentials) > 0):
 		return o, errors.New("option Local with Secrets or Credentials: a local activity runs inside the workflow task, which holds no secrets")
 	case o.Local && o.FlowControlled():

@@ -291,3 +291,26 @@ func TestAskRoundsAreBounded(t *testing.T) {
 	assert.Equal(t, fmt.Sprintf("the tool asked for input more than %d times; it stopped there", wire.MaxInputRounds), res.ErrorMessage())
 	assert.Equal(t, int64(wire.MaxInputRounds+1), runs.Load())
 }
+
+// TestInlineInteractiveRunsAsChild: an agent's inline call of an Interactive tool runs as a
+// child call workflow, which holds the wait; an inline call of a tool that asks without declaring
+// it ends TOOL_EXECUTION_FAILED, its tool run once.
+func TestInlineInteractiveRunsAsChild(t *testing.T) {
+	var runs atomic.Int64
+	asks := func(name string, interactive bool) toolcore.Tool {
+		return running(name, toolcore.Options{Interactive: interactive, InputTimeout: time.Minute}, func(ctx context.Context) (any, error) {
+			runs.Add(1)
+			return toolcore.Confirm(ctx, "proceed", "go?")
+		})
+	}
+	reg := newRegistry(t, asks("declared", true), asks("undeclared", false))
+	declared := runAgent(t, reg, call("c1", "declared", `{}`), true, nil)
+	assert.Equal(t, 1, declared.children, "the Interactive call ran as a child")
+	assert.Contains(t, declared.verdict, `within 1m0s; the tool stopped there`, "the child held the wait")
+
+	runs.Store(0)
+	undeclared := runAgent(t, reg, call("c2", "undeclared", `{}`), true, nil)
+	assert.Zero(t, undeclared.children)
+	assert.Contains(t, undeclared.verdict, `the tool asked for input (proceed) in an agent's inline call; declare it Interactive`)
+	assert.Equal(t, int64(1), runs.Load())
+}

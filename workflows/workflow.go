@@ -3,6 +3,7 @@ package workflows
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/converter"
@@ -141,8 +142,8 @@ func (w *Workflows) execute(ctx workflow.Context, call toolcore.ToolCall, key st
 			return toolcore.ReviewerEditedResult(call, res, ed.reviewer, ed.call.Arguments().Raw()), nil
 		}
 	}
-	if w.inline && len(tool.Options().Credentials) > 0 {
-		// A wait for consent is signaled to the call's own workflow.
+	if w.inline && (len(tool.Options().Credentials) > 0 || tool.Options().Interactive) {
+		// A wait for consent or for answers is held by the call's own workflow.
 		return ExecuteToolCall(ctx, call)
 	}
 	return w.run(ctx, call, tool, accepted, key)
@@ -181,6 +182,11 @@ func (w *Workflows) run(ctx workflow.Context, call toolcore.ToolCall, tool toolc
 			// A tool that asked mid-run ended its attempt: wait for the answers, then run it
 			// again with them (the rounds are bounded).
 			if req, ok := inputRequired(err); ok {
+				if w.inline {
+					// The agent workflow holds no wait: only a call workflow answers questions.
+					return w.complete(ctx, call, toolcore.ErrorResult(call, toolcore.CodeToolExecutionFailed,
+						"the tool asked for input ("+strings.Join(toolcore.InputKeys(req.Requests), ", ")+") in an agent's inline call; declare it Interactive so inline calls of it run as call workflows"))
+				}
 				if goOn, res, err := w.awaitInput(ctx, call, opts, &asked, req, &in); !goOn {
 					return res, err
 				}
