@@ -30,6 +30,8 @@ type callHandler struct {
 	// needsConsent: the tool declares credentials (toolcore.ToolInfo.Credentials), so its calls
 	// may wait for the principal's consent, and only those are watched for it.
 	needsConsent bool
+	// states issue and check the requestState of 2026-07-28 input_required results.
+	states *requestStates
 }
 
 // toolCall is the tool call of a tools/call request: its ID is the idempotency key in _meta, or
@@ -69,11 +71,25 @@ func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sd
 		timer := time.AfterFunc(h.pollAfter, func() { closeStream(sdk.CloseSSEStreamArgs{RetryAfter: h.pollRetry}) })
 		defer timer.Stop()
 	}
-	// The start is detached from the request: a request that ends while starting leaves a call
-	// that a retry with the same key attaches to.
-	workflowID, runID, err := ownerOf(ctx, h.tg).tg.StartRun(context.WithoutCancel(ctx), call)
+	in, err := inputOfRequest(req)
 	if err != nil {
-		return nil, protocolError(err)
+		return nil, err
+	}
+	var workflowID, runID string
+	firstLook := InputFirstLook
+	if in.state != "" {
+		// A 2026-07-28 retry: answer the round its requestState names, then wait (input.go).
+		if workflowID, err = h.resumeInput(ctx, req, call, in); err != nil {
+			return nil, err
+		}
+		in.responses, firstLook = nil, 0
+	} else {
+		// The start is detached from the request: a request that ends while starting leaves a
+		// call that a retry with the same key attaches to.
+		workflowID, runID, err = ownerOf(ctx, h.tg).tg.StartRun(context.WithoutCancel(ctx), call)
+		if err != nil {
+			return nil, protocolError(err)
+		}
 	}
 	var progress *client.ProgressWatch
 	if token := req.Params.GetProgressToken(); token != nil {
@@ -85,12 +101,18 @@ func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sd
 		urlMode := !newProtocol(req.Params.Meta) && sessionElicitsURL(req.Session)
 		consent = showConsent(ctx, h.tg, req.Session, urlMode, req.Params.GetProgressToken(), nil, workflowID, req.Params.Name)
 	}
+	// The tool's questions go to this request's client when it can answer them (input.go).
+	relay := relayInput(ctx, h.tg, req.Session, workflowID, in, nil, firstLook)
 	// Waiting on the run the start returned saves a DescribeWorkflowExecution per call.
-	res, err := h.tg.ResultOfRun(ctx, workflowID, runID)
+	res, asked, err := h.wait(ctx, workflowID, runID, relay)
+	relay.Finish()
 	consent.Finish(ctx, workflowID)
 	if progress != nil {
 		// Before the result: the last report, which no poll may have seen.
-		progress.Finish(ctx, err == nil)
+		progress.Finish(ctx, err == nil && asked == nil)
+	}
+	if asked != nil {
+		return h.inputRequired(ctx, req.Params.Name, workflowID, *asked)
 	}
 	if err != nil && ctx.Err() != nil {
 		return nil, h.requestEnded(ctx, workflowID)
@@ -99,6 +121,32 @@ func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sd
 		return nil, protocolError(err)
 	}
 	return h.toolResult(res, workflowID), nil
+}
+
+// wait waits for the result of workflowID's call (of run runID, or its current run for ""), or,
+// for a 2026-07-28 request, for a round of questions its client answers, whichever comes first.
+func (h *callHandler) wait(ctx context.Context, workflowID, runID string, relay *inputRelay) (toolcore.Result, *wire.InputState, error) {
+	if relay == nil {
+		res, err := h.tg.ResultOfRun(ctx, workflowID, runID)
+		return res, nil, err
+	}
+	waitCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	type outcome struct {
+		res toolcore.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := h.tg.ResultOfRun(waitCtx, workflowID, runID)
+		done <- outcome{res, err}
+	}()
+	select {
+	case o := <-done:
+		return o.res, nil, o.err
+	case st := <-relay.Required():
+		return toolcore.Result{}, &st, nil
+	}
 }
 
 // requestEnded handles a request whose context ended before the outcome. Only the SDK's handling

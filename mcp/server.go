@@ -66,6 +66,15 @@ type Options struct {
 	// Policy hides from tools/list the tools the request's principal may never call (policy.go);
 	// the workers decide the calls. Optional: default none (every tool listed).
 	Policy *policy.Source
+	// RequestStateKey is the HMAC-SHA256 key of the requestState of 2026-07-28 input_required
+	// results (a tool that asks mid-run; input.go), at least RequestStateKeyBytes bytes: servers
+	// that share a load balancer share it, so a retry verifies on any of them. NewServer panics
+	// on a shorter one. Optional: default a random key of this server (a retry then verifies
+	// only here; elsewhere, or after a restart, the client is told to call again).
+	RequestStateKey []byte
+	// RequestStateTTL bounds how long a requestState is accepted (it expires at the round's
+	// deadline when that comes first). Optional: default DefaultRequestStateTTL.
+	RequestStateTTL time.Duration
 }
 
 // DefaultPollRetry is the reconnection delay of a stream closed by Options.PollAfter.
@@ -92,11 +101,16 @@ func NewServer(tg *client.Client, tools []toolcore.ToolInfo, opts Options) *sdk.
 	s.AddReceivingMiddleware(rejectUndeclared)
 	t := &tasks{tg: tg, handlers: map[string]*callHandler{}, infos: map[string]toolcore.ToolInfo{},
 		support: map[string]string{}, ttl: opts.TaskTTL, claims: opts.PrincipalClaims, grants: opts.Grants}
+	states, err := newRequestStates(opts.RequestStateKey, opts.RequestStateTTL)
+	if err != nil {
+		panic("mcp.NewServer: Options.RequestStateKey: " + err.Error())
+	}
 	for _, info := range tools {
 		t.infos[info.Name] = info
 		t.support[info.Name] = toolTaskSupport(info.Name, opts)
 		h := &callHandler{tg: tg, hasOutputSchema: len(info.OutputSchema) > 0, progressInterval: opts.ProgressInterval,
-			pollAfter: opts.PollAfter, pollRetry: opts.PollRetry, grants: opts.Grants, needsConsent: len(info.Credentials) > 0}
+			pollAfter: opts.PollAfter, pollRetry: opts.PollRetry, grants: opts.Grants, needsConsent: len(info.Credentials) > 0,
+			states: states}
 		t.handlers[info.Name] = h
 		s.AddTool(toolDefinition(info), h.handle)
 	}

@@ -1,0 +1,214 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/mcp"
+	"github.com/toolgate/toolgate/toolcore"
+)
+
+// askingTools are tools that ask mid-run: proceed asks its human to confirm (an Unsafe tool
+// whose effect before the question is checkpointed, so it happens once), capital asks the
+// caller's model, rounds asks two questions one after the other.
+type askingTools struct {
+	effects atomic.Int32 // what proceed did before its question
+}
+
+func newAskingTools(t testing.TB) (*askingTools, *toolcore.Registry) {
+	at := &askingTools{}
+	reg, err := toolcore.NewRegistry(
+		toolcore.MustDefine(toolcore.Definition[noArgs]{
+			Name:        "proceed",
+			Description: "Prepare, ask whether to proceed, then delete.",
+			Execute: func(ctx context.Context, _ noArgs) (any, error) {
+				var prepared map[string]any
+				if found, err := toolcore.LastCheckpoint(ctx, &prepared); err != nil {
+					return nil, err
+				} else if !found {
+					at.effects.Add(1)
+					if err := toolcore.Checkpoint(ctx, map[string]any{"prepared": true}); err != nil {
+						return nil, err
+					}
+				}
+				yes, err := toolcore.Confirm(ctx, "proceed", "Delete 3 resources?")
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"deleted": map[bool]int{true: 3, false: 0}[yes]}, nil
+			},
+			Options: toolcore.Options{SideEffect: toolcore.Unsafe},
+		}),
+		toolcore.MustDefine(toolcore.Definition[noArgs]{
+			Name:        "capital",
+			Description: "Ask the caller's model for the capital of France.",
+			Execute: func(ctx context.Context, _ noArgs) (any, error) {
+				r, err := toolcore.Sample(ctx, "capital", toolcore.SamplingRequest{MaxTokens: 20,
+					Messages: []toolcore.SamplingMessage{{Role: "user", Content: toolcore.TextContent{Text: "What is the capital of France?"}}}})
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"answer": r.Text(), "model": r.Model}, nil
+			},
+			Options: toolcore.Options{SideEffect: toolcore.ReadOnly},
+		}),
+		toolcore.MustDefine(toolcore.Definition[noArgs]{
+			Name:        "rounds",
+			Description: "Ask a name, then a color.",
+			Execute: func(ctx context.Context, _ noArgs) (any, error) {
+				var answers []string
+				for _, q := range []string{"name", "color"} {
+					r, err := toolcore.Elicit(ctx, q, toolcore.Elicitation{Message: "Your " + q + "?",
+						RequestedSchema: json.RawMessage(`{"type":"object","properties":{"value":{"type":"string"}},"required":["value"]}`)})
+					if err != nil {
+						return nil, err
+					}
+					v, _ := r.Content["value"].(string)
+					answers = append(answers, v)
+				}
+				return map[string]any{"answers": answers}, nil
+			},
+			Options: toolcore.Options{SideEffect: toolcore.ReadOnly},
+		}),
+	)
+	require.NoError(t, err)
+	return at, reg
+}
+
+// askingServer serves the asking tools over streamable HTTP.
+func askingServer(t *testing.T, opts mcp.Options) (*askingTools, string) {
+	t.Helper()
+	at, reg := newAskingTools(t)
+	tg, _ := servingWorker(t, reg)
+	infos, err := tg.ListTools(t.Context())
+	require.NoError(t, err)
+	srv := httptest.NewServer(mcp.HTTPHandler(mcp.NewServer(tg, infos, opts), mcp.HTTPOptions{}))
+	t.Cleanup(srv.Close)
+	return at, srv.URL
+}
+
+// answeringClient is a go-sdk client that accepts every elicitation with content, answers
+// sampling with "Paris", and records what it was asked.
+func answeringClient(t *testing.T, url, revision string, content func(*sdk.ElicitParams) map[string]any, asked chan<- string, opts *sdk.ClientOptions) *sdk.ClientSession {
+	t.Helper()
+	if opts == nil {
+		opts = &sdk.ClientOptions{}
+	}
+	opts.ElicitationHandler = func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+		asked <- "elicitation: " + req.Params.Message
+		return &sdk.ElicitResult{Action: "accept", Content: content(req.Params)}, nil
+	}
+	opts.CreateMessageHandler = func(_ context.Context, req *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
+		tc, _ := req.Params.Messages[0].Content.(*sdk.TextContent)
+		asked <- "sampling: " + tc.Text
+		return &sdk.CreateMessageResult{Role: "assistant", Model: "test-model", Content: &sdk.TextContent{Text: "Paris"}}, nil
+	}
+	c := sdk.NewClient(&sdk.Implementation{Name: "input-test", Version: "1"}, opts)
+	cs, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url}, &sdk.ClientSessionOptions{ProtocolVersion: revision})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// A tool that asks mid-run is answered by the go-sdk client at both revisions: at 2025-11-25
+// with elicitation/create and sampling/createMessage on the tools/call's stream, at 2026-07-28
+// with an InputRequiredResult the client's multi round-trip retries answer (two rounds for
+// rounds). The Unsafe tool's effect before its question happens once (issue 34 item 1).
+func TestInputAskedOfMCPClient(t *testing.T) {
+	at, url := askingServer(t, mcp.Options{})
+	for _, revision := range []string{"2025-11-25", mcp.StatelessRevision} {
+		t.Run(revision, func(t *testing.T) {
+			asked := make(chan string, 16)
+			cs := answeringClient(t, url, revision, func(p *sdk.ElicitParams) map[string]any {
+				if strings.Contains(p.Message, "Delete") {
+					return map[string]any{"confirm": true}
+				}
+				return map[string]any{"value": strings.TrimSuffix(strings.TrimPrefix(p.Message, "Your "), "?") + "-answer"}
+			}, asked, nil)
+			ctx, cancel := context.WithTimeout(t.Context(), consentWait)
+			defer cancel()
+
+			before := at.effects.Load()
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "proceed", Arguments: map[string]any{}})
+			require.NoError(t, err)
+			require.False(t, res.IsError, "%s", text(t, res))
+			assert.JSONEq(t, `{"deleted":3}`, text(t, res))
+			assert.Equal(t, "elicitation: Delete 3 resources?", receive(t, asked, "the confirmation"))
+			assert.Equal(t, before+1, at.effects.Load(), "the effect before the question happened once")
+
+			res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "capital", Arguments: map[string]any{}})
+			require.NoError(t, err)
+			require.False(t, res.IsError, "%s", text(t, res))
+			assert.JSONEq(t, `{"answer":"Paris","model":"test-model"}`, text(t, res))
+			assert.Equal(t, "sampling: What is the capital of France?", receive(t, asked, "the sampling request"))
+
+			res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "rounds", Arguments: map[string]any{}})
+			require.NoError(t, err)
+			require.False(t, res.IsError, "%s", text(t, res))
+			assert.JSONEq(t, `{"answers":["name-answer","color-answer"]}`, text(t, res))
+			assert.Equal(t, "elicitation: Your name?", receive(t, asked, "the first round"))
+			assert.Equal(t, "elicitation: Your color?", receive(t, asked, "the second round"))
+			assert.Empty(t, asked, "each question asked once")
+		})
+	}
+}
+
+// At 2026-07-28 the InputRequiredResult carries the questions and a requestState; a retry with a
+// tampered state, or one issued for another tool, is refused with -32602 saying why, and the
+// call goes on waiting: the genuine retry completes it.
+func TestInputRequestStateRefused(t *testing.T) {
+	_, url := askingServer(t, mcp.Options{})
+	asked := make(chan string, 16)
+	cs := answeringClient(t, url, mcp.StatelessRevision, func(*sdk.ElicitParams) map[string]any {
+		return map[string]any{"confirm": true}
+	}, asked, &sdk.ClientOptions{MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true}})
+	ctx, cancel := context.WithTimeout(t.Context(), consentWait)
+	defer cancel()
+
+	first, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "proceed", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	require.True(t, first.NeedsInput(), "an InputRequiredResult")
+	require.Contains(t, first.InputRequests, "proceed")
+	el, ok := first.InputRequests["proceed"].(*sdk.ElicitParams)
+	require.True(t, ok, "%T", first.InputRequests["proceed"])
+	assert.Equal(t, "Delete 3 resources?", el.Message)
+	require.NotEmpty(t, first.RequestState)
+	answers := sdk.InputResponseMap{"proceed": &sdk.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}}
+
+	tests := []struct {
+		name  string
+		tool  string
+		state string
+		want  string
+	}{
+		{"tampered", "proceed", first.RequestState + "-TAMPERED", "integrity check"},
+		{"payload changed", "proceed", "x" + first.RequestState[1:], "integrity check"},
+		{"another tool's", "capital", first.RequestState, "another tool"},
+		{"no signature", "proceed", strings.Split(first.RequestState, ".")[0], "integrity check"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tt.tool, Arguments: map[string]any{},
+				InputResponses: answers, RequestState: tt.state})
+			rpcErr := rpcError(t, err)
+			assert.Equal(t, int64(jsonrpc.CodeInvalidParams), rpcErr.Code)
+			assert.Contains(t, rpcErr.Message, tt.want)
+		})
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "proceed", Arguments: map[string]any{},
+		InputResponses: answers, RequestState: first.RequestState})
+	require.NoError(t, err)
+	require.False(t, res.NeedsInput())
+	assert.JSONEq(t, `{"deleted":3}`, text(t, res))
+	assert.Equal(t, fmt.Sprint(res.Meta[mcp.WorkflowIDMeta]), fmt.Sprint(first.Meta[mcp.WorkflowIDMeta]), "the retry completed the asking call")
+}
