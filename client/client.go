@@ -80,6 +80,10 @@ type Options struct {
 	// goroutine at a time, never after it returned: keep it short. Optional: default none
 	// (nothing is read).
 	OnProgress func(ProgressEvent)
+	// OnLog, when set, hears the log messages (toolcore.Log) of each call Execute waits for,
+	// read like OnProgress's reports (the same reads serve both) and in order with them: every
+	// message once, on one goroutine, all before Execute returns. Optional: default none.
+	OnLog func(LogEvent)
 	// ProgressInterval is how often Execute reads a running call's progress for OnProgress.
 	// Optional: default DefaultProgressInterval (250 ms).
 	ProgressInterval time.Duration

@@ -45,18 +45,21 @@ func (c *Client) decodeProgressWindow(details *commonpb.Payloads) (w wire.Progre
 
 // runningProgressWindow reads the progress window of workflowID's running ExecuteTool attempt,
 // with the activity's ID (the source its numbers count in); ok is false when no tool runs or it
-// has reported nothing.
-func (c *Client) runningProgressWindow(ctx context.Context, workflowID string) (source string, w wire.ProgressWindow, ok bool, err error) {
+// has reported nothing. logs is its log window, nil when it has logged nothing.
+func (c *Client) runningProgressWindow(ctx context.Context, workflowID string) (source string, w wire.ProgressWindow, ok bool, logs *wire.LogWindow, err error) {
 	desc, err := c.describe(ctx, workflowID)
 	if err != nil {
-		return "", wire.ProgressWindow{}, false, err
+		return "", wire.ProgressWindow{}, false, nil, err
 	}
 	act, running := toolActivity(desc)
 	if !running {
-		return "", wire.ProgressWindow{}, false, nil
+		return "", wire.ProgressWindow{}, false, nil, nil
 	}
-	w, ok, err = c.decodeProgressWindow(act.GetHeartbeatDetails())
-	return act.GetActivityId(), w, ok, err
+	if w, ok, err = c.decodeProgressWindow(act.GetHeartbeatDetails()); err != nil {
+		return "", wire.ProgressWindow{}, false, nil, err
+	}
+	logs, err = c.decodeLogWindow(act.GetHeartbeatDetails())
+	return act.GetActivityId(), w, ok, logs, err
 }
 
 // decodeCheckpoint returns the checkpoint in heartbeat details (wire.CheckpointDetailsIndex), or
@@ -82,20 +85,20 @@ func (c *Client) decodeCheckpoint(details *commonpb.Payloads) (json.RawMessage, 
 // of a running attempt, which are throttled and gone once it ends. ok is false when the run has
 // no completed attempt (still running, failed, canceled, no tool ran) or its tool reported none.
 func (c *Client) FinalProgress(ctx context.Context, workflowID, runID string) (p toolcore.Progress, ok bool, err error) {
-	_, w, ok, err := c.finalProgressWindow(ctx, workflowID, runID)
+	_, w, ok, _, err := c.finalProgressWindow(ctx, workflowID, runID)
 	return toolcore.Progress(w.ProgressDetails), ok, err
 }
 
 // finalProgressWindow is FinalProgress's whole window, with the ID of the activity that returned
-// it (the source its numbers count in).
-func (c *Client) finalProgressWindow(ctx context.Context, workflowID, runID string) (source string, w wire.ProgressWindow, ok bool, err error) {
+// it (the source its numbers count in), and that result's log window (nil: none).
+func (c *Client) finalProgressWindow(ctx context.Context, workflowID, runID string) (source string, w wire.ProgressWindow, ok bool, logs *wire.LogWindow, err error) {
 	it := c.sdk.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	attempts := map[int64]string{} // event IDs of the ExecuteTool activities scheduled: their activity IDs
 	var last *wire.ProgressWindow
 	for it.HasNext() {
 		e, err := it.Next()
 		if err != nil {
-			return "", wire.ProgressWindow{}, false, fmt.Errorf("read progress of %s: %w", workflowID, err)
+			return "", wire.ProgressWindow{}, false, nil, fmt.Errorf("read progress of %s: %w", workflowID, err)
 		}
 		if s := e.GetActivityTaskScheduledEventAttributes(); s != nil && s.GetActivityType().GetName() == executeToolName {
 			attempts[e.GetEventId()] = s.GetActivityId()
@@ -107,14 +110,14 @@ func (c *Client) finalProgressWindow(ctx context.Context, workflowID, runID stri
 		}
 		var out wire.FinalProgress
 		if err := c.opts.DataConverter.FromPayload(done.GetResult().GetPayloads()[0], &out); err != nil {
-			return "", wire.ProgressWindow{}, false, fmt.Errorf("decode progress of %s: %w", workflowID, err)
+			return "", wire.ProgressWindow{}, false, nil, fmt.Errorf("decode progress of %s: %w", workflowID, err)
 		}
-		source, last = id, out.Progress
+		source, last, logs = id, out.Progress, out.Logs
 	}
 	if last == nil {
-		return "", wire.ProgressWindow{}, false, nil
+		return source, wire.ProgressWindow{}, false, logs, nil
 	}
-	return source, *last, true, nil
+	return source, *last, true, logs, nil
 }
 
 // DefaultProgressInterval is the default of Options.ProgressInterval.
@@ -141,12 +144,14 @@ type ProgressWatch struct {
 	c          *Client
 	workflowID string
 	runID      string
-	deliver    func(context.Context, toolcore.Progress) error
-	cancel     context.CancelFunc // stops the poll loop and a read in flight
-	done       chan struct{}      // closed when the poll loop has returned
+	deliver    func(context.Context, toolcore.Progress) error   // nil: reports are not handed out
+	log        func(context.Context, toolcore.LogMessage) error // nil: messages are not handed out
+	cancel     context.CancelFunc                               // stops the poll loop and a read in flight
+	done       chan struct{}                                    // closed when the poll loop has returned
 
 	// Owned by the poll loop until done is closed, then by Finish.
 	cursor    progressCursor
+	logCursor logCursor
 	last      toolcore.Progress
 	delivered bool // last was delivered
 	broken    bool // deliver failed: nobody to tell any more
@@ -157,10 +162,16 @@ type ProgressWatch struct {
 // reading stops) and whose error stops all delivery. Finish must be called.
 func (c *Client) WatchProgress(ctx context.Context, workflowID, runID string, interval time.Duration,
 	deliver func(context.Context, toolcore.Progress) error) *ProgressWatch {
+	return c.watch(ctx, workflowID, runID, interval, deliver, nil)
+}
+
+// watch is WatchProgressAndLogs.
+func (c *Client) watch(ctx context.Context, workflowID, runID string, interval time.Duration,
+	deliver func(context.Context, toolcore.Progress) error, log func(context.Context, toolcore.LogMessage) error) *ProgressWatch {
 	if interval <= 0 {
 		interval = DefaultProgressInterval
 	}
-	w := &ProgressWatch{c: c, workflowID: workflowID, runID: runID, deliver: deliver, done: make(chan struct{})}
+	w := &ProgressWatch{c: c, workflowID: workflowID, runID: runID, deliver: deliver, log: log, done: make(chan struct{})}
 	readCtx, cancel := context.WithCancel(ctx)
 	w.cancel = cancel
 	go w.poll(ctx, readCtx, interval)
@@ -177,11 +188,11 @@ func (w *ProgressWatch) poll(ctx, readCtx context.Context, interval time.Duratio
 			return
 		case <-ticker.C:
 		}
-		source, win, ok, err := w.c.runningProgressWindow(readCtx, w.workflowID)
-		if err != nil || !ok || readCtx.Err() != nil {
+		source, win, ok, logs, err := w.c.runningProgressWindow(readCtx, w.workflowID)
+		if err != nil || (!ok && logs == nil) || readCtx.Err() != nil {
 			continue
 		}
-		w.sendWindow(ctx, source, win)
+		w.sendWindow(ctx, source, win, ok, logs)
 	}
 }
 
@@ -200,8 +211,8 @@ func (w *ProgressWatch) Finish(ctx context.Context, closed bool) {
 	if !closed || w.broken || ctx.Err() != nil {
 		return
 	}
-	if source, win, ok, err := w.c.finalProgressWindow(ctx, w.workflowID, w.runID); err == nil && ok {
-		w.sendWindow(ctx, source, win)
+	if source, win, ok, logs, err := w.c.finalProgressWindow(ctx, w.workflowID, w.runID); err == nil && (ok || logs != nil) {
+		w.sendWindow(ctx, source, win, ok, logs)
 	}
 }
 
@@ -214,19 +225,32 @@ func (w *ProgressWatch) Skipped() int64 {
 	return w.cursor.skipped
 }
 
-// sendWindow delivers the reports of win (read from activity source) not delivered yet.
-func (w *ProgressWatch) sendWindow(ctx context.Context, source string, win wire.ProgressWindow) {
-	for _, p := range w.cursor.next(source, win) {
+// sendWindow delivers the reports of win (read from activity source; hasReports false: none)
+// and the messages of logs (nil: none) not delivered yet, in the order the tool made them.
+func (w *ProgressWatch) sendWindow(ctx context.Context, source string, win wire.ProgressWindow, hasReports bool, logs *wire.LogWindow) {
+	var reports []wire.NumberedProgress
+	if hasReports {
+		reports = w.cursor.nextNumbered(source, win)
+	}
+	var messages []wire.NumberedLog
+	if logs != nil {
+		messages = w.logCursor.next(source, *logs)
+	}
+	for _, t := range merged(reports, messages) {
 		if w.broken {
 			return
 		}
-		w.send(ctx, p)
+		if t.progress != nil {
+			w.send(ctx, *t.progress)
+		} else {
+			w.sendLog(ctx, *t.log)
+		}
 	}
 }
 
 // send delivers p unless it is the report delivered last.
 func (w *ProgressWatch) send(ctx context.Context, p toolcore.Progress) {
-	if w.delivered && p == w.last {
+	if w.deliver == nil || w.delivered && p == w.last {
 		return
 	}
 	w.last, w.delivered = p, true
@@ -235,14 +259,18 @@ func (w *ProgressWatch) send(ctx context.Context, p toolcore.Progress) {
 	}
 }
 
-// watchProgress watches run for Options.OnProgress; nil (Finish does nothing) without it.
-func (c *Client) watchProgress(ctx context.Context, run client.WorkflowRun, ev ProgressEvent) *ProgressWatch {
-	if c.opts.OnProgress == nil {
-		return nil
+// sendLog delivers m.
+func (w *ProgressWatch) sendLog(ctx context.Context, m toolcore.LogMessage) {
+	if w.log == nil {
+		return
 	}
-	return c.WatchProgress(ctx, run.GetID(), run.GetRunID(), c.opts.ProgressInterval, func(_ context.Context, p toolcore.Progress) error {
-		ev.Progress = p
-		c.opts.OnProgress(ev)
-		return nil
-	})
+	if err := w.log(ctx, m); err != nil {
+		w.broken = true
+	}
+}
+
+// watchProgress watches run for Options.OnProgress and Options.OnLog; nil (Finish does nothing)
+// without either.
+func (c *Client) watchProgress(ctx context.Context, run client.WorkflowRun, ev ProgressEvent) *ProgressWatch {
+	return c.watchTalk(ctx, run.GetID(), run.GetRunID(), ev)
 }

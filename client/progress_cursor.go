@@ -19,20 +19,29 @@ type progressCursor struct {
 // continue the numbering), starts the count again. An unnumbered window (recorded before
 // windows) gives its one report: the watch does not deliver it again if it was delivered last.
 func (c *progressCursor) next(source string, w wire.ProgressWindow) []toolcore.Progress {
+	var out []toolcore.Progress
+	for _, r := range c.nextNumbered(source, w) {
+		out = append(out, toolcore.Progress(r.ProgressDetails))
+	}
+	return out
+}
+
+// nextNumbered is next with each report's number (0 for an unnumbered window's).
+func (c *progressCursor) nextNumbered(source string, w wire.ProgressWindow) []wire.NumberedProgress {
 	if w.Seq == 0 {
-		return []toolcore.Progress{toolcore.Progress(w.ProgressDetails)}
+		return []wire.NumberedProgress{{ProgressDetails: w.ProgressDetails}}
 	}
 	if source != c.source || w.Seq < c.seq {
 		c.source, c.seq = source, 0
 	}
-	var out []toolcore.Progress
+	var out []wire.NumberedProgress
 	for _, r := range w.Reports() {
 		if r.Seq <= c.seq {
 			continue
 		}
 		c.skipped += r.Seq - c.seq - 1 // the reports between, lost
 		c.seq = r.Seq
-		out = append(out, toolcore.Progress(r.ProgressDetails))
+		out = append(out, r)
 	}
 	return out
 }
