@@ -15,8 +15,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolgate/toolgate/blobs"
+	"github.com/toolgate/toolgate/internal/devtest"
 	"github.com/toolgate/toolgate/mcp"
 	"github.com/toolgate/toolgate/mcp/internal/conformancetools"
+	"github.com/toolgate/toolgate/worker"
 )
 
 // conformanceDir is the npm package pinning the official MCP conformance suite and the Node.js
@@ -146,42 +149,66 @@ func conformanceCLI(t *testing.T, args ...string) string {
 	return string(out)
 }
 
-// conformanceListed returns the server scenarios the suite lists (`conformance list --server`)
-// and, for each requirement set, the server scenarios it runs (`conformance list --server
-// --requirements REVISION`: required, and run and reported but never scored).
-func conformanceListed(t *testing.T) (all []string, bySet map[string][]string) {
-	t.Helper()
-	for _, line := range strings.Split(conformanceCLI(t, "list", "--server"), "\n") {
+// conformanceListing is what the suite's command line lists.
+type conformanceListing struct {
+	// All are the server scenarios the suite lists (`conformance list --server`).
+	All []string
+	// BySet are, for each requirement set, the server scenarios it runs (`conformance list
+	// --server --requirements REVISION`: required, and run and reported but never scored).
+	BySet map[string][]string
+	// AtRevision are, for each requirement set, the server scenarios on that revision's timeline
+	// (`conformance list --server --spec-version REVISION`), run with --spec-version; the others
+	// of its set (extensions) run at the suite's default revision, 2026-07-28.
+	AtRevision map[string][]string
+}
+
+// conformanceScenarioNames returns the names of the items ("  - name ...") of a listing.
+func conformanceScenarioNames(out string) []string {
+	var names []string
+	for _, line := range strings.Split(out, "\n") {
 		if name, ok := strings.CutPrefix(strings.TrimSpace(line), "- "); ok {
 			name, _, _ = strings.Cut(name, " ")
-			all = append(all, name)
+			names = append(names, name)
 		}
 	}
-	require.NotEmpty(t, all, "conformance list --server listed nothing")
-	bySet = map[string][]string{}
+	return names
+}
+
+// conformanceListed lists the suite's server scenarios.
+func conformanceListed(t *testing.T) conformanceListing {
+	t.Helper()
+	l := conformanceListing{
+		All:        conformanceScenarioNames(conformanceCLI(t, "list", "--server")),
+		BySet:      map[string][]string{},
+		AtRevision: map[string][]string{},
+	}
+	require.NotEmpty(t, l.All, "conformance list --server listed nothing")
 	for _, set := range conformanceSets {
+		l.AtRevision[set.Revision] = conformanceScenarioNames(conformanceCLI(t, "list", "--server", "--spec-version", set.Revision))
 		out := conformanceCLI(t, "list", "--server", "--requirements", set.Revision)
-		section := ""
+		server := false
 		for _, line := range strings.Split(out, "\n") {
-			trimmed := strings.TrimSpace(line)
 			switch {
-			case strings.HasPrefix(line, "Server scenarios"), strings.HasPrefix(line, "Client scenarios"), strings.HasPrefix(line, "Run and reported"):
-				section, _, _ = strings.Cut(line, " (")
-				section, _, _ = strings.Cut(section, ":")
+			case strings.HasPrefix(line, "Server scenarios"), strings.HasPrefix(line, "Run and reported"):
+				server = true
+				continue
+			case strings.HasPrefix(line, "Client scenarios"):
+				server = false
 				continue
 			}
-			item, ok := strings.CutPrefix(trimmed, "- ")
-			if !ok {
+			item, ok := strings.CutPrefix(strings.TrimSpace(line), "- ")
+			if !ok || !server {
 				continue
 			}
-			name, tag, _ := strings.Cut(item, " ")
-			if section == "Server scenarios" || section == "Run and reported" && tag == "[server]" {
-				bySet[set.Revision] = append(bySet[set.Revision], name)
+			// Items of "Run and reported" carry their kind: [server] or [client].
+			name, kind, _ := strings.Cut(item, " ")
+			if kind == "" || kind == "[server]" {
+				l.BySet[set.Revision] = append(l.BySet[set.Revision], name)
 			}
 		}
-		require.NotEmpty(t, bySet[set.Revision], "conformance list --requirements %s listed no server scenario:\n%s", set.Revision, out)
+		require.NotEmpty(t, l.BySet[set.Revision], "conformance list --requirements %s listed no server scenario:\n%s", set.Revision, out)
 	}
-	return all, bySet
+	return l
 }
 
 type conformanceCheck struct {
@@ -199,11 +226,14 @@ type conformanceRun struct {
 	err    error
 }
 
-// runConformanceScenario runs one server scenario of revision's requirement set against url with
-// the suite's node and entry, saving its results in dir. It may run on any goroutine.
+// runConformanceScenario runs one server scenario against url with the suite's node and entry,
+// at revision unless it is empty, saving its results in dir. It may run on any goroutine.
 func runConformanceScenario(t *testing.T, node, entry, dir, revision, url, scenario string) conformanceRun {
-	cmd := exec.CommandContext(t.Context(), node, entry, "server", "--url", url, "--scenario", scenario,
-		"--requirements", revision, "-o", dir)
+	args := []string{entry, "server", "--url", url, "--scenario", scenario, "-o", dir}
+	if revision != "" {
+		args = append(args, "--spec-version", revision)
+	}
+	cmd := exec.CommandContext(t.Context(), node, args...)
 	cmd.Env = childEnv()
 	out, runErr := cmd.CombinedOutput()
 	run := conformanceRun{out: string(out)}
@@ -255,10 +285,10 @@ func (run conformanceRun) problems(t *testing.T, scenario string) []string {
 	return problems
 }
 
-// startConformanceServers starts an in-process worker serving conformancetools' fixtures and,
-// for each requirement set, a real `toolgate mcp --listen 127.0.0.1:0` on its queue with the
-// set's flags, and returns the sets' endpoints. On failure of the test it logs the servers'
-// output.
+// startConformanceServers starts an in-process worker serving conformancetools' fixtures (their
+// result parts kept in a blobs.FileStore) and, for each requirement set, a real `toolgate mcp
+// --listen 127.0.0.1:0` on its queue with the set's flags, and returns the sets' endpoints. On
+// failure of the test it logs the servers' output.
 func startConformanceServers(t *testing.T) map[string]string {
 	t.Helper()
 	reg, err := conformancetools.Registry(conformancetools.Options{
@@ -266,7 +296,11 @@ func startConformanceServers(t *testing.T) map[string]string {
 		Reconnection:    10 * conformancePollAfter,
 	})
 	require.NoError(t, err)
-	_, queue := servingWorker(t, reg)
+	queue := devtest.TaskQueue(t)
+	w, err := worker.New(devtest.Client(t), "", reg, worker.Options{TaskQueue: queue, Parts: &blobs.FileStore{Dir: t.TempDir()}})
+	require.NoError(t, err)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
 	urls := map[string]string{}
 	for _, set := range conformanceSets {
 		server := startMCPProcess(t, &fixture{queue: queue}, set.MCPArgs...)
@@ -289,8 +323,9 @@ func startConformanceServers(t *testing.T) map[string]string {
 // those waiting for a feature (conformancePending); a scenario the suite lists in none of these
 // fails the test. The scenarios run conformanceParallel at a time.
 func TestConformance(t *testing.T) {
-	all, bySet := conformanceListed(t)
-	for _, name := range all {
+	listed := conformanceListed(t)
+	bySet := listed.BySet
+	for _, name := range listed.All {
 		_, skipped := conformanceSkipped[name]
 		inSet := slices.ContainsFunc(conformanceSets, func(set conformanceSet) bool { return slices.Contains(bySet[set.Revision], name) })
 		assert.True(t, skipped || inSet, "the suite's server scenario %s is in no requirement set and not skipped with a reason", name)
@@ -319,7 +354,11 @@ func TestConformance(t *testing.T) {
 		go func() {
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			j.done <- runConformanceScenario(t, node, entry, j.dir, j.revision, urls[j.revision], j.scenario)
+			revision := j.revision
+			if !slices.Contains(listed.AtRevision[revision], j.scenario) {
+				revision = ""
+			}
+			j.done <- runConformanceScenario(t, node, entry, j.dir, revision, urls[j.revision], j.scenario)
 		}()
 	}
 	for _, set := range conformanceSets {

@@ -61,7 +61,7 @@ func Registry(opts Options) (*toolcore.Registry, error) {
 		opts.Reconnection = DefaultReconnection
 	}
 	var tools []toolcore.Tool
-	for _, group := range [][]toolcore.Tool{toolsTools(opts), tasksTools()} {
+	for _, group := range [][]toolcore.Tool{toolsTools(opts), tasksTools(), inputTools(), contentTools(), loggingTools()} {
 		tools = append(tools, group...)
 	}
 	return toolcore.NewRegistry(tools...)
