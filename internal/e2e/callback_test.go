@@ -1,0 +1,194 @@
+package e2e
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/callbacks"
+	"github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/devtest"
+	"github.com/toolgate/toolgate/secrets"
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/worker"
+)
+
+// callbackKey is the tests' signing key (a secret of the worker's source in production).
+const callbackKey = "e2e-callback-signing-key-0123456789abcdef"
+
+// callbackEnv is a callback endpoint served on loopback and a worker whose tools mint its URLs.
+type callbackEnv struct {
+	t        *testing.T
+	queue    string
+	endpoint *callbacks.Endpoint
+	client   *client.Client
+	tools    []toolcore.Tool
+}
+
+func newCallbackEnv(t *testing.T, tools ...toolcore.Tool) *callbackEnv {
+	t.Helper()
+	sdk := devtest.Client(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ep, err := callbacks.New(t.Context(), callbacks.Options{
+		URL:    "http://" + ln.Addr().String() + "/callback",
+		Keys:   secrets.Map{callbacks.DefaultKeyName: callbackKey},
+		Client: sdk,
+	})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.Handle(ep.Path()+"/", ep)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	e := &callbackEnv{t: t, queue: devtest.TaskQueue(t), endpoint: ep, tools: tools}
+	e.client = client.New(sdk, client.Options{TaskQueue: e.queue, Scope: e.queue, Namespace: devtest.Server(t).Namespace()})
+	return e
+}
+
+// startWorker starts a worker of the env's tools with the endpoint's callbacks.
+func (e *callbackEnv) startWorker() *worker.Worker {
+	e.t.Helper()
+	reg, err := toolcore.NewRegistry(e.tools...)
+	require.NoError(e.t, err)
+	w, err := worker.New(devtest.Client(e.t), devtest.Server(e.t).Namespace(), reg, worker.Options{
+		TaskQueue: e.queue, StopTimeout: 5 * time.Second, Callbacks: e.endpoint,
+	})
+	require.NoError(e.t, err)
+	require.NoError(e.t, w.Start())
+	e.t.Cleanup(w.Stop)
+	return w
+}
+
+// provider is a fake external system (a payment provider): the tool registers its callback URLs
+// with it, and the test makes it call back.
+type provider struct{ urls chan string }
+
+func newProvider() *provider { return &provider{urls: make(chan string, 8)} }
+
+// register is the tool's hand: the provider takes the URL.
+func (p *provider) register(url string) error {
+	p.urls <- url
+	return nil
+}
+
+// next is the next URL the provider was given.
+func (p *provider) next(t *testing.T) string {
+	t.Helper()
+	select {
+	case u := <-p.urls:
+		return u
+	case <-time.After(testTimeout):
+		t.Fatal("the tool registered no callback URL")
+		return ""
+	}
+}
+
+// callBack POSTs body to u as the provider does and returns the status and answer.
+func callBack(t *testing.T, u, contentType, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, u, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", contentType)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	return resp.StatusCode, string(b)
+}
+
+// tampered is u with one bit of its opaque segment flipped.
+func tampered(t *testing.T, u string) string {
+	t.Helper()
+	i := strings.LastIndexByte(u, '/')
+	raw, err := base64.RawURLEncoding.DecodeString(u[i+1:])
+	require.NoError(t, err)
+	raw[len(raw)/2] ^= 1
+	return u[:i+1] + base64.RawURLEncoding.EncodeToString(raw)
+}
+
+// paymentTool asks two callbacks in one round ("charge" and "refund-window") and returns what
+// arrived at each.
+func paymentTool(t *testing.T, p *provider, runs *atomic.Int32, timeout time.Duration) toolcore.Tool {
+	return define(t, "pay", toolcore.Options{SideEffect: toolcore.Unsafe, InputTimeout: timeout}, func(ctx context.Context, _ args) (any, error) {
+		runs.Add(1)
+		charge, errCharge := toolcore.Callback(ctx, "charge", p.register)
+		window, errWindow := toolcore.Callback(ctx, "refund-window", p.register)
+		if err := errors.Join(errCharge, errWindow); err != nil {
+			return nil, err
+		}
+		return map[string]string{
+			"charge": charge.ContentType + " " + string(charge.Body),
+			"window": window.ContentType + " " + string(window.Body),
+		}, nil
+	})
+}
+
+// A callback tool completes on the real callbacks, with their bodies and content types in its
+// result (issue 34 item 4): a forged (tampered) URL is refused 410 without reaching the call, a
+// second request to an answered URL is refused 409 by the call, the wait survives its worker's
+// restart, and a request after the call ended is refused 410. The tool ran twice: once asking,
+// once with the answers.
+func TestCallbackToolCompletesOnTheRealCallback(t *testing.T) {
+	p := newProvider()
+	var runs atomic.Int32
+	e := newCallbackEnv(t, paymentTool(t, p, &runs, 10*time.Minute))
+	w := e.startWorker()
+	done := goExecute(t.Context(), e.client, call(t, "pay-1", "pay", `{}`))
+	charge, window := p.next(t), p.next(t) // in the order the tool asked
+
+	status, text := callBack(t, tampered(t, charge), "application/json", `{"forged":true}`)
+	assert.Equal(t, http.StatusGone, status, text)
+	assert.NotContains(t, text, "forged", "the body is never echoed")
+
+	status, text = callBack(t, charge, "application/json", `{"status":"paid"}`)
+	require.Equal(t, http.StatusOK, status, text)
+	status, text = callBack(t, charge, "application/json", `{"status":"paid twice"}`)
+	assert.Equal(t, http.StatusConflict, status, "a second callback to an answered URL: %s", text)
+
+	// The call waits for the other callback with no worker; another worker takes it on.
+	w.Stop()
+	e.startWorker()
+	status, text = callBack(t, window, "text/plain; charset=utf-8", "open until friday")
+	require.Equal(t, http.StatusOK, status, text)
+
+	out := await(t, done)
+	require.NoError(t, out.err)
+	assert.False(t, out.result.IsError(), out.result.Content())
+	assert.Contains(t, out.result.Content(), `application/json {\"status\":\"paid\"}`)
+	assert.Contains(t, out.result.Content(), "text/plain; charset=utf-8 open until friday")
+	assert.NotContains(t, out.result.Content(), "paid twice")
+	assert.Equal(t, int32(2), runs.Load(), "asked once, ran once with the answers")
+
+	status, text = callBack(t, window, "text/plain", "late")
+	assert.Equal(t, http.StatusGone, status, "a callback after the call ended: %s", text)
+}
+
+// A callback that comes after the tool's InputTimeout is refused 410, and the call has ended
+// TOOL_EXECUTION_FAILED, linked, naming the questions nobody answered; the tool ran once.
+func TestLateCallbackRefusedAfterTimeout(t *testing.T) {
+	p := newProvider()
+	var runs atomic.Int32
+	e := newCallbackEnv(t, paymentTool(t, p, &runs, time.Second))
+	e.startWorker()
+	out := await(t, goExecute(t.Context(), e.client, call(t, "pay-late", "pay", `{}`)))
+	require.NoError(t, out.err)
+	require.True(t, out.result.IsError(), out.result.Content())
+	assert.Equal(t, "pay-late", out.result.ToolCallID())
+	assert.Equal(t, toolcore.CodeToolExecutionFailed, out.result.ErrorCode())
+	assert.Contains(t, out.result.ErrorMessage(), "charge")
+	assert.Equal(t, int32(1), runs.Load())
+
+	status, text := callBack(t, p.next(t), "application/json", `{"status":"paid"}`)
+	assert.Equal(t, http.StatusGone, status, text)
+}
