@@ -71,6 +71,8 @@ func inputRequired(ctx context.Context, call toolcore.ToolCall, sec *toolcore.Se
 	}
 	keys := toolcore.InputKeys(asked)
 	activity.GetLogger(ctx).Info("Tool asks for input", "toolCallId", call.ID(), "toolName", call.Name(), "keys", keys)
-	return temporal.NewNonRetryableApplicationError("the tool asks for input ("+strings.Join(keys, ", ")+")",
-		wire.ErrTypeInputRequired, nil, wire.InputRequired{Requests: asked, Checkpoint: checkpoint})
+	// Benign: asking is an outcome, not a worker problem, so the SDK does not log it as an error.
+	return temporal.NewApplicationErrorWithOptions("the tool asks for input ("+strings.Join(keys, ", ")+")", wire.ErrTypeInputRequired,
+		temporal.ApplicationErrorOptions{NonRetryable: true, Category: temporal.ApplicationErrorCategoryBenign,
+			Details: []any{wire.InputRequired{Requests: asked, Checkpoint: checkpoint}}})
 }
