@@ -189,6 +189,27 @@ func TestHTTPHandlerRequiresBearerToken(t *testing.T) {
 	assert.Equal(t, testResource, meta["resource"])
 	assert.Equal(t, []any{"https://id.example.test"}, meta["authorization_servers"])
 
+	// A static token (no resource metadata, so no OAuth to start): every 401 says why, so a client
+	// such as the Inspector shows the reason (RFC 6750 error and error_description; issue 34).
+	staticVerifier, err := mcp.StaticTokenVerifier("0123456789abcdef-static")
+	require.NoError(t, err)
+	staticSrv := httptest.NewServer(mcp.HTTPHandler(mcp.NewServer(nil, nil, mcp.Options{}), mcp.HTTPOptions{Verifier: staticVerifier}))
+	t.Cleanup(staticSrv.Close)
+	for _, tt := range []struct {
+		name, authorization, wantChallenge string
+	}{
+		{"static missing", "", `Bearer realm="toolgate", error="invalid_token", error_description="A bearer token is required: this server accepts a configured token, not OAuth"`},
+		{"static wrong", "Bearer 0123456789abcdef-wrong", `Bearer realm="toolgate", error="invalid_token", error_description="The access token is invalid or expired"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := postInitialize(t, staticSrv.URL, "localhost", tt.authorization)
+			assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+			assert.Equal(t, tt.wantChallenge, resp.Header.Get("WWW-Authenticate"))
+		})
+	}
+	resp = postInitialize(t, staticSrv.URL, "localhost", "Bearer 0123456789abcdef-static")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+
 	_, err = mcp.StaticTokenVerifier("short")
 	require.Error(t, err, "a guessable static token is refused")
 	static, err := mcp.StaticTokenVerifier("0123456789abcdef-token\n")

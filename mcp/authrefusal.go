@@ -13,8 +13,12 @@ import (
 const (
 	// invalidTokenDescription is the error_description of a 401 to a request with a token.
 	invalidTokenDescription = "The access token is invalid or expired"
-	unauthorizedBody        = "Unauthorized: a valid bearer token is required\n"
-	insufficientScopeBody   = "Forbidden: the access token lacks a required scope\n"
+	// missingStaticTokenDescription is the error_description of a 401 to a request without a
+	// token when no OAuth resource metadata is configured (a static token, StaticTokenVerifier):
+	// a client then has no authorization server to go to, and shows this instead.
+	missingStaticTokenDescription = "A bearer token is required: this server accepts a configured token, not OAuth"
+	unauthorizedBody              = "Unauthorized: a valid bearer token is required\n"
+	insufficientScopeBody         = "Forbidden: the access token lacks a required scope\n"
 	// maxRefusalReason bounds the reason kept for the log.
 	maxRefusalReason = 512
 )
@@ -22,8 +26,10 @@ const (
 // refuseQuietly serves next behind the SDK's bearer-token middleware mw, answering mw's refusals
 // itself: a 401 carries "WWW-Authenticate: Bearer" with resource_metadata (or a realm without
 // one), the required scopes, and error="invalid_token" with a fixed description when the request
-// carried a token (RFC 6750 section 3: none without); a 403 error="insufficient_scope"; every
-// refusal a fixed body. mw's own message is logged at Debug on logger, never sent.
+// carried a token (RFC 6750 section 3: none without, when OAuth is configured); without resource
+// metadata (a static token) every 401 says why with error="invalid_token" and an
+// error_description, so a client shows the reason instead of starting an OAuth flow that cannot
+// succeed; a 403 error="insufficient_scope"; every refusal a fixed body. mw's own message is logged at Debug on logger, never sent.
 func refuseQuietly(mw func(http.Handler) http.Handler, next http.Handler, metadataURL string, scopes []string, logger *slog.Logger) http.Handler {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -72,8 +78,11 @@ func (w *refusalWriter) WriteHeader(code int) {
 	switch code {
 	case http.StatusUnauthorized:
 		params := w.challenge()
-		if w.hadToken {
+		switch {
+		case w.hadToken:
 			params = append(params, `error="invalid_token"`, fmt.Sprintf("error_description=%q", invalidTokenDescription))
+		case w.metadataURL == "":
+			params = append(params, `error="invalid_token"`, fmt.Sprintf("error_description=%q", missingStaticTokenDescription))
 		}
 		h.Set("WWW-Authenticate", "Bearer "+strings.Join(params, ", "))
 		body = unauthorizedBody

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/blobs"
 	"github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
@@ -32,6 +33,8 @@ type callHandler struct {
 	needsConsent bool
 	// states issue and check the requestState of 2026-07-28 input_required results.
 	states *requestStates
+	// parts is Options.Parts.
+	parts blobs.Store
 }
 
 // toolCall is the tool call of a tools/call request: its ID is the idempotency key in _meta, or
@@ -150,14 +153,15 @@ func (h *callHandler) wait(ctx context.Context, workflowID, runID string, relay 
 }
 
 // requestEnded handles a request whose context ended before the outcome. Only the SDK's handling
-// of notifications/cancelled ends it with the bare cause context.Canceled; a connection that
-// broke, a stateless request whose client went away (requestGone) or a server that is closing
-// carries another cause, and then the workflow goes on.
+// of notifications/cancelled ends it with the bare cause context.Canceled: the workflow is
+// cancelled and, once it has closed, the request ends with errRequestCancelled, which no client
+// gets (cancelreply.go). A 2026-07-28 request whose client closed it (requestGone: its
+// cancellation, as that revision has no notifications/cancelled over HTTP) cancels the workflow
+// at once. A connection that broke or a server that is closing carries another cause, and then
+// the workflow goes on (a 2025-11-25 client resumes its stream or retries with its key).
 func (h *callHandler) requestEnded(ctx context.Context, workflowID string) error {
-	if requestGone(ctx) {
-		return errRequestGone
-	}
-	if context.Cause(ctx) != context.Canceled {
+	gone := requestGone(ctx)
+	if !gone && context.Cause(ctx) != context.Canceled {
 		return context.Cause(ctx)
 	}
 	waitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelWaitTimeout)
@@ -165,15 +169,18 @@ func (h *callHandler) requestEnded(ctx context.Context, workflowID string) error
 	if err := h.tg.CancelByWorkflowID(waitCtx, workflowID); err != nil && !errors.Is(err, client.ErrCallClosed) {
 		return err
 	}
+	if gone {
+		return errRequestGone // nobody reads the answer
+	}
 	// Wait until the workflow has closed, so the tool has stopped.
 	_, _ = h.tg.ResultByWorkflowID(waitCtx, workflowID)
-	return context.Canceled
+	return errRequestCancelled
 }
 
 // toolResult maps a tool-result message to a CallToolResult.
 func (h *callHandler) toolResult(res toolcore.Result, workflowID string) *sdk.CallToolResult {
 	out := &sdk.CallToolResult{
-		Content: []sdk.Content{&sdk.TextContent{Text: res.Content()}},
+		Content: append([]sdk.Content{&sdk.TextContent{Text: res.Content()}}, partContents(h.parts, res.Parts())...),
 		IsError: res.IsError(),
 	}
 	out.Meta = sdk.Meta{WorkflowIDMeta: workflowID}

@@ -215,7 +215,10 @@ func httpHandler(s *sdk.Server, opts HTTPOptions) (http.Handler, *sessionOwners)
 			return // another principal's session: 403, the session untouched
 		}
 		sessionVersion(s, r)
-		holders.serve(stateful, taskStatusStream(owners.creating(w, r), r), r) // task statuses, see taskstatus.go
+		// Replies that trigger no resumption, none to a cancelled request (streamreply.go).
+		rw, finish := replyStream(w, r, body)
+		holders.serve(stateful, taskStatusStream(owners.creating(rw, r), r), r) // task statuses, see taskstatus.go
+		finish()
 	})
 	if opts.Verifier != nil {
 		var metadataURL string
@@ -241,10 +244,10 @@ func httpHandler(s *sdk.Server, opts HTTPOptions) (http.Handler, *sessionOwners)
 	}), owners
 }
 
-// errRequestGone ends the handler of a stateless request whose client went away. It is not
-// context.Canceled, which only a notifications/cancelled gives: the call goes on (contract 10.7),
-// and a retry with its idempotency key attaches to it.
-var errRequestGone = errors.New("the client closed its request; the call goes on")
+// errRequestGone ends the handler of a stateless request whose client went away before its
+// answer: at 2026-07-28 that is how a client cancels, and the call is cancelled (requestEnded).
+// It is not context.Canceled, which only a notifications/cancelled gives.
+var errRequestGone = errors.New("the client closed its request; the call is cancelled")
 
 // carrierKey is the context key of a stateless request's own HTTP context (see requestGone).
 type carrierKey struct{}
@@ -253,8 +256,7 @@ type carrierKey struct{}
 // Its handler's context may then carry the SDK's bare context.Canceled instead of
 // errRequestGone: the SDK tears the one-request session down (its reader's error cancels the
 // handlers) when its write to the gone client fails, which can come before the AfterFunc of
-// serveStateless has run. Only a notifications/cancelled cancels a call, and it never arrives on
-// an ended request.
+// serveStateless has run.
 func requestGone(ctx context.Context) bool {
 	carrier, ok := ctx.Value(carrierKey{}).(context.Context)
 	return ok && carrier.Err() != nil

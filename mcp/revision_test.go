@@ -145,19 +145,16 @@ func TestHTTPServesBothRevisions(t *testing.T) {
 	assert.Equal(t, int64(jsonrpc.CodeMethodNotFound), rpcErr.Code)
 }
 
-// A 2026-07-28 client that drops its tools/call POST mid-call cancels nothing, as at 2025-11-25
-// (contract 10.7, 10.29): the request's handler ends with it (nothing is left to resume), the
-// durable call goes on, and the same idempotency key attaches to its one run and gets its result.
-func TestStatelessRevisionDroppedRequestCancelsNothing(t *testing.T) {
+// A 2026-07-28 client that drops its tools/call POST mid-call cancels the call, as that
+// revision's cancellation rules say (contract 10.29; issue 34 item 5): the tool sees its context
+// canceled, the workflow closes canceled, and a retry with the same idempotency key gets that
+// outcome, the tool run once. A request answered before it closed cancels nothing.
+func TestStatelessRevisionDroppedRequestCancels(t *testing.T) {
 	f := newFixture(t)
-	served := make(chan struct{}, 2)
 	handler := mcp.HTTPHandler(f.server(), mcp.HTTPOptions{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		handler.ServeHTTP(w, r)
-		served <- struct{}{}
-	}))
+	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
-	gate := f.tools.hold("dropped")
+	f.tools.hold("dropped")
 	call := map[string]any{"name": "count", "arguments": map[string]any{"key": "dropped"},
 		"_meta": map[string]any{wire.MCPIdempotencyKeyMeta: "dropped-2026"}}
 
@@ -170,18 +167,24 @@ func TestStatelessRevisionDroppedRequestCancelsNothing(t *testing.T) {
 	require.Equal(t, "dropped", <-f.tools.started)
 	drop()
 	require.Error(t, <-dropped)
-	<-served // the handler has seen its request end, and returned while the tool still waits
+	_, err := f.tg.ResultByWorkflowID(t.Context(), "mcp/toolcall-dropped-2026")
+	require.ErrorIs(t, err, wire.ErrCallCanceled, "the dropped request cancelled its call")
 
-	again := make(chan string, 1)
-	go func() {
-		_, body, err := post2026Context(t.Context(), srv.URL, "tools/call", maps.Clone(call), nil)
-		assert.NoError(t, err)
-		again <- body
-	}()
-	close(gate)
-	body := <-again
-	assert.Contains(t, body, `\"runs\":1`, "the dropped call's run completes and the key attaches to it")
+	_, body, err := post2026Context(t.Context(), srv.URL, "tools/call", maps.Clone(call), nil)
+	require.NoError(t, err)
+	assert.Contains(t, body, `"Canceled"`, "the key attaches to the cancelled run: %s", body)
 	assert.Equal(t, 1, f.tools.runsOf("dropped"))
+
+	// A completed request, its connection closed after the answer: the call stays completed.
+	done := map[string]any{"name": "count", "arguments": map[string]any{"key": "answered"},
+		"_meta": map[string]any{wire.MCPIdempotencyKeyMeta: "answered-2026"}}
+	_, body, err = post2026Context(t.Context(), srv.URL, "tools/call", done, nil)
+	require.NoError(t, err)
+	assert.Contains(t, body, `\"runs\":1`)
+	srv.CloseClientConnections()
+	res, err := f.tg.ResultByWorkflowID(t.Context(), "mcp/toolcall-answered-2026")
+	require.NoError(t, err)
+	assert.False(t, res.IsError())
 }
 
 // Every protection in front of the 2025-11-25 handler guards 2026-07-28 requests too (contract

@@ -8,6 +8,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/blobs"
 	"github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/toolcore"
@@ -75,6 +76,11 @@ type Options struct {
 	// RequestStateTTL bounds how long a requestState is accepted (it expires at the round's
 	// deadline when that comes first). Optional: default DefaultRequestStateTTL.
 	RequestStateTTL time.Duration
+	// Parts is the part store the workers keep results' parts in (package blobs; sealed with the
+	// same codec keys): each part of a result is returned as its MCP content type (parts.go).
+	// Optional: default none (only short text parts and links are returned; each other part is
+	// a text naming its claim).
+	Parts blobs.Store
 }
 
 // DefaultPollRetry is the reconnection delay of a stream closed by Options.PollAfter.
@@ -110,7 +116,7 @@ func NewServer(tg *client.Client, tools []toolcore.ToolInfo, opts Options) *sdk.
 		t.support[info.Name] = toolTaskSupport(info.Name, opts)
 		h := &callHandler{tg: tg, hasOutputSchema: len(info.OutputSchema) > 0, progressInterval: opts.ProgressInterval,
 			pollAfter: opts.PollAfter, pollRetry: opts.PollRetry, grants: opts.Grants, needsConsent: len(info.Credentials) > 0,
-			states: states}
+			states: states, parts: opts.Parts}
 		t.handlers[info.Name] = h
 		s.AddTool(toolDefinition(info), h.handle)
 	}
@@ -119,6 +125,9 @@ func NewServer(tg *client.Client, tools []toolcore.ToolInfo, opts Options) *sdk.
 		// Only a method name of the standard set fails, and the task methods are none of them.
 		panic(err)
 	}
+	// Outside the handlers and tasks: the last progress report before a result over stdio
+	// (progressack.go), no answer to a cancelled request (cancelreply.go).
+	s.AddReceivingMiddleware(ackFinalProgress, answerCancelled)
 	newBudgets(opts.Budget, tools).install(s) // outermost: before a task starts a call
 	return s
 }

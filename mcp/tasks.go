@@ -41,8 +41,9 @@ type Task struct {
 	StatusMessage string `json:"statusMessage,omitempty"`
 	CreatedAt     string `json:"createdAt"`
 	LastUpdatedAt string `json:"lastUpdatedAt"`
-	// TTL is always null (unlimited): the namespace's retention, counted from the call's close,
-	// decides when Temporal deletes it.
+	// TTL is how long (ms) from its creation the task is kept: the ttl its creation asked for,
+	// bounded by the server's maximum, or that maximum (taskttl.go); null when unknown
+	// (unlimited).
 	TTL          *int64 `json:"ttl"`
 	PollInterval int64  `json:"pollInterval,omitempty"`
 }
@@ -126,6 +127,7 @@ type tasks struct {
 	ttl      time.Duration     // Options.TaskTTL
 	sessions sessionLives      // ends each session's task watchers with it
 	claims   PrincipalClaims   // Options.PrincipalClaims
+	ttls     taskTTLs          // the ttls granted to tasks created here (taskttl.go)
 	grants   Grants            // Options.Grants
 }
 
@@ -247,7 +249,8 @@ func (t *tasks) create(ctx context.Context, req *sdk.CallToolRequest) (sdk.Resul
 	if err != nil {
 		return nil, protocolError(err)
 	}
-	task := taskOf(st)
+	t.ttls.grant(workflowID, req, t.ttl)
+	task := t.withTTL(taskOf(st))
 	if req.Session != nil {
 		// Not tied to the request, whose stream (streamable HTTP) closes with this answer: the
 		// watcher ends with the session.
@@ -265,7 +268,7 @@ func (t *tasks) get(ctx context.Context, ss *sdk.ServerSession, p *taskIDParams)
 	if err != nil {
 		return nil, err
 	}
-	task := taskOf(st)
+	task := t.withTTL(taskOf(st))
 	consentTask(ss, st, &task)
 	if !t.callerApproves(ss, st) {
 		return &taskResult{Task: task}, nil
@@ -423,7 +426,7 @@ func (t *tasks) list(ctx context.Context, _ *sdk.ServerSession, p *listTasksPara
 			}
 			errorResult = st.Result != nil && st.Result.IsError()
 		}
-		out.Tasks = append(out.Tasks, newTask(c.WorkflowID, c.State, c.Started, c.Closed, errorResult))
+		out.Tasks = append(out.Tasks, t.withTTL(newTask(c.WorkflowID, c.State, c.Started, c.Closed, errorResult)))
 	}
 	if next != nil {
 		out.NextCursor = base64.RawURLEncoding.EncodeToString(next)
@@ -449,7 +452,7 @@ func (t *tasks) cancel(ctx context.Context, _ *sdk.ServerSession, p *taskIDParam
 	if st, err = t.status(ctx, p); err != nil {
 		return nil, err
 	}
-	return &taskResult{Task: taskOf(st)}, nil
+	return &taskResult{Task: t.withTTL(taskOf(st))}, nil
 }
 
 // status reads the call of the task p names; a missing or unknown task ID is invalid params.

@@ -44,6 +44,8 @@ func TestTypeScriptClientTaskSurvivesServerRestart(t *testing.T) {
 			assert.Equal(t, "mcp/toolcall-"+key, started.Task.TaskID, "the task ID is the workflow ID")
 			assert.Equal(t, wire.MCPTaskWorking, started.Task.Status)
 			assert.NotEmpty(t, started.Task.CreatedAt)
+			require.NotNil(t, started.Task.TTL, "the ttl asked for is reported (issue 34 item 5)")
+			assert.EqualValues(t, 60000, *started.Task.TTL)
 			require.Equal(t, key, <-f.tools.started)
 
 			env = stdioEnv(t, f)
@@ -58,6 +60,8 @@ func TestTypeScriptClientTaskSurvivesServerRestart(t *testing.T) {
 			}
 			next(&before)
 			assert.Equal(t, wire.MCPTaskWorking, before.Before.Status, "the new server reads the running task from Temporal")
+			require.NotNil(t, before.Before.TTL, "another server reports its maximum, the namespace's retention")
+			assert.GreaterOrEqual(t, *before.Before.TTL, int64(60000))
 			close(gate)
 			var finished struct {
 				Capabilities struct {
@@ -111,6 +115,10 @@ func TestTypeScriptClientTaskCancel(t *testing.T) {
 			}
 			runTypeScriptClient(t, "task-cancel", env, &report)
 			assert.Equal(t, wire.MCPTaskWorking, report.Created.Status)
+			for _, task := range []mcp.Task{report.Created, report.Get} {
+				require.NotNil(t, task.TTL, "the ttl asked for (60000) is reported, not null")
+				assert.EqualValues(t, 60000, *task.TTL)
+			}
 			assert.Equal(t, "halfway", report.Progress.Message, "the task's progress reaches the client")
 			assert.Equal(t, wire.MCPTaskCancelled, report.Cancelled.Status)
 			assert.Equal(t, wire.MCPTaskCancelled, report.Get.Status)

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/safetext"
+	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
 
@@ -227,12 +229,26 @@ func (t *tasks) addTaskSupport(m map[string]any) {
 	}
 }
 
-// createV2 starts the call and answers with the flat CreateTaskResult, once the workflow has
+// TaskInlineWindow is how long a 2026-07-28 tools/call that may become a task waits for its
+// result before answering with the task: a call that completes within it is answered inline, as
+// a synchronous call would be (the conformance suite's tasks-immediate-result-shortcut), so a
+// quick tool costs a client that allows tasks no tasks/get poll. It is one TaskPollInterval: a
+// call done by the client's first poll is answered without one.
+const TaskInlineWindow = TaskPollInterval * time.Millisecond
+
+// createV2 starts the call and answers with its result when it completes within
+// TaskInlineWindow (inlineResult), else with the flat CreateTaskResult, once the workflow has
 // started (tasks/get resolves it from then on).
 func (t *tasks) createV2(ctx context.Context, req *sdk.CallToolRequest) (sdk.Result, error) {
-	_, workflowID, _, err := t.start(ctx, req)
+	h, workflowID, runID, err := t.start(ctx, req)
 	if err != nil {
 		return nil, err
+	}
+	if res, done, err := t.inlineResult(ctx, workflowID, runID); done {
+		if err != nil {
+			return nil, protocolError(err)
+		}
+		return complete(resultMap(h.toolResult(res, workflowID)))
 	}
 	st, err := t.tg.StatusByWorkflowID(ctx, workflowID)
 	if err != nil {
@@ -241,6 +257,33 @@ func (t *tasks) createV2(ctx context.Context, req *sdk.CallToolRequest) (sdk.Res
 	m := t.taskV2(st)
 	m["resultType"] = wire.MCPResultTypeTask
 	return complete(m)
+}
+
+// inlineResult waits up to TaskInlineWindow for the outcome of the call: done reports that it
+// came (a result, or the error tools/call would answer), else the call becomes a task. A request
+// that ends meanwhile leaves the call running: a retry with its idempotency key attaches.
+func (t *tasks) inlineResult(ctx context.Context, workflowID, runID string) (res toolcore.Result, done bool, err error) {
+	waitCtx, stop := context.WithTimeout(ctx, TaskInlineWindow)
+	defer stop()
+	res, err = t.tg.ResultOfRun(waitCtx, workflowID, runID)
+	if err != nil && waitCtx.Err() != nil {
+		return toolcore.Result{}, false, nil
+	}
+	return res, true, err
+}
+
+// resultMap is a CallToolResult as a 2026-07-28 result's members, with resultType "complete"
+// (wire.MCPResultTypeComplete): the shape a synchronous tools/call answers, and the one a
+// completed task's tasks/get inlines (the ext-tasks client refuses a result without it).
+func resultMap(res *sdk.CallToolResult) map[string]any {
+	m := map[string]any{}
+	if data, err := json.Marshal(res); err == nil {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()    // structuredContent's numbers as they are
+		_ = dec.Decode(&m) // a CallToolResult always marshals to an object
+	}
+	m["resultType"] = wire.MCPResultTypeComplete
+	return m
 }
 
 // taskV2 is the Task of SEP-2663 for a call's status, without its input requests, result or
@@ -284,7 +327,7 @@ func (t *tasks) getV2(ctx context.Context, st client.Status, meta map[string]any
 		if !ok {
 			h = &callHandler{}
 		}
-		m["result"] = h.toolResult(*st.Result, st.WorkflowID)
+		m["result"] = resultMap(h.toolResult(*st.Result, st.WorkflowID))
 	case st.State != client.Canceled && st.Err != nil:
 		var rpcErr *jsonrpc.Error
 		if errors.As(protocolError(st.Err), &rpcErr) {

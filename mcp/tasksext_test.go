@@ -39,6 +39,7 @@ type extTools struct {
 	runs    map[string]int
 	started chan struct{} // ext_hold started
 	stopped chan error    // ext_hold saw its context end, with the cause
+	slow    chan struct{} // closed: ext_slow answers
 }
 
 type extArgs struct {
@@ -49,7 +50,7 @@ type extArgs struct {
 }
 
 // startExtWorker runs the extension tests' tools on a worker in this process: ext_echo answers
-// at once, ext_sum adds, ext_hold waits until canceled, ext_release and ext_operator require
+// at once, ext_sum adds, ext_slow adds once the test closes extTools.slow, ext_hold waits until canceled, ext_release and ext_operator require
 // approval (ext_release by its caller, ext_operator by an operator, ext_reviewed by its caller
 // if that is alice), ext_required adds too.
 func startExtWorker(t *testing.T) (*extTools, string) {
@@ -64,7 +65,7 @@ func startExtWorker(t *testing.T) (*extTools, string) {
 
 // extRegistry is startExtWorker's tools, for a test that runs their workers itself.
 func extRegistry(t *testing.T) (*extTools, *toolcore.Registry) {
-	et := &extTools{runs: map[string]int{}, started: make(chan struct{}, 4), stopped: make(chan error, 4)}
+	et := &extTools{runs: map[string]int{}, started: make(chan struct{}, 4), stopped: make(chan error, 4), slow: make(chan struct{})}
 	sum := func(_ context.Context, a extArgs) (any, error) { return map[string]any{"sum": a.A + a.B}, nil }
 	release := func(_ context.Context, a extArgs) (any, error) {
 		et.mu.Lock()
@@ -79,6 +80,16 @@ func extRegistry(t *testing.T) (*extTools, *toolcore.Registry) {
 		toolcore.MustDefine(toolcore.Definition[extArgs]{Name: "ext_sum", Description: "Add a and b.", Execute: sum,
 			Options: toolcore.Options{SideEffect: toolcore.ReadOnly}}),
 		toolcore.MustDefine(toolcore.Definition[extArgs]{Name: "ext_required", Description: "Add a and b, as a task.", Execute: sum,
+			Options: toolcore.Options{SideEffect: toolcore.ReadOnly}}),
+		toolcore.MustDefine(toolcore.Definition[extArgs]{Name: "ext_slow", Description: "Add a and b once the test lets it.",
+			Execute: func(ctx context.Context, a extArgs) (any, error) {
+				select {
+				case <-et.slow:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+				return sum(ctx, a)
+			},
 			Options: toolcore.Options{SideEffect: toolcore.ReadOnly}}),
 		toolcore.MustDefine(toolcore.Definition[extArgs]{Name: "ext_hold", Description: "Wait until canceled.",
 			Execute: func(ctx context.Context, _ extArgs) (any, error) {
@@ -160,7 +171,7 @@ func runExtClient(t *testing.T, et *extTools, asked func(), env ...string) {
 	assert.Nil(t, s["tasksSlot"], "no 2025-11-25 capabilities.tasks for 2026-07-28")
 
 	s = next("tools")
-	assert.Equal(t, map[string]any{"ext_echo": "forbidden", "ext_sum": "optional", "ext_required": "required",
+	assert.Equal(t, map[string]any{"ext_echo": "forbidden", "ext_sum": "optional", "ext_required": "required", "ext_slow": "optional",
 		"ext_hold": "optional", "ext_release": "optional", "ext_operator": "optional", "ext_reviewed": "optional"}, s["taskSupport"])
 
 	s = next("sync")
@@ -168,18 +179,26 @@ func runExtClient(t *testing.T, et *extTools, asked func(), env ...string) {
 	assert.JSONEq(t, `{"text":"hi"}`, s.str("text"))
 	assert.Nil(t, s["taskId"])
 
+	// A quick call is answered inline although the client allows tasks (mcp.TaskInlineWindow).
+	s = next("inline")
+	assert.Equal(t, "complete", s.str("resultType"))
+	assert.JSONEq(t, `{"sum":5}`, s.str("text"))
+	assert.Nil(t, s["taskId"])
+
 	s = next("task")
 	assert.Equal(t, "task", s.str("resultType"))
 	assert.NotEmpty(t, s.str("taskId"))
-	assert.Contains(t, []string{"working", "completed"}, s.str("status"), "the status when the answer was made (a quick tool may be done)")
+	assert.Equal(t, "working", s.str("status"), "ext_slow waits for the test")
 	retention, err := mcp.NamespaceRetention(t.Context(), devtest.Client(t), devtest.Server(t).Namespace())
 	require.NoError(t, err)
 	assert.Equal(t, float64(retention.Milliseconds()), s["ttlMs"], "ttlMs is the namespace's retention")
 	assert.Equal(t, float64(500), s["pollIntervalMs"])
 	assert.Equal(t, s.str("taskId"), s.str("getTaskId"), "tasks/get resolves the task at once")
+	close(et.slow)
 	s = next("task-done")
 	assert.Equal(t, "completed", s.str("status"))
 	assert.Equal(t, "complete", s.str("resultType"))
+	assert.Equal(t, "complete", s.str("inlinedResultType"), "the inlined result carries resultType, as a synchronous one does")
 	assert.JSONEq(t, `{"sum":5}`, s.str("text"))
 	assert.Equal(t, false, s["isError"])
 	assert.Equal(t, false, s["relatedTaskMeta"])
@@ -335,8 +354,9 @@ type extTask struct {
 		} `json:"params"`
 	} `json:"inputRequests"`
 	Result *struct {
-		Meta    map[string]any `json:"_meta"`
-		Content []struct {
+		ResultType string         `json:"resultType"`
+		Meta       map[string]any `json:"_meta"`
+		Content    []struct {
 			Text string `json:"text"`
 		} `json:"content"`
 		IsError bool `json:"isError"`
@@ -502,8 +522,22 @@ func tasksClientScript(ctx context.Context, report func(string, map[string]any))
 	raw := s.rec.last()
 	report("sync", map[string]any{"resultType": raw["resultType"], "taskId": raw["taskId"], "text": res.Content[0].(*sdk.TextContent).Text})
 
+	// A quick call, answered inline.
+	res, err = s.cs.CallTool(ctx, &sdk.CallToolParams{Name: "ext_sum", Arguments: map[string]any{"a": 2, "b": 3}})
+	if err != nil {
+		return fmt.Errorf("inline call: %w", err)
+	}
+	raw = s.rec.last()
+	inline := map[string]any{"resultType": raw["resultType"], "taskId": raw["taskId"], "text": ""}
+	if len(res.Content) > 0 {
+		if text, ok := res.Content[0].(*sdk.TextContent); ok {
+			inline["text"] = text.Text
+		}
+	}
+	report("inline", inline)
+
 	// A task, polled to completion.
-	if _, err := s.cs.CallTool(ctx, &sdk.CallToolParams{Name: "ext_sum", Arguments: map[string]any{"a": 2, "b": 3}}); err != nil {
+	if _, err := s.cs.CallTool(ctx, &sdk.CallToolParams{Name: "ext_slow", Arguments: map[string]any{"a": 2, "b": 3}}); err != nil {
 		return fmt.Errorf("task call: %w", err)
 	}
 	created := s.rec.last()
@@ -520,7 +554,8 @@ func tasksClientScript(ctx context.Context, report func(string, map[string]any))
 	}
 	text, isError := extResultText(done)
 	_, related := done.Result.Meta[wire.MCPRelatedTaskMeta]
-	report("task-done", map[string]any{"status": done.Status, "resultType": done.ResultType, "text": text, "isError": isError, "relatedTaskMeta": related})
+	report("task-done", map[string]any{"status": done.Status, "resultType": done.ResultType, "text": text, "isError": isError, "relatedTaskMeta": related,
+		"inlinedResultType": done.Result.ResultType})
 
 	// A cancel, once the test has seen the tool start.
 	if taskID, err = s.callTask(ctx, "ext_hold", map[string]any{}); err != nil {

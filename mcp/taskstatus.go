@@ -164,7 +164,7 @@ func (t *tasks) watchTask(ss *sdk.ServerSession, h *callHandler, req *sdk.CallTo
 	st, resultErr, closed := t.waitClosed(waitCtx, created.TaskID, runID)
 	progress.Finish(life, closed && resultErr == nil) // the last report before the terminal status
 	if closed {
-		_ = notifyTaskStatus(life, ss, taskOf(st))
+		_ = notifyTaskStatus(life, ss, t.withTTL(taskOf(st)))
 	}
 }
 

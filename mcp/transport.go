@@ -38,8 +38,11 @@ func (c *taskConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 // Write sends msg, a task status in disguise rewritten into notifications/tasks/status
-// (taskstatus.go).
+// (taskstatus.go); the reply of a cancelled request is not sent (cancelreply.go).
 func (c *taskConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if isCancelledReply(msg) {
+		return nil
+	}
 	return c.Connection.Write(ctx, asTaskStatus(msg))
 }
 
