@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/toolgate/toolgate/activities"
 	"github.com/toolgate/toolgate/codec"
 	"github.com/toolgate/toolgate/wire"
 	"github.com/toolgate/toolgate/worker"
@@ -42,6 +43,7 @@ type devOptions struct {
 	secrets        secretsFlags
 	oauth          oauthFlags
 	credStore      credentialStoreFlags
+	callbacks      callbackFlags
 }
 
 func newDevCommand(a *app) *cobra.Command {
@@ -64,7 +66,8 @@ When everything is ready it prints, on stdout, one "key value" line each:
 (no ui line with --no-ui; "data postgres://user@host:port/database" with --db; with --codec-key a "codec-server http://..." line after ui, the codec server the UI decodes
 payloads with; a "metrics http://.../metrics" line with --metrics-listen, where the embedded
 server's own metrics are served too; a "consent http://.../oauth/callback" line with
---oauth-providers, the consent endpoint's redirect URL; "data in-memory" with --in-memory). Port 0 picks a free port and the
+--oauth-providers, the consent endpoint's redirect URL; a "callback http://.../callback" line with
+--callback-listen, the base of the callback URLs tools hand out; "data in-memory" with --in-memory). Port 0 picks a free port and the
 printed line says which. Ctrl-C (or SIGTERM) stops the worker (running tools get --stop-timeout
 to finish, then they are interrupted and drained; a second Ctrl-C kills at once), then the UI and the
 server, and exits 0. Started again on the same data directory, the server still has every
@@ -83,12 +86,17 @@ client certificate), plus connect_timeout and application_name; a certificate th
 verification is reported with the verification error and the file. The
 dev server has one history shard, fixed for the life of a database: give it databases of its own.
 A URL with a password belongs in $TOOLGATE_DB, never on the command line: every local user can
-read a process's arguments in /proc.`,
+read a process's arguments in /proc.
+
+--callback-listen ADDR serves the callback endpoint as toolgate worker does (see its help).
+Without a --callback-key-secret secret, dev seals the URLs with a key of its own kept in
+<data-dir>/callback.key (made anew at each start with --in-memory or --db).`,
 		Example: `  toolgate dev
   toolgate dev --in-memory --port 0 --ui-port 0
   toolgate dev --codec-key keys.txt --metrics-listen 127.0.0.1:9464
   toolgate dev --data-dir ./.toolgate --root ./docs --allow-host example.com
   toolgate dev --db postgres://me@127.0.0.1:5432/toolgate_dev
+  toolgate dev --callback-listen 127.0.0.1:8251
   TOOLGATE_DB="$(cat /run/secrets/toolgate-db-url)" toolgate dev`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -120,6 +128,7 @@ read a process's arguments in /proc.`,
 	addSecretsFlags(cmd, &o.secrets)
 	addOAuthFlags(cmd, &o.oauth, false)
 	addCredentialStoreFlags(cmd, a, &o.credStore, credentialStoreDev)
+	addCallbackFlags(cmd, &o.callbacks)
 	cmd.MarkFlagsMutuallyExclusive("data-dir", "in-memory", "db")
 	return cmd
 }
@@ -185,6 +194,11 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 		return err
 	}
 	defer consent.close()
+	callbackEP, err := o.callbacks.open()
+	if err != nil {
+		return err
+	}
+	defer callbackEP.close()
 
 	devKeys := new(codecKeys)
 	keys, err := devKeys.open(o.codecKey, a.logger)
@@ -280,8 +294,19 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 		return errors.Join(err, stopServer())
 	}
 	defer credsCloser.Close()
+	var callbackURLs activities.CallbackURLs
+	if callbackEP != nil {
+		keys, err := devCallbackKeys(secretSource, callbackEP.keyName, dataDir)
+		if err == nil {
+			callbackURLs, err = callbackEP.serve(ctx, a.logger, c, keys)
+		}
+		if err != nil {
+			c.Close()
+			return errors.Join(err, stopServer())
+		}
+	}
 	w, err := worker.New(c, srv.Namespace(), reg, worker.Options{TaskQueue: o.taskQueue, StopTimeout: o.stopTimeout, Logger: a.logger, DataConverter: dc, Policy: decider,
-		Secrets: secretSource, Credentials: creds})
+		Secrets: secretSource, Credentials: creds, Callbacks: callbackURLs})
 	if err != nil {
 		c.Close()
 		return errors.Join(fmt.Errorf("create worker: %w", err), stopServer())
@@ -315,6 +340,9 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 	}
 	if consent != nil {
 		ready += fmt.Sprintf("consent %s\n", consent.redirect)
+	}
+	if callbackEP != nil {
+		ready += fmt.Sprintf("callback %s\n", callbackEP.url)
 	}
 	ready += fmt.Sprintf("namespace %s\ntask-queue %s\ndata %s\n", srv.Namespace(), taskQueueOrDefault(o.taskQueue), data)
 	if _, err := fmt.Fprint(a.out, ready); err != nil {

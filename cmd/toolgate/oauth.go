@@ -6,10 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
-	"net/url"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,8 +16,6 @@ import (
 
 	"github.com/toolgate/toolgate/codec"
 	"github.com/toolgate/toolgate/credentials"
-	"github.com/toolgate/toolgate/internal/health"
-	"github.com/toolgate/toolgate/internal/loopback"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
@@ -33,8 +27,6 @@ const (
 	defaultConsentListen = "127.0.0.1:8250"
 	// consentPath is where the consent endpoint answers (and the default redirect URL's path).
 	consentPath = "/oauth/callback"
-	// consentMaxConns bounds the consent listener's connections (a human's browser needs one).
-	consentMaxConns = 256
 )
 
 // oauthFlags are the per-user credential flags of toolgate worker and dev: the providers file
@@ -67,15 +59,11 @@ func addOAuthFlags(cmd *cobra.Command, f *oauthFlags, authOnly bool) {
 // consentEndpoint is the consent endpoint opened by oauthFlags.open: providers loaded, listener
 // bound (so port 0 has become a port and the redirect URL is known), not serving yet.
 type consentEndpoint struct {
-	providers  []credentials.Provider
-	ln         net.Listener
-	redirect   string
-	allowHosts []string
-	ttl        time.Duration
-	authOnly   bool
-	srv        *http.Server
-	done       chan struct{}
-	closeOnce  sync.Once
+	*publicListener
+	providers []credentials.Provider
+	redirect  string
+	ttl       time.Duration
+	authOnly  bool
 }
 
 // open loads --oauth-providers and binds --consent-listen; nil without --oauth-providers. A
@@ -96,29 +84,12 @@ func (f oauthFlags) open() (*consentEndpoint, error) {
 	if err != nil {
 		return nil, badInput(fmt.Errorf("--oauth-providers: %w", err))
 	}
-	if _, _, err := net.SplitHostPort(f.listen); err != nil {
-		return nil, badInput(fmt.Errorf("--consent-listen %q: want host:port: %w", f.listen, err))
-	}
-	if !loopback.Address(f.listen) && f.url == "" {
-		return nil, badInput(fmt.Errorf("--consent-listen %s is not a loopback address: name the public URL the providers redirect to with --consent-url (https)", f.listen))
-	}
-	allow := append([]string(nil), f.allowHosts...)
-	if f.url != "" {
-		u, err := url.Parse(f.url)
-		if err != nil || u.Host == "" || (u.Scheme != "https" && (u.Scheme != "http" || !loopback.Host(u.Hostname()))) {
-			return nil, badInput(fmt.Errorf("--consent-url %q: want an absolute https URL (http only on a loopback host)", f.url))
-		}
-		allow = append(allow, u.Hostname())
-	}
-	ln, err := net.Listen("tcp", f.listen)
+	ln, err := openPublicListener(publicFlags{listen: "--consent-listen", url: "--consent-url"},
+		f.listen, f.url, consentPath, f.allowHosts)
 	if err != nil {
-		return nil, badInput(fmt.Errorf("--consent-listen %s: %w", f.listen, err))
+		return nil, err
 	}
-	redirect := f.url
-	if redirect == "" {
-		redirect = "http://" + ln.Addr().String() + consentPath
-	}
-	return &consentEndpoint{providers: providers, ln: ln, redirect: redirect, allowHosts: allow, ttl: f.ttl, authOnly: f.authOnly}, nil
+	return &consentEndpoint{publicListener: ln, providers: providers, redirect: ln.url, ttl: f.ttl, authOnly: f.authOnly}, nil
 }
 
 // serve builds the OAuth client over store (client secrets from secrets) and serves the consent
@@ -135,23 +106,7 @@ func (e *consentEndpoint) serve(ctx context.Context, logger *zap.Logger, c clien
 	if err != nil {
 		return nil, err
 	}
-	mux := http.NewServeMux()
-	mux.Handle(consentPath, handler)
-	if u, err := url.Parse(e.redirect); err == nil && u.Path != "" && u.Path != consentPath {
-		mux.Handle(u.Path, handler) // a proxy that keeps the public URL's path
-	}
-	probe := health.NewProbe(health.Options{Logger: logger.Named("health")})
-	probe.SetCheck(clientHealth(c))
-	context.AfterFunc(ctx, probe.Down)
-	e.srv = &http.Server{Handler: probe.Wrap(mux), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: 2 * time.Minute, IdleTimeout: time.Minute, MaxHeaderBytes: 16 << 10, ErrorLog: zap.NewStdLog(logger)}
-	e.done = make(chan struct{})
-	go func() {
-		defer close(e.done)
-		if err := e.srv.Serve(limitListener(e.ln, consentMaxConns)); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Error("serve the consent endpoint", zap.Error(err))
-		}
-	}()
+	e.publicListener.serve(ctx, logger, c, "consent", consentPath, "", handler)
 	logger.Info("consent endpoint serving; register its URL at every provider as the redirect URI",
 		zap.String("listen", e.ln.Addr().String()), zap.String("url", e.redirect))
 	return oauth, nil
@@ -180,17 +135,9 @@ func (e *consentEndpoint) credentialSource(ctx context.Context, logger *zap.Logg
 
 // close stops the endpoint, once (a nil one is fine).
 func (e *consentEndpoint) close() {
-	if e == nil {
-		return
+	if e != nil {
+		e.publicListener.close()
 	}
-	e.closeOnce.Do(func() {
-		if e.srv == nil {
-			_ = e.ln.Close()
-			return
-		}
-		_ = e.srv.Close()
-		<-e.done
-	})
 }
 
 // signalConsent wakes a waiting call with wire.SignalConsent; a call that has ended is fine.

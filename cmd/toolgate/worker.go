@@ -35,6 +35,7 @@ type workerOptions struct {
 	deployment    worker.Deployment
 	oauth         oauthFlags
 	credStore     credentialStoreFlags
+	callbacks     callbackFlags
 }
 
 func newWorkerCommand(a *app) *cobra.Command {
@@ -111,7 +112,16 @@ authentication (the URL's single-use state is the capability, usable for --conse
 a non-loopback --consent-listen needs --consent-url, the public https URL registered at the
 providers as the redirect URI. Tokens go only to calls whose principal is authenticated (toolgate
 mcp's OAuth, or a frontend authorizer), not merely asserted by the starting client (--as):
---oauth-authenticated-only=false lets asserted principals have them (toolgate dev's default).`,
+--oauth-authenticated-only=false lets asserted principals have them (toolgate dev's default).
+
+--callback-listen ADDR serves the callback endpoint: the URLs tools hand to external systems
+(toolcore.Callback: a payment provider's webhook), each unguessable, expiring with the tool's
+InputTimeout and answered once; a POST to one answers the waiting call with its body. The URLs
+start with --callback-url (default http://ADDR/callback; a non-loopback ADDR needs an https
+--callback-url) and are sealed with the key in the secret --callback-key-secret (callback_key) of
+--secrets-dir or --secrets-env-prefix: one key a line, at least 32 bytes, the first seals and
+every one opens. Every worker of a fleet reads the same key, so any of them serves any URL;
+--callback-url without --callback-listen mints URLs that other workers serve (docs/talkback.md).`,
 		Example: `  toolgate worker --setup
   TEMPORAL_ADDRESS=temporal.example.com:7233 toolgate worker --task-queue tools --root /srv/docs
   toolgate worker --metrics-listen 127.0.0.1:9464
@@ -120,7 +130,8 @@ mcp's OAuth, or a frontend authorizer), not merely asserted by the starting clie
   toolgate worker --mcp 'gh=github-mcp-server stdio' --mcp-env gh=GITHUB_TOKEN --mcp-approve 'gh_delete_*'
   toolgate worker --secrets-dir /run/secrets --mcp web=https://mcp.example.com/mcp --mcp-bearer web=web_token
   TEMPORAL_API_KEY=... toolgate worker --address ns.acct.tmprl.cloud:7233 -n ns.acct
-  toolgate worker --codec-key keys.txt --oauth-providers providers.json --credentials-dir /var/lib/toolgate/credentials`,
+  toolgate worker --codec-key keys.txt --oauth-providers providers.json --credentials-dir /var/lib/toolgate/credentials
+  toolgate worker --secrets-dir /run/secrets --callback-listen 0.0.0.0:8251 --callback-url https://hooks.example.com/callback`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runWorker(cmd.Context(), a, o)
@@ -149,6 +160,7 @@ mcp's OAuth, or a frontend authorizer), not merely asserted by the starting clie
 	cmd.Flags().DurationVar(&o.mcpHeartbeat, "mcp-heartbeat-timeout", toolcore.DefaultHeartbeatTimeout, "how long a mounted tool's call may go without a heartbeat before its worker counts as lost")
 	addOAuthFlags(cmd, &o.oauth, true)
 	addCredentialStoreFlags(cmd, a, &o.credStore, credentialStoreWorker)
+	addCallbackFlags(cmd, &o.callbacks)
 	return cmd
 }
 
@@ -214,6 +226,11 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 		return err
 	}
 	defer consent.close()
+	callbackEP, err := o.callbacks.open()
+	if err != nil {
+		return err
+	}
+	defer callbackEP.close()
 	c, ms, closeAll, err := dialMetered(ctx, a.logger, o.metrics, o.conn)
 	if err != nil {
 		return err
@@ -236,8 +253,12 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 		return err
 	}
 	defer credsCloser.Close()
+	callbackURLs, err := callbackEP.serve(ctx, a.logger, c, secretSource)
+	if err != nil {
+		return err
+	}
 	w, err := worker.New(c, o.conn.namespace, reg, worker.Options{TaskQueue: o.taskQueue, StopTimeout: o.stopTimeout, Logger: a.logger,
-		Deployment: o.deployment, DataConverter: dc, Policy: decider, Secrets: secretSource, Credentials: creds})
+		Deployment: o.deployment, DataConverter: dc, Policy: decider, Secrets: secretSource, Credentials: creds, Callbacks: callbackURLs})
 	if err != nil {
 		return fmt.Errorf("create worker: %w", err)
 	}
