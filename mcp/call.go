@@ -35,6 +35,8 @@ type callHandler struct {
 	states *requestStates
 	// parts is Options.Parts.
 	parts blobs.Store
+	// levels are the log levels sessions set (logging.go).
+	levels *sessionLevels
 }
 
 // toolCall is the tool call of a tools/call request: its ID is the idempotency key in _meta, or
@@ -95,7 +97,7 @@ func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sd
 		}
 	}
 	var progress *client.ProgressWatch
-	if token := req.Params.GetProgressToken(); token != nil {
+	if token := req.Params.GetProgressToken(); token != nil || h.wantsLogs(req) {
 		progress = h.startProgress(ctx, req, token, workflowID, runID)
 	}
 	// A wait for the principal's consent is shown to this request's client (consent.go).

@@ -100,11 +100,13 @@ func NewServer(tg *client.Client, tools []toolcore.ToolInfo, opts Options) *sdk.
 	if opts.PollRetry <= 0 {
 		opts.PollRetry = DefaultPollRetry
 	}
-	caps := &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}}
+	caps := &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}, Logging: &sdk.LoggingCapabilities{}}
 	caps.AddExtension(wire.MCPTasksExtension, tasksCapability)
 	s := sdk.NewServer(&sdk.Implementation{Name: opts.Name, Version: opts.Version},
 		&sdk.ServerOptions{Logger: opts.Logger, Capabilities: caps})
 	s.AddReceivingMiddleware(rejectUndeclared)
+	levels := &sessionLevels{} // the log levels sessions set (logging.go)
+	s.AddReceivingMiddleware(levels.track)
 	t := &tasks{tg: tg, handlers: map[string]*callHandler{}, infos: map[string]toolcore.ToolInfo{},
 		support: map[string]string{}, ttl: opts.TaskTTL, claims: opts.PrincipalClaims, grants: opts.Grants}
 	states, err := newRequestStates(opts.RequestStateKey, opts.RequestStateTTL)
@@ -116,7 +118,7 @@ func NewServer(tg *client.Client, tools []toolcore.ToolInfo, opts Options) *sdk.
 		t.support[info.Name] = toolTaskSupport(info.Name, opts)
 		h := &callHandler{tg: tg, hasOutputSchema: len(info.OutputSchema) > 0, progressInterval: opts.ProgressInterval,
 			pollAfter: opts.PollAfter, pollRetry: opts.PollRetry, grants: opts.Grants, needsConsent: len(info.Credentials) > 0,
-			states: states, parts: opts.Parts}
+			states: states, parts: opts.Parts, levels: levels}
 		t.handlers[info.Name] = h
 		s.AddTool(toolDefinition(info), h.handle)
 	}

@@ -97,14 +97,14 @@ func liftTaskBody(body []byte) []byte {
 }
 
 // undeclaredMethods are the request methods of capabilities toolgate does not declare (prompts,
-// resources, completions, logging): the SDK would answer them (an empty list, for one), which
-// tells a client the capability is there after all (2026-07-28's server-stateless checks exactly
-// that).
+// resources, completions): the SDK would answer them (an empty list, for one), which tells a
+// client the capability is there after all (2026-07-28's server-stateless checks exactly that).
+// logging/setLevel is the SDK's (logging.go): it answers Method not found at 2026-07-28 itself.
 var undeclaredMethods = map[string]bool{
 	"prompts/list": true, "prompts/get": true,
 	"resources/list": true, "resources/read": true, "resources/templates/list": true,
 	"resources/subscribe": true, "resources/unsubscribe": true,
-	"completion/complete": true, "logging/setLevel": true,
+	"completion/complete": true,
 }
 
 // rejectUndeclared is receiving middleware of NewServer: a method of undeclaredMethods gets
