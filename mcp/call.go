@@ -33,6 +33,9 @@ type callHandler struct {
 	needsConsent bool
 	// states issue and check the requestState of 2026-07-28 input_required results.
 	states *requestStates
+	// interactive: the tool declares it may ask mid-run (toolcore.ToolInfo.Interactive), so its
+	// calls' questions are relayed to clients that can answer, and only those are watched.
+	interactive bool
 	// parts is Options.Parts.
 	parts blobs.Store
 	// levels are the log levels sessions set (logging.go).
@@ -79,6 +82,9 @@ func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	in, err := inputOfRequest(req)
 	if err != nil {
 		return nil, err
+	}
+	if !h.interactive && in.state == "" {
+		in = callInput{stateless: in.stateless} // its calls never ask: nothing to relay
 	}
 	var workflowID, runID string
 	firstLook := InputFirstLook

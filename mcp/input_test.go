@@ -47,7 +47,7 @@ func newAskingTools(t testing.TB) (*askingTools, *toolcore.Registry) {
 				}
 				return map[string]any{"deleted": map[bool]int{true: 3, false: 0}[yes]}, nil
 			},
-			Options: toolcore.Options{SideEffect: toolcore.Unsafe},
+			Options: toolcore.Options{SideEffect: toolcore.Unsafe, Interactive: true},
 		}),
 		toolcore.MustDefine(toolcore.Definition[noArgs]{
 			Name:        "capital",
@@ -60,7 +60,7 @@ func newAskingTools(t testing.TB) (*askingTools, *toolcore.Registry) {
 				}
 				return map[string]any{"answer": r.Text(), "model": r.Model}, nil
 			},
-			Options: toolcore.Options{SideEffect: toolcore.ReadOnly},
+			Options: toolcore.Options{SideEffect: toolcore.ReadOnly, Interactive: true},
 		}),
 		toolcore.MustDefine(toolcore.Definition[noArgs]{
 			Name:        "rounds",
@@ -78,7 +78,7 @@ func newAskingTools(t testing.TB) (*askingTools, *toolcore.Registry) {
 				}
 				return map[string]any{"answers": answers}, nil
 			},
-			Options: toolcore.Options{SideEffect: toolcore.ReadOnly},
+			Options: toolcore.Options{SideEffect: toolcore.ReadOnly, Interactive: true},
 		}),
 	)
 	require.NoError(t, err)

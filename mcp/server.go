@@ -118,7 +118,7 @@ func NewServer(tg *client.Client, tools []toolcore.ToolInfo, opts Options) *sdk.
 		t.support[info.Name] = toolTaskSupport(info.Name, opts)
 		h := &callHandler{tg: tg, hasOutputSchema: len(info.OutputSchema) > 0, progressInterval: opts.ProgressInterval,
 			pollAfter: opts.PollAfter, pollRetry: opts.PollRetry, grants: opts.Grants, needsConsent: len(info.Credentials) > 0,
-			states: states, parts: opts.Parts, levels: levels}
+			states: states, interactive: info.Interactive, parts: opts.Parts, levels: levels}
 		t.handlers[info.Name] = h
 		s.AddTool(toolDefinition(info), h.handle)
 	}

@@ -28,6 +28,9 @@ type ToolInfo struct {
 	// Credentials is Options.Credentials: the providers (and scopes) whose token of the calling
 	// principal a call needs; absent when none. Names only: never a token.
 	Credentials []Credential `json:"credentials,omitempty"`
+	// Interactive is Options.Interactive: a call may ask its caller mid-run (the MCP front
+	// relays the questions of these tools' calls to its clients).
+	Interactive bool `json:"interactive,omitempty"`
 }
 
 // Info returns the tool's ToolInfo (fresh copies of the schemas); the zero ToolInfo for the zero
@@ -48,6 +51,7 @@ func (t Tool) Info() ToolInfo {
 		ApprovalByCaller:  t.d.options.ApprovalByCaller,
 		Cost:              t.d.options.Cost,
 		Credentials:       cloneCredentials(t.d.options.Credentials),
+		Interactive:       t.d.options.Interactive,
 	}
 }
 
