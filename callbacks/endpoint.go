@@ -235,7 +235,7 @@ func (e *Endpoint) deliver(ctx context.Context, t ticket, answer json.RawMessage
 	if t.expires.Before(until) {
 		until = t.expires
 	}
-	backoff := 50 * time.Millisecond
+	backoff := 10 * time.Millisecond
 	for {
 		status, early, reason := e.update(ctx, t, answer)
 		if !early {

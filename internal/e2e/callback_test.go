@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -28,14 +29,16 @@ const callbackKey = "e2e-callback-signing-key-0123456789abcdef"
 
 // callbackEnv is a callback endpoint served on loopback and a worker whose tools mint its URLs.
 type callbackEnv struct {
-	t        *testing.T
+	t        testing.TB
 	queue    string
 	endpoint *callbacks.Endpoint
 	client   *client.Client
 	tools    []toolcore.Tool
 }
 
-func newCallbackEnv(t *testing.T, tools ...toolcore.Tool) *callbackEnv {
+// newCallbackEnv serves an endpoint allowing perMinute requests a minute from one address (0:
+// the default) for a worker of tools.
+func newCallbackEnv(t testing.TB, perMinute int, tools ...toolcore.Tool) *callbackEnv {
 	t.Helper()
 	sdk := devtest.Client(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -44,6 +47,8 @@ func newCallbackEnv(t *testing.T, tools ...toolcore.Tool) *callbackEnv {
 		URL:    "http://" + ln.Addr().String() + "/callback",
 		Keys:   secrets.Map{callbacks.DefaultKeyName: callbackKey},
 		Client: sdk,
+
+		RequestsPerMinute: perMinute,
 	})
 	require.NoError(t, err)
 	mux := http.NewServeMux()
@@ -83,7 +88,7 @@ func (p *provider) register(url string) error {
 }
 
 // next is the next URL the provider was given.
-func (p *provider) next(t *testing.T) string {
+func (p *provider) next(t testing.TB) string {
 	t.Helper()
 	select {
 	case u := <-p.urls:
@@ -95,7 +100,7 @@ func (p *provider) next(t *testing.T) string {
 }
 
 // callBack POSTs body to u as the provider does and returns the status and answer.
-func callBack(t *testing.T, u, contentType, body string) (int, string) {
+func callBack(t testing.TB, u, contentType, body string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, u, strings.NewReader(body))
 	require.NoError(t, err)
@@ -142,7 +147,7 @@ func paymentTool(t *testing.T, p *provider, runs *atomic.Int32, timeout time.Dur
 func TestCallbackToolCompletesOnTheRealCallback(t *testing.T) {
 	p := newProvider()
 	var runs atomic.Int32
-	e := newCallbackEnv(t, paymentTool(t, p, &runs, 10*time.Minute))
+	e := newCallbackEnv(t, 0, paymentTool(t, p, &runs, 10*time.Minute))
 	w := e.startWorker()
 	done := goExecute(t.Context(), e.client, call(t, "pay-1", "pay", `{}`))
 	charge, window := p.next(t), p.next(t) // in the order the tool asked
@@ -179,7 +184,7 @@ func TestCallbackToolCompletesOnTheRealCallback(t *testing.T) {
 func TestLateCallbackRefusedAfterTimeout(t *testing.T) {
 	p := newProvider()
 	var runs atomic.Int32
-	e := newCallbackEnv(t, paymentTool(t, p, &runs, time.Second))
+	e := newCallbackEnv(t, 0, paymentTool(t, p, &runs, time.Second))
 	e.startWorker()
 	out := await(t, goExecute(t.Context(), e.client, call(t, "pay-late", "pay", `{}`)))
 	require.NoError(t, out.err)
@@ -191,4 +196,74 @@ func TestLateCallbackRefusedAfterTimeout(t *testing.T) {
 
 	status, text := callBack(t, p.next(t), "application/json", `{"status":"paid"}`)
 	assert.Equal(t, http.StatusGone, status, text)
+}
+
+// BenchmarkCallbackRoundTrip is a callback tool's whole call on the embedded server: the first
+// attempt mints the URL and asks, the call waits, the provider POSTs to the endpoint, the update
+// is accepted, the second attempt returns what arrived and the result is linked. "callback"
+// POSTs once the call waits (a webhook that comes later) and reports the POST-to-result time as
+// ms/delivered; "at-once" POSTs as soon as the tool hands the URL out (the endpoint holds it
+// until the call waits); "plain" is a tool answering at once, for the ratio.
+func BenchmarkCallbackRoundTrip(b *testing.B) {
+	p := newProvider()
+	webhook := toolcore.MustDefine(toolcore.Definition[args]{
+		Name: "webhook", Description: "waits for one callback", Validate: decodeArgs,
+		Options: toolcore.Options{SideEffect: toolcore.Idempotent},
+		Execute: func(ctx context.Context, _ args) (any, error) {
+			got, err := toolcore.Callback(ctx, "done", p.register)
+			if err != nil {
+				return nil, err
+			}
+			return string(got.Body), nil
+		},
+	})
+	plain := toolcore.MustDefine(toolcore.Definition[args]{
+		Name: "plain", Description: "answers at once", Validate: decodeArgs,
+		Options: toolcore.Options{SideEffect: toolcore.Idempotent},
+		Execute: func(context.Context, args) (any, error) { return "done", nil },
+	})
+	e := newCallbackEnv(b, 1<<20, webhook, plain)
+	e.startWorker()
+	var n atomic.Int64
+	roundTrip := func(b *testing.B, waitFirst bool) time.Duration {
+		id := "cb-" + strconv.FormatInt(n.Add(1), 10)
+		tc, err := toolcore.NewToolCall(id, "webhook", []byte(`{}`))
+		require.NoError(b, err)
+		done := goExecute(b.Context(), e.client, tc)
+		u := p.next(b)
+		for waitFirst {
+			st, err := e.client.Input(b.Context(), id)
+			if err == nil && st.Waiting {
+				break
+			}
+		}
+		posted := time.Now()
+		status, text := callBack(b, u, "application/json", `{"status":"done"}`)
+		require.Equal(b, http.StatusOK, status, text)
+		out := <-done
+		require.NoError(b, out.err)
+		require.False(b, out.result.IsError(), out.result.Content())
+		return time.Since(posted)
+	}
+	b.Run("callback", func(b *testing.B) {
+		var delivered time.Duration
+		for b.Loop() {
+			delivered += roundTrip(b, true)
+		}
+		b.ReportMetric(float64(delivered.Milliseconds())/float64(b.N), "ms/delivered")
+	})
+	b.Run("at-once", func(b *testing.B) {
+		for b.Loop() {
+			roundTrip(b, false)
+		}
+	})
+	b.Run("plain", func(b *testing.B) {
+		for b.Loop() {
+			id := "plain-" + strconv.FormatInt(n.Add(1), 10)
+			tc, err := toolcore.NewToolCall(id, "plain", []byte(`{}`))
+			require.NoError(b, err)
+			_, err = e.client.Execute(b.Context(), tc)
+			require.NoError(b, err)
+		}
+	})
 }
