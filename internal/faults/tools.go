@@ -25,7 +25,31 @@ const (
 	// ToolCheckpointed is Idempotent and processes CheckpointItems items, recording a ledger
 	// record "item-<i>" and a checkpoint after each; with Config.Hold it holds after two items.
 	ToolCheckpointed = "effect_checkpointed"
+	// ToolAsks is Unsafe: it records its run and, unless its checkpoint says it already did, its
+	// effect and a checkpoint of it; then it asks its caller to confirm (toolcore.Confirm, key
+	// AskKey, message AskMessage) and returns AskedOutput with the answer. The attempt that runs
+	// with the answer resumes from the asking attempt's checkpoint: the effect happens once.
+	ToolAsks = "effect_asks"
 )
+
+// ToolAsks's question: its key, and a message with a terminal escape sequence and a newline
+// that every human-facing rendering must show escaped.
+const (
+	AskKey     = "proceed"
+	AskMessage = "Delete 3 resources?\x1b]8;;http://evil\x1b\\ now\nreally"
+)
+
+// AskedOutput is ToolAsks's result: whether the caller confirmed, and the attempt that read
+// the answer.
+type AskedOutput struct {
+	Proceed bool `json:"proceed"`
+	Attempt int  `json:"attempt"`
+}
+
+// askedState is ToolAsks's checkpoint: its effect is done.
+type askedState struct {
+	Effect bool `json:"effect"`
+}
 
 // CheckpointItems is how many items ToolCheckpointed processes; CheckpointAttempts its
 // MaxAttempts.
@@ -208,11 +232,47 @@ func Registry(cfg Config) (*toolcore.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
+	asks, err := toolcore.Define(toolcore.Definition[Args]{
+		Name:        ToolAsks,
+		Description: "Commits its effect, checkpoints it, then asks its caller to confirm.",
+		Validate:    validate,
+		Execute:     t.effectThenAsk,
+		Options: toolcore.Options{
+			SideEffect: toolcore.Unsafe, HeartbeatTimeout: HeartbeatTimeout, Timeout: AttemptTimeout,
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
 	booked, err := t.booked()
 	if err != nil {
 		return nil, err
 	}
-	return toolcore.NewRegistry(append(defs, patho, reconciled, checkpointed, booked)...)
+	return toolcore.NewRegistry(append(defs, patho, reconciled, checkpointed, asks, booked)...)
+}
+
+// effectThenAsk records the run; on the first attempt the effect and its checkpoint; then asks.
+func (t *tools) effectThenAsk(ctx context.Context, _ Args) (any, error) {
+	if err := t.record(ctx, KindRun); err != nil {
+		return nil, err
+	}
+	var st askedState
+	if _, err := toolcore.LastCheckpoint(ctx, &st); err != nil {
+		return nil, err
+	}
+	if !st.Effect {
+		if err := t.record(ctx, KindEffect); err != nil {
+			return nil, err
+		}
+		if err := toolcore.Checkpoint(ctx, askedState{Effect: true}); err != nil {
+			return nil, err
+		}
+	}
+	yes, err := toolcore.Confirm(ctx, AskKey, AskMessage)
+	if err != nil {
+		return nil, err
+	}
+	return AskedOutput{Proceed: yes, Attempt: toolcore.Attempt(ctx)}, nil
 }
 
 // processItems resumes from the last checkpoint and processes the remaining items.
