@@ -36,7 +36,9 @@
 // effect_reconciled (Unsafe, approval required) commits its effect before it holds, and its
 // Reconcile finds that effect in the ledger by idempotency key; effect_checkpointed (Idempotent)
 // processes [CheckpointItems] items with a ledger record and a checkpoint after each, holding
-// after two per attempt on a holding worker.
+// after two per attempt on a holding worker. effect_asks (Unsafe) commits its effect and
+// checkpoints it, then asks its caller to confirm (toolcore.Confirm): the attempt that runs with
+// the answer resumes from the checkpoint, so the effect is in the ledger once.
 //
 // # Short and long forms
 //
