@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/toolgate/toolgate/mcp"
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 // askingTools are tools that ask mid-run: proceed asks its human to confirm (an Unsafe tool
@@ -211,4 +213,98 @@ func TestInputRequestStateRefused(t *testing.T) {
 	require.False(t, res.NeedsInput())
 	assert.JSONEq(t, `{"deleted":3}`, text(t, res))
 	assert.Equal(t, fmt.Sprint(res.Meta[mcp.WorkflowIDMeta]), fmt.Sprint(first.Meta[mcp.WorkflowIDMeta]), "the retry completed the asking call")
+}
+
+// A task whose call waits for input is input_required for a client that can answer: at
+// 2026-07-28 tasks/get lists the round's questions in inputRequests (the tool's keys) and
+// tasks/update answers them, one round after the other; at 2025-11-25 tasks/result asks them on
+// its stream, tied to the task (issue 34 item 1).
+func TestInputAskedOfMCPTask(t *testing.T) {
+	_, reg := newAskingTools(t)
+	tg, _ := servingWorker(t, reg)
+	infos, err := tg.ListTools(t.Context())
+	require.NoError(t, err)
+	s := mcp.NewServer(tg, infos, mcp.Options{})
+	connect := func(t *testing.T, revision string, opts *sdk.ClientOptions) *sdk.ClientSession {
+		c := sdk.NewClient(&sdk.Implementation{Name: "input-task-test", Version: "1"}, opts)
+		for _, method := range []string{wire.MCPMethodTasksGet, wire.MCPMethodTasksUpdate} {
+			require.NoError(t, sdk.AddSendingCustomMethod[*extTaskParams, *extTask](c, method))
+		}
+		require.NoError(t, sdk.AddSendingCustomMethod[*extTaskParams, *sdk.CallToolResult](c, wire.MCPMethodTasksResult))
+		serverT, clientT := sdk.NewInMemoryTransports()
+		ss, err := s.Connect(t.Context(), mcp.Transport(serverT), nil)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = ss.Close() })
+		cs, err := c.Connect(t.Context(), clientT, &sdk.ClientSessionOptions{ProtocolVersion: revision})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = cs.Close() })
+		return cs
+	}
+	get := func(t *testing.T, cs *sdk.ClientSession, taskID string) *extTask {
+		t.Helper()
+		task, err := sdk.CallCustomMethod[*extTaskParams, *extTask](t.Context(), cs, wire.MCPMethodTasksGet, &extTaskParams{TaskID: taskID})
+		require.NoError(t, err)
+		return task
+	}
+	until := func(t *testing.T, cs *sdk.ClientSession, taskID string, done func(*extTask) bool) *extTask {
+		t.Helper()
+		deadline := time.Now().Add(consentWait)
+		task := get(t, cs, taskID)
+		for !done(task) {
+			require.True(t, time.Now().Before(deadline), "task stayed %s %q", task.Status, task.StatusMessage)
+			<-time.After(mcp.TaskPollInterval * time.Millisecond) // every pollInterval, as the task asks
+			task = get(t, cs, taskID)
+		}
+		return task
+	}
+
+	t.Run(mcp.StatelessRevision, func(t *testing.T) {
+		caps := &sdk.ClientCapabilities{Extensions: map[string]any{wire.MCPTasksExtension: map[string]any{}},
+			Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}}}
+		cs := connect(t, mcp.StatelessRevision, &sdk.ClientOptions{Capabilities: caps})
+		_, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "rounds", Arguments: map[string]any{},
+			Meta: sdk.Meta{mcp.IdempotencyKeyMeta: "rounds-task"}})
+		require.NoError(t, err)
+		const taskID = "mcp/toolcall-rounds-task"
+		for _, q := range []string{"name", "color"} {
+			task := until(t, cs, taskID, func(task *extTask) bool { _, ok := task.InputRequests[q]; return ok || terminal(task) })
+			require.Equal(t, wire.MCPTaskInputRequired, task.Status, "%q", task.StatusMessage)
+			require.Len(t, task.InputRequests, 1)
+			assert.Equal(t, "elicitation/create", task.InputRequests[q].Method)
+			assert.Equal(t, "Your "+q+"?", task.InputRequests[q].Params.Message)
+			ack, err := sdk.CallCustomMethod[*extTaskParams, *extTask](t.Context(), cs, wire.MCPMethodTasksUpdate, &extTaskParams{TaskID: taskID,
+				InputResponses: map[string]any{q: map[string]any{"action": "accept", "content": map[string]any{"value": q + "-task"}}, "unasked": map[string]any{"action": "accept"}}})
+			require.NoError(t, err)
+			assert.Equal(t, "complete", ack.ResultType)
+		}
+		task := until(t, cs, taskID, terminal)
+		require.Equal(t, "completed", task.Status)
+		got, isError := extResultText(task)
+		require.False(t, isError, got)
+		assert.JSONEq(t, `{"answers":["name-task","color-task"]}`, got)
+	})
+
+	t.Run("2025-11-25", func(t *testing.T) {
+		asked := make(chan *sdk.ElicitParams, 4)
+		cs := connect(t, "2025-11-25", &sdk.ClientOptions{
+			ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+				asked <- req.Params
+				return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+			}})
+		_, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "proceed", Arguments: map[string]any{},
+			Meta: sdk.Meta{wire.MCPTaskMeta: map[string]any{}, mcp.IdempotencyKeyMeta: "proceed-task"}})
+		require.NoError(t, err)
+		const taskID = "mcp/toolcall-proceed-task"
+		task := until(t, cs, taskID, func(task *extTask) bool { return task.Status != wire.MCPTaskWorking })
+		require.Equal(t, wire.MCPTaskInputRequired, task.Status, "%q", task.StatusMessage)
+		assert.Contains(t, task.StatusMessage, "tasks/result asks for it")
+
+		res, err := sdk.CallCustomMethod[*extTaskParams, *sdk.CallToolResult](t.Context(), cs, wire.MCPMethodTasksResult, &extTaskParams{TaskID: taskID})
+		require.NoError(t, err)
+		assert.JSONEq(t, `{"deleted":3}`, text(t, res))
+		e := receive(t, asked, "elicitation/create")
+		assert.Equal(t, "Delete 3 resources?", e.Message)
+		assert.Equal(t, map[string]any{"taskId": taskID}, e.Meta[wire.MCPRelatedTaskMeta])
+		assert.Empty(t, asked, "asked once")
+	})
 }

@@ -270,6 +270,7 @@ func (t *tasks) get(ctx context.Context, ss *sdk.ServerSession, p *taskIDParams)
 	}
 	task := t.withTTL(taskOf(st))
 	consentTask(ss, st, &task)
+	inputTask(ss, st, &task)
 	if !t.callerApproves(ss, st) {
 		return &taskResult{Task: task}, nil
 	}
@@ -380,7 +381,10 @@ func (t *tasks) result(ctx context.Context, ss *sdk.ServerSession, p *taskIDPara
 			related := sdk.Meta{wire.MCPRelatedTaskMeta: map[string]any{"taskId": st.WorkflowID}}
 			consent = showConsent(ctx, t.tg, ss, sessionElicitsURL(ss), nil, related, st.WorkflowID, st.ToolName)
 		}
+		// The tool's questions are asked of the client on this request's stream (inputtasks.go).
+		relay := t.relayTaskInput(ctx, ss, st)
 		res, err = t.resultAsking(ctx, ss, st)
+		relay.Finish()
 		consent.Finish(ctx, st.WorkflowID)
 	case st.Result != nil:
 		res = *st.Result

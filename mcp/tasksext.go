@@ -322,6 +322,7 @@ func (t *tasks) getV2(ctx context.Context, st client.Status, meta map[string]any
 	case st.State == client.Running:
 		t.addConsent(st, meta, m)
 		t.addApproval(ctx, st, m)
+		t.addInput(st, meta, m)
 	case st.Result != nil:
 		h, ok := t.handlers[st.Result.ToolName()]
 		if !ok {
@@ -424,8 +425,8 @@ func (t *tasks) cancelV2(ctx context.Context, st client.Status) (sdk.Result, err
 	return complete(map[string]any{})
 }
 
-// updateV2 delivers the approval decision among p's input responses (callerDecision). Keys that
-// name no approval of this task are ignored.
+// updateV2 delivers the approval decision among p's input responses (callerDecision) and the
+// answers to the tool's questions (answerTaskInput). Keys that name neither are ignored.
 func (t *tasks) updateV2(ctx context.Context, st client.Status, p *taskUpdateParams) (sdk.Result, error) {
 	if p == nil || p.InputResponses == nil {
 		return nil, invalidParams("missing inputResponses")
@@ -442,6 +443,10 @@ func (t *tasks) updateV2(ctx context.Context, st client.Status, p *taskUpdatePar
 		if err := t.callerDecision(ctx, st, callHash, resp.Action, resp.Content); err != nil {
 			return nil, err
 		}
+	}
+	// The other keys answer the tool's own questions (inputtasks.go).
+	if err := t.answerTaskInput(ctx, st, p.InputResponses); err != nil {
+		return nil, err
 	}
 	return complete(map[string]any{})
 }
