@@ -43,6 +43,7 @@ type devOptions struct {
 	secrets        secretsFlags
 	oauth          oauthFlags
 	credStore      credentialStoreFlags
+	partStore      partStoreFlags // parts.go
 	callbacks      callbackFlags
 }
 
@@ -128,6 +129,7 @@ Without a --callback-key-secret secret, dev seals the URLs with a key of its own
 	addSecretsFlags(cmd, &o.secrets)
 	addOAuthFlags(cmd, &o.oauth, false)
 	addCredentialStoreFlags(cmd, a, &o.credStore, credentialStoreDev)
+	addPartStoreFlags(cmd, a, &o.partStore, "(default <data-dir>/parts; a temporary directory with --in-memory)")
 	addCallbackFlags(cmd, &o.callbacks)
 	cmd.MarkFlagsMutuallyExclusive("data-dir", "in-memory", "db")
 	return cmd
@@ -186,8 +188,10 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 	// Per-user OAuth tokens default to <data-dir>/credentials (a temporary directory with
 	// --in-memory); the providers file and the consent listener are checked before the server starts.
 	o.credStore.InMemory = o.inMemory
+	o.partStore.InMemory = o.inMemory
 	if dataDir != "" {
 		o.credStore.DefaultDir = filepath.Join(dataDir, "credentials")
+		o.partStore.DefaultDir = devPartStoreDir(dataDir)
 	}
 	consent, err := o.oauth.open()
 	if err != nil {
@@ -294,6 +298,12 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 		return errors.Join(err, stopServer())
 	}
 	defer credsCloser.Close()
+	parts, partsCloser, err := o.partStore.open(ctx, credentialKeys(keys))
+	if err != nil {
+		c.Close()
+		return errors.Join(err, stopServer())
+	}
+	defer partsCloser.Close()
 	var callbackURLs activities.CallbackURLs
 	if callbackEP != nil {
 		keys, err := devCallbackKeys(secretSource, callbackEP.keyName, dataDir)
@@ -306,7 +316,7 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 		}
 	}
 	w, err := worker.New(c, srv.Namespace(), reg, worker.Options{TaskQueue: o.taskQueue, StopTimeout: o.stopTimeout, Logger: a.logger, DataConverter: dc, Policy: decider,
-		Secrets: secretSource, Credentials: creds, Callbacks: callbackURLs})
+		Secrets: secretSource, Credentials: creds, Callbacks: callbackURLs, Parts: parts})
 	if err != nil {
 		c.Close()
 		return errors.Join(fmt.Errorf("create worker: %w", err), stopServer())

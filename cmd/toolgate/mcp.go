@@ -38,6 +38,7 @@ type mcpOptions struct {
 	taskForbidden, taskRequired []string
 	principals                  mcpPrincipalFlags
 	budget                      mcpBudgetFlags
+	partStore                   partStoreFlags // parts.go
 }
 
 // mcpAuthOptions are the authentication flags of `toolgate mcp --listen`.
@@ -176,6 +177,8 @@ The tool list comes from the workers' catalog; when no worker answers, from this
 	bindEnv(fs, "listen", "TOOLGATE_MCP_LISTEN")
 	bindEnv(fs, "auth-token-file", "TOOLGATE_MCP_TOKEN_FILE")
 	addMCPPrincipalFlags(cmd, &o.principals)
+	o.partStore.DefaultDir, o.partStore.OnlyExisting = readerPartStoreDir(a.lookupEnv), true
+	addPartStoreFlags(cmd, a, &o.partStore, "(the workers' store, read to return each part as its MCP content type; default toolgate dev's: $TOOLGATE_DATA_DIR/parts, else ~/.local/share/toolgate/parts)")
 	return cmd
 }
 
@@ -227,9 +230,19 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	// Results' parts are read from the workers' part store, with the same codec keys.
+	keys, err := o.conn.keys.open(o.conn.codecKey, a.logger)
+	if err != nil {
+		return err
+	}
+	parts, partsCloser, err := o.partStore.open(ctx, credentialKeys(keys))
+	if err != nil {
+		return err
+	}
+	defer partsCloser.Close()
 	server := mcp.NewServer(tg, tools, mcp.Options{PollAfter: o.http.pollAfter,
 		TaskSupportForbidden: o.taskForbidden, TaskSupportRequired: o.taskRequired, TaskTTL: retention,
-		PrincipalClaims: claims, Grants: grants, Budget: budget, Policy: decider})
+		PrincipalClaims: claims, Grants: grants, Budget: budget, Policy: decider, Parts: parts})
 	if o.listen == "" {
 		err := server.Run(ctx, mcp.Transport(&sdk.StdioTransport{}))
 		if errors.Is(err, context.Canceled) {

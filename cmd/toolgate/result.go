@@ -12,6 +12,8 @@ import (
 type resultOptions struct {
 	conn   connOptions
 	target targetOptions
+	parts  string         // --parts: where to write the parts' bytes
+	store  partStoreFlags // parts.go
 }
 
 func newResultCommand(a *app) *cobra.Command {
@@ -22,11 +24,16 @@ func newResultCommand(a *app) *cobra.Command {
 		Long: `Print the tool-result message JSON of a call on stdout, waiting while it runs.
 Name the call by its workflow ID (toolcall-<call ID>, as call --detach prints) or --call-id.
 
+A rich result records claims of its parts (images, audio, resources: type, size, sha256), never
+their bytes; --parts DIR writes each part's bytes to DIR/part-<index><ext>, read from the part
+store (--part-store, default toolgate dev's) and checked against its sha256.
+
 Exit codes as for call: 0 isError false, 1 isError true, 2 no such call, 3 fatal
 NonRecoverableToolError, 4 the call was canceled, 5 other failure (also when Ctrl-C stops the
-waiting: the call itself goes on).`,
+waiting, or a part cannot be written: the call itself goes on).`,
 		Example: `  toolgate result toolcall-call-add-1
-  toolgate result --call-id call-add-1`,
+  toolgate result --call-id call-add-1
+  toolgate result --call-id call-report-1 --parts ./report-parts`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runResult(cmd.Context(), a, o, args)
@@ -34,6 +41,9 @@ waiting: the call itself goes on).`,
 	}
 	addConnFlags(cmd, &o.conn)
 	addTargetFlags(cmd, &o.target)
+	cmd.Flags().StringVar(&o.parts, "parts", "", "write the bytes of the result's parts to this directory (created 0700), each as part-<index><ext>")
+	o.store.DefaultDir, o.store.OnlyExisting = readerPartStoreDir(a.lookupEnv), true
+	addPartStoreFlags(cmd, a, &o.store, "(default toolgate dev's: $TOOLGATE_DATA_DIR/parts, else ~/.local/share/toolgate/parts)")
 	return cmd
 }
 
@@ -51,5 +61,19 @@ func runResult(ctx context.Context, a *app, o resultOptions, args []string) erro
 		}
 		return aboutCall(ids, err)
 	}
-	return printResult(a, a.logger.With(ids.fields()...), res)
+	logger := a.logger.With(ids.fields()...)
+	printed := printResult(a, logger, res)
+	if o.parts == "" || len(res.Parts()) == 0 {
+		return printed
+	}
+	keys, err := o.conn.keys.open(o.conn.codecKey, a.logger)
+	if err != nil {
+		return err
+	}
+	store, closer, err := o.store.open(ctx, credentialKeys(keys))
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	return errors.Join(writeParts(ctx, logger, store, res, o.parts), printed)
 }

@@ -35,6 +35,7 @@ type workerOptions struct {
 	deployment    worker.Deployment
 	oauth         oauthFlags
 	credStore     credentialStoreFlags
+	partStore     partStoreFlags // parts.go
 	callbacks     callbackFlags
 }
 
@@ -160,6 +161,7 @@ every one opens. Every worker of a fleet reads the same key, so any of them serv
 	cmd.Flags().DurationVar(&o.mcpHeartbeat, "mcp-heartbeat-timeout", toolcore.DefaultHeartbeatTimeout, "how long a mounted tool's call may go without a heartbeat before its worker counts as lost")
 	addOAuthFlags(cmd, &o.oauth, true)
 	addCredentialStoreFlags(cmd, a, &o.credStore, credentialStoreWorker)
+	addPartStoreFlags(cmd, a, &o.partStore, "(default none: a tool's rich result with parts to keep fails its call)")
 	addCallbackFlags(cmd, &o.callbacks)
 	return cmd
 }
@@ -253,12 +255,17 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 		return err
 	}
 	defer credsCloser.Close()
+	parts, partsCloser, err := o.partStore.open(ctx, credentialKeys(keys))
+	if err != nil {
+		return err
+	}
+	defer partsCloser.Close()
 	callbackURLs, err := callbackEP.serve(ctx, a.logger, c, secretSource)
 	if err != nil {
 		return err
 	}
 	w, err := worker.New(c, o.conn.namespace, reg, worker.Options{TaskQueue: o.taskQueue, StopTimeout: o.stopTimeout, Logger: a.logger,
-		Deployment: o.deployment, DataConverter: dc, Policy: decider, Secrets: secretSource, Credentials: creds, Callbacks: callbackURLs})
+		Deployment: o.deployment, DataConverter: dc, Policy: decider, Secrets: secretSource, Credentials: creds, Callbacks: callbackURLs, Parts: parts})
 	if err != nil {
 		return fmt.Errorf("create worker: %w", err)
 	}
