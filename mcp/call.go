@@ -83,9 +83,7 @@ func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	if err != nil {
 		return nil, err
 	}
-	if !h.interactive && in.state == "" {
-		in = callInput{stateless: in.stateless} // its calls never ask: nothing to relay
-	}
+	in.relay = h.interactive || in.state != "" // others' calls never ask: nothing to relay
 	var workflowID, runID string
 	firstLook := InputFirstLook
 	if in.state != "" {
@@ -113,7 +111,7 @@ func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sd
 		consent = showConsent(ctx, h.tg, req.Session, urlMode, req.Params.GetProgressToken(), nil, workflowID, req.Params.Name)
 	}
 	// The tool's questions go to this request's client when it can answer them (input.go).
-	relay := relayInput(ctx, h.tg, req.Session, workflowID, in, nil, firstLook)
+	relay := relayInput(ctx, h.tg, req.Session, workflowID, in, nil, firstLook, InputInterval)
 	// Waiting on the run the start returned saves a DescribeWorkflowExecution per call.
 	res, asked, err := h.wait(ctx, workflowID, runID, relay)
 	relay.Finish()
@@ -122,8 +120,14 @@ func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sd
 		// Before the result: the last report, which no poll may have seen.
 		progress.Finish(ctx, err == nil && asked == nil)
 	}
+	if asked != nil && asked.missing != nil {
+		if in.state == "" && req.Params.Meta[IdempotencyKeyMeta] == nil {
+			h.abandon(ctx, workflowID) // no one can reach this call again
+		}
+		return nil, missingCapability(req.Params.Name, asked.missing)
+	}
 	if asked != nil {
-		return h.inputRequired(ctx, req.Params.Name, workflowID, *asked)
+		return h.inputRequired(ctx, req.Params.Name, workflowID, asked.round)
 	}
 	if err != nil && ctx.Err() != nil {
 		return nil, h.requestEnded(ctx, workflowID)
@@ -136,7 +140,7 @@ func (h *callHandler) handle(ctx context.Context, req *sdk.CallToolRequest) (*sd
 
 // wait waits for the result of workflowID's call (of run runID, or its current run for ""), or,
 // for a 2026-07-28 request, for a round of questions its client answers, whichever comes first.
-func (h *callHandler) wait(ctx context.Context, workflowID, runID string, relay *inputRelay) (toolcore.Result, *wire.InputState, error) {
+func (h *callHandler) wait(ctx context.Context, workflowID, runID string, relay *inputRelay) (toolcore.Result, *relayOutcome, error) {
 	if relay == nil {
 		res, err := h.tg.ResultOfRun(ctx, workflowID, runID)
 		return res, nil, err
@@ -155,8 +159,8 @@ func (h *callHandler) wait(ctx context.Context, workflowID, runID string, relay 
 	select {
 	case o := <-done:
 		return o.res, nil, o.err
-	case st := <-relay.Required():
-		return toolcore.Result{}, &st, nil
+	case o := <-relay.Required():
+		return toolcore.Result{}, &o, nil
 	}
 }
 

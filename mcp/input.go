@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/client"
@@ -137,6 +139,11 @@ type callInput struct {
 	state string
 	// responses are the request's inputResponses, as JSON, by key.
 	responses map[string]json.RawMessage
+	// relay: the request's call may ask (an Interactive tool's, or a retry's), so it is watched.
+	relay bool
+	// task: the request may become a task, which waits for another answerer: questions its
+	// client cannot answer do not end it.
+	task bool
 }
 
 // inputOfRequest reads req's client capabilities, requestState and inputResponses (only a
@@ -240,8 +247,8 @@ type inputRelay struct {
 	related    sdk.Meta // the related-task _meta of a 2025-11-25 task's requests, or nil
 
 	// required receives, for a 2026-07-28 request, the first round with questions its client
-	// answers; the request then ends with them.
-	required chan wire.InputState
+	// answers, or the capabilities it lacks to answer any of a round's; the request then ends.
+	required chan relayOutcome
 
 	mu        sync.Mutex
 	watch     *client.InputWatch
@@ -253,24 +260,31 @@ type inputRelay struct {
 	endAsking context.CancelFunc
 }
 
-// errRelayDone stops the watch once a 2026-07-28 request has its round.
+// relayOutcome is how a 2026-07-28 request's wait ends on its call's questions: a round with
+// the questions its client answers, or the capabilities it lacks to answer any of a round's.
+type relayOutcome struct {
+	round   wire.InputState
+	missing map[string]any
+}
+
+// errRelayDone stops the watch once a 2026-07-28 request has its outcome.
 var errRelayDone = errors.New("the request hands the round back")
 
 // relayInput starts relaying workflowID's questions to the client of a request (ss for a
-// 2025-11-25 session), the first read after delay; nil when the client answers nothing and
-// brought no answers.
-func relayInput(ctx context.Context, tg *client.Client, ss *sdk.ServerSession, workflowID string, in callInput, related sdk.Meta, delay time.Duration) *inputRelay {
-	if !in.caps.any() && len(in.responses) == 0 {
+// 2025-11-25 session), the first read after delay, then every interval; nil when its call is not
+// watched (in.relay false), or a 2025-11-25 client answers nothing and brought no answers.
+func relayInput(ctx context.Context, tg *client.Client, ss *sdk.ServerSession, workflowID string, in callInput, related sdk.Meta, delay, interval time.Duration) *inputRelay {
+	if !in.relay || (!in.stateless && !in.caps.any() && len(in.responses) == 0) {
 		return nil
 	}
 	askCtx, endAsking := context.WithCancel(ctx)
 	r := &inputRelay{tg: tg, ss: ss, workflowID: workflowID, in: in, by: answeredBy(ctx), related: related,
-		required: make(chan wire.InputState, 1), pool: maps.Clone(in.responses), endAsking: endAsking, endRound: func() {}}
+		required: make(chan relayOutcome, 1), pool: maps.Clone(in.responses), endAsking: endAsking, endRound: func() {}}
 	start := func() {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if !r.stopped {
-			r.watch = tg.WatchInput(ctx, workflowID, InputInterval, func(_ context.Context, st wire.InputState) error {
+			r.watch = tg.WatchInput(ctx, workflowID, interval, func(_ context.Context, st wire.InputState) error {
 				return r.deliver(askCtx, st)
 			})
 		}
@@ -283,8 +297,8 @@ func relayInput(ctx context.Context, tg *client.Client, ss *sdk.ServerSession, w
 	return r
 }
 
-// Required is the round a 2026-07-28 request hands back to its client; nil for none.
-func (r *inputRelay) Required() <-chan wire.InputState {
+// Required is how a 2026-07-28 request's wait ends on its call's questions; nil for none.
+func (r *inputRelay) Required() <-chan relayOutcome {
 	if r == nil {
 		return nil
 	}
@@ -312,11 +326,15 @@ func (r *inputRelay) deliver(ctx context.Context, st wire.InputState) error {
 	}
 	offer := r.in.caps.offered(requests)
 	if len(offer) == 0 {
+		if missing := missingCaps(requests); r.in.stateless && !r.in.task && len(missing) > 0 {
+			r.required <- relayOutcome{missing: missing}
+			return errRelayDone
+		}
 		return nil // answered, or for another answerer
 	}
 	if r.in.stateless {
 		st.Requests = offer
-		r.required <- st
+		r.required <- relayOutcome{round: st}
 		return errRelayDone
 	}
 	roundCtx, endRound := context.WithCancel(ctx)
@@ -329,6 +347,39 @@ func (r *inputRelay) deliver(ctx context.Context, st wire.InputState) error {
 		}()
 	}
 	return nil
+}
+
+// missingCaps is the client capabilities (a ClientCapabilities object) that would answer the
+// questions of requests a client may answer (not callbacks).
+func missingCaps(requests map[string]toolcore.InputRequest) map[string]any {
+	all := inputCaps{form: true, url: true, sampling: true, roots: true}
+	out := map[string]any{}
+	for _, q := range requests {
+		if !all.answers(q) {
+			continue
+		}
+		switch {
+		case q.Method == toolcore.MethodSample:
+			out["sampling"] = map[string]any{}
+		case q.Method == toolcore.MethodListRoots:
+			out["roots"] = map[string]any{}
+		case (inputCaps{url: true}).answers(q):
+			out["elicitation"] = map[string]any{"url": map[string]any{}}
+		default:
+			out["elicitation"] = map[string]any{"form": map[string]any{}}
+		}
+	}
+	return out
+}
+
+// missingCapability is the -32021 error of a 2026-07-28 request whose call asks questions its
+// client declared it cannot answer, none of which it can.
+func missingCapability(toolName string, missing map[string]any) error {
+	data, _ := json.Marshal(map[string]any{"requiredCapabilities": missing})
+	return &jsonrpc.Error{Code: wire.MCPCodeMissingRequiredClientCapability,
+		Message: "tool " + toolName + " asks for input this client does not declare it gives (" + strings.Join(slices.Sorted(maps.Keys(missing)), ", ") +
+			"): declare it in _meta[\"" + sdk.MetaKeyClientCapabilities + "\"]",
+		Data: data}
 }
 
 // ask sends q to the 2025-11-25 client and its answer to the call. A failed request (the client
@@ -426,4 +477,13 @@ func sdkInputRequest(q toolcore.InputRequest) (sdk.InputRequest, error) {
 		return &p, json.Unmarshal(params, &p)
 	}
 	return nil, fmt.Errorf("method %s is not asked of a client", q.Method)
+}
+
+// abandon cancels the call of workflowID that nobody can reach any more (a fresh 2026-07-28
+// call without an idempotency key, whose client cannot answer its questions); the request does
+// not wait for it to close.
+func (h *callHandler) abandon(ctx context.Context, workflowID string) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refuseTimeout)
+	defer cancel()
+	_ = h.tg.CancelByWorkflowID(cctx, workflowID) // a call that ended meanwhile needs nothing
 }

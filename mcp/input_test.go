@@ -261,12 +261,20 @@ func TestInputAskedOfMCPTask(t *testing.T) {
 	t.Run(mcp.StatelessRevision, func(t *testing.T) {
 		caps := &sdk.ClientCapabilities{Extensions: map[string]any{wire.MCPTasksExtension: map[string]any{}},
 			Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}}}
-		cs := connect(t, mcp.StatelessRevision, &sdk.ClientOptions{Capabilities: caps})
+		inline := make(chan string, 4)
+		cs := connect(t, mcp.StatelessRevision, &sdk.ClientOptions{Capabilities: caps,
+			ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+				inline <- req.Params.Message
+				return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"value": "name-inline"}}, nil
+			}})
 		_, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "rounds", Arguments: map[string]any{},
 			Meta: sdk.Meta{mcp.IdempotencyKeyMeta: "rounds-task"}})
 		require.NoError(t, err)
 		const taskID = "mcp/toolcall-rounds-task"
-		for _, q := range []string{"name", "color"} {
+		// The first question comes within TaskInlineWindow: the tools/call answers it with an
+		// InputRequiredResult, which the client's multi round-trip retry answers and gets the task.
+		assert.Equal(t, "Your name?", receive(t, inline, "the first round, inline"))
+		for _, q := range []string{"color"} {
 			task := until(t, cs, taskID, func(task *extTask) bool { _, ok := task.InputRequests[q]; return ok || terminal(task) })
 			require.Equal(t, wire.MCPTaskInputRequired, task.Status, "%q", task.StatusMessage)
 			require.Len(t, task.InputRequests, 1)
@@ -281,7 +289,7 @@ func TestInputAskedOfMCPTask(t *testing.T) {
 		require.Equal(t, "completed", task.Status)
 		got, isError := extResultText(task)
 		require.False(t, isError, got)
-		assert.JSONEq(t, `{"answers":["name-task","color-task"]}`, got)
+		assert.JSONEq(t, `{"answers":["name-inline","color-task"]}`, got)
 	})
 
 	t.Run("2025-11-25", func(t *testing.T) {
@@ -307,4 +315,21 @@ func TestInputAskedOfMCPTask(t *testing.T) {
 		assert.Equal(t, map[string]any{"taskId": taskID}, e.Meta[wire.MCPRelatedTaskMeta])
 		assert.Empty(t, asked, "asked once")
 	})
+}
+
+// A 2026-07-28 tools/call whose tool asks only what its client did not declare it answers ends
+// with -32021 naming the capabilities it lacks (the suite's server-stateless).
+func TestInputMissingCapability(t *testing.T) {
+	_, url := askingServer(t, mcp.Options{})
+	c := sdk.NewClient(&sdk.Implementation{Name: "input-test", Version: "1"}, &sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}})
+	cs, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url}, &sdk.ClientSessionOptions{ProtocolVersion: mcp.StatelessRevision})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	ctx, cancel := context.WithTimeout(t.Context(), consentWait)
+	defer cancel()
+	_, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "capital", Arguments: map[string]any{}})
+	rpcErr := rpcError(t, err)
+	assert.EqualValues(t, wire.MCPCodeMissingRequiredClientCapability, rpcErr.Code)
+	assert.Contains(t, rpcErr.Message, "sampling")
+	assert.JSONEq(t, `{"requiredCapabilities":{"sampling":{}}}`, string(rpcErr.Data))
 }

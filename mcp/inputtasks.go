@@ -10,6 +10,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
 
@@ -120,5 +121,77 @@ func (t *tasks) relayTaskInput(ctx context.Context, ss *sdk.ServerSession, st cl
 		return nil
 	}
 	related := sdk.Meta{wire.MCPRelatedTaskMeta: map[string]any{"taskId": st.WorkflowID}}
-	return relayInput(ctx, t.tg, ss, st.WorkflowID, callInput{caps: sessionInputCaps(ss)}, related, 0)
+	return relayInput(ctx, t.tg, ss, st.WorkflowID, callInput{caps: sessionInputCaps(ss), relay: true}, related, 0, InputInterval)
+}
+
+// inlineInputInterval is how often a task-capable 2026-07-28 request reads its call's wait for
+// input within TaskInlineWindow.
+const inlineInputInterval = 100 * time.Millisecond
+
+// resultTypeInputRequired is the resultType of an InputRequiredResult (SEP-2322).
+const resultTypeInputRequired = "input_required"
+
+// resumeTaskV2 answers the round a task-capable 2026-07-28 retry's requestState names and
+// answers with the call's task: input gathered by InputRequiredResults ends in a task, never in
+// an inline result (SEP-2663's composition with SEP-2322).
+func (t *tasks) resumeTaskV2(ctx context.Context, req *sdk.CallToolRequest) (sdk.Result, error) {
+	h, ok := t.handlers[req.Params.Name]
+	if !ok {
+		return nil, invalidParams(fmt.Sprintf("unknown tool %q", req.Params.Name))
+	}
+	call, err := h.toolCall(req)
+	if err != nil {
+		return nil, err
+	}
+	in, err := inputOfRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	workflowID, err := h.resumeInput(ctx, req, call, in)
+	if err != nil {
+		return nil, err
+	}
+	st, err := t.tg.StatusByWorkflowID(ctx, workflowID)
+	if err != nil {
+		return nil, protocolError(err)
+	}
+	m := t.taskV2(st)
+	m["resultType"] = wire.MCPResultTypeTask
+	return complete(m)
+}
+
+// inlineOrAsk is inlineResult for the call of a task-capable 2026-07-28 request: when its tool
+// may ask and, within TaskInlineWindow, asks questions the request's client answers, the request
+// ends with the InputRequiredResult (asked) instead of a task; the retry with the answers gets
+// the task (resumeTaskV2).
+func (t *tasks) inlineOrAsk(ctx context.Context, h *callHandler, req *sdk.CallToolRequest, workflowID, runID string) (res toolcore.Result, asked sdk.Result, done bool, err error) {
+	if !h.interactive {
+		res, done, err = t.inlineResult(ctx, workflowID, runID)
+		return res, nil, done, err
+	}
+	in, err := inputOfRequest(req)
+	if err != nil {
+		in = callInput{stateless: true, caps: metaInputCaps(req.Params.Meta)} // answers it cannot read are dropped
+	}
+	in.relay, in.task = true, true
+	waitCtx, stop := context.WithTimeout(ctx, TaskInlineWindow)
+	defer stop()
+	relay := relayInput(waitCtx, t.tg, req.Session, workflowID, in, nil, 0, inlineInputInterval)
+	res, o, err := h.wait(waitCtx, workflowID, runID, relay)
+	relay.Finish()
+	switch {
+	case o != nil && o.missing == nil:
+		ir, err := h.inputRequired(ctx, req.Params.Name, workflowID, o.round)
+		if err != nil {
+			return toolcore.Result{}, nil, true, err
+		}
+		m := resultMap(ir)
+		m["resultType"] = resultTypeInputRequired
+		delete(m, "content")
+		asked, err := complete(m)
+		return toolcore.Result{}, asked, true, err
+	case o != nil, err != nil && waitCtx.Err() != nil:
+		return toolcore.Result{}, nil, false, nil
+	}
+	return res, nil, true, err
 }

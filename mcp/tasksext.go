@@ -237,16 +237,24 @@ func (t *tasks) addTaskSupport(m map[string]any) {
 const TaskInlineWindow = TaskPollInterval * time.Millisecond
 
 // createV2 starts the call and answers with its result when it completes within
-// TaskInlineWindow (inlineResult), else with the flat CreateTaskResult, once the workflow has
-// started (tasks/get resolves it from then on).
+// TaskInlineWindow (inlineResult), or with an InputRequiredResult when its tool asks the client
+// meanwhile (inlineOrAsk), else with the flat CreateTaskResult, once the workflow has started
+// (tasks/get resolves it from then on). A retry with a requestState answers its round and gets
+// the task (resumeTaskV2).
 func (t *tasks) createV2(ctx context.Context, req *sdk.CallToolRequest) (sdk.Result, error) {
+	if req.Params.RequestState != "" {
+		return t.resumeTaskV2(ctx, req) // the answers of an InputRequiredResult (inputtasks.go)
+	}
 	h, workflowID, runID, err := t.start(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	if res, done, err := t.inlineResult(ctx, workflowID, runID); done {
+	if res, asked, done, err := t.inlineOrAsk(ctx, h, req, workflowID, runID); done {
 		if err != nil {
 			return nil, protocolError(err)
+		}
+		if asked != nil {
+			return asked, nil
 		}
 		return complete(resultMap(h.toolResult(res, workflowID)))
 	}
