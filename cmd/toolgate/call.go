@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -32,6 +33,7 @@ type callOptions struct {
 	progress  string
 	priority  wire.Priority
 	principal toolcore.Principal // --as...; asserted, zero without --as
+	prompt    string             // --prompt: auto, always, never
 }
 
 func newCallCommand(a *app) *cobra.Command {
@@ -54,7 +56,13 @@ and the tool's last report before the result (the bar stays on its line). When n
 the task queue 3 seconds after the start, a line on stderr says so, at any --log-level, and the
 call keeps waiting: it runs once a worker polls. A call whose tool needs its principal's
 consent to a provider (docs/secrets.md) prints the URL to open on stderr, once, and waits for
-it. Ctrl-C cancels the call: the tool sees its
+it. A call whose tool asks for input mid-run (docs/talkback.md) prompts for the answers on the
+terminal: an elicitation's message, accept, decline or cancel, then its form's fields by type; a
+sampling request's messages, then your reply in the model's place; a request for roots, then
+whether to share the current directory. With stdin not a terminal (or --prompt never) it prints
+the questions and the toolgate answer command on stderr instead, and waits for the answers;
+--prompt always reads the answers from stdin, one line per prompt, for scripts.
+Ctrl-C cancels the call: the tool sees its
 context canceled, the workflow ends canceled, and call exits 4 (with no worker, at once: the
 recorded cancel request ends the call unrun when one polls). --detach only starts the call and
 prints the workflow ID; use result, status, cancel with it.
@@ -85,6 +93,7 @@ the agent run), 4 canceled, 5 other failure.`,
 	fs.StringVar(&o.principal.Issuer, "as-issuer", "", "issuer of the --as principal")
 	fs.StringVar(&o.principal.Tenant, "as-tenant", "", "tenant of the --as principal")
 	fs.StringSliceVar(&o.principal.Groups, "as-group", nil, "a group of the --as principal (repeatable)")
+	fs.StringVar(&o.prompt, "prompt", promptAuto, "when the tool asks for input: auto (prompt when stdin is a terminal), always (read answers from stdin, one line per prompt), never (print the questions and how to answer them)")
 	return cmd
 }
 
@@ -140,6 +149,10 @@ func runCall(ctx context.Context, a *app, o callOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	prompting, err := o.prompting(len(args) == 0, a.in)
+	if err != nil {
+		return badInput(err)
+	}
 	if err := o.priority.Check(); err != nil {
 		return badInput(err)
 	}
@@ -164,6 +177,12 @@ func runCall(ctx context.Context, a *app, o callOptions, args []string) error {
 	copts.NoWorker = func(ev tgclient.NoWorkerEvent) { view.println(noWorkerNotice(ev.TaskQueue)) }
 	copts.OnProgress, copts.ProgressInterval = view.hook(), progressInterval
 	copts.OnConsent = func(ev tgclient.ConsentEvent) { view.println(consentNotice(ev)) }
+	copts.OnInput, copts.InputInterval = inputNotice(view.println), progressInterval
+	if prompting {
+		dir, _ := os.Getwd() // unknown: the root offered is "file:///."
+		p := &inputPrompter{out: a.err, lines: newLineReader(a.in), dir: dir, clear: view.clear}
+		copts.OnInput = p.hook
+	}
 	cl := tgclient.New(c, copts)
 
 	if o.detach {
@@ -196,6 +215,23 @@ func runCall(ctx context.Context, a *app, o callOptions, args []string) error {
 	}
 	view.finish()
 	return printResult(a, logger, res)
+}
+
+// prompting reports whether the call prompts for its tool's questions on stdin: --prompt always,
+// or auto with stdin a terminal; never when the call itself is read from stdin.
+func (o callOptions) prompting(callOnStdin bool, stdin io.Reader) (bool, error) {
+	switch o.prompt {
+	case promptAlways:
+		if callOnStdin {
+			return false, errors.New("--prompt always reads answers from stdin: give NAME [ARGUMENTS_JSON] instead of a call on stdin")
+		}
+		return true, nil
+	case promptAuto:
+		return !callOnStdin && isTerminal(stdin), nil
+	case promptNever:
+		return false, nil
+	}
+	return false, fmt.Errorf("--prompt %q: want auto, always or never", o.prompt)
 }
 
 // noWorkerNotice is the line call prints on stderr when no worker polls taskQueue a few seconds

@@ -5,8 +5,9 @@
 //	toolgate worker [--setup]          a worker with the toolbox against any Temporal frontend
 //	toolgate call NAME [JSON]          run one call, print the result message (or a call on stdin)
 //	toolgate result ID                 wait for a call and print its result message
-//	toolgate status ID                 a call's state, attempt, progress and approval
+//	toolgate status ID                 a call's state, attempt, progress, approval and questions
 //	toolgate cancel ID                 ask a running call to stop
+//	toolgate answer ID KEY=ANSWER...   answer the questions a call's tool asks mid-run
 //	toolgate approvals                 list the calls waiting for an approval decision
 //	toolgate approve ID                show a waiting call and its hash, then approve it
 //	toolgate reject ID --reason TEXT   show a waiting call and its hash, then reject it

@@ -24,6 +24,7 @@ func commands() []func(*app) *cobra.Command {
 		newResultCommand,
 		newStatusCommand,
 		newCancelCommand,
+		newAnswerCommand,
 		newApprovalsCommand,
 		newApproveCommand,
 		newRejectCommand,

@@ -30,8 +30,9 @@ func newStatusCommand(a *app) *cobra.Command {
 		Short: "Show a call's state, attempt and latest progress",
 		Long: `Show where a call is, without waiting: its state (running, completed, failed, canceled,
 terminated, timedOut), the attempt of its tool, the latest progress and checkpoint the tool
-reported, the URL where its principal consents while it waits for that (docs/secrets.md)
-and, once completed, its result message. One "key value" line each, or a JSON object with --json:
+reported, the URL where its principal consents while it waits for that (docs/secrets.md),
+the questions its tool asks while it waits for input (each key, method, message and fields,
+the deadline, and the toolgate answer command; docs/talkback.md) and, once completed, its result message. One "key value" line each, or a JSON object with --json:
 
   {"workflowId":"toolcall-x","runId":"...","toolCallId":"x","toolName":"sleep","state":"running","attempt":1,"progress":{"completed":3,"total":600,"message":"..."}}
 
@@ -72,6 +73,9 @@ type statusJSON struct {
 	// Consent is the call's wait for its principal's consent (the query "toolgate.consent"),
 	// while it waits; its request is zero when no worker answered the query.
 	Consent *wire.ConsentState `json:"consent,omitempty"`
+	// Input is the call's wait for answers to its tool's questions (the query "toolgate.input"),
+	// while it waits; no round and no questions when no worker answered the query.
+	Input *wire.InputState `json:"input,omitempty"`
 }
 
 func runStatus(ctx context.Context, a *app, o statusOptions, args []string) error {
@@ -127,6 +131,7 @@ func writeStatus(w io.Writer, st tgclient.Status, waiting *wire.ApprovalState, a
 	}
 	out.Approval = waiting
 	out.Consent = st.Consent
+	out.Input = st.Input
 	if asJSON {
 		return writeJSON(w, out)
 	}
@@ -149,6 +154,9 @@ func writeStatus(w io.Writer, st tgclient.Status, waiting *wire.ApprovalState, a
 	}
 	if c := out.Consent; c != nil {
 		lines = append(lines, [2]string{"consent", consentText(*c)})
+	}
+	if in := out.Input; in != nil {
+		lines = append(lines, inputLines(out.WorkflowID, *in)...)
 	}
 	if out.RetryAt != nil {
 		lines = append(lines, [2]string{"retry at", out.RetryAt.Format(time.RFC3339) + " after: " + out.LastFailure})
