@@ -11,11 +11,13 @@
 // reports how the call ended: the test kills the server meanwhile), "retry" (the same call,
 // reporting its result), and the MCP tasks utility: "task-start" (count with MCP_KEY as a task,
 // reporting the task), "task-finish" (tasks/get, tasks/result, tasks/list and tasks/cancel of
-// MCP_TASK_ID, maybe on another server process), "task-cancel" (wait as a task, then cancel it).
+// MCP_TASK_ID, maybe on another server process), "task-cancel" (wait as a task, then cancel it),
+// "logs" (logging/setLevel info, then chatty with a progress token: its progress and log
+// notifications in the order the client handled them).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CallToolResultSchema, CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, CreateTaskResultSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const IDEMPOTENCY_KEY = "io.toolgate/idempotencyKey";
 
@@ -159,7 +161,29 @@ async function taskCancel(client) {
   return report;
 }
 
-const scenarios = { basic, cancel, held, retry, "task-start": taskStart, "task-finish": taskFinish, "task-cancel": taskCancel };
+async function logs(client) {
+  const events = [];
+  let heard;
+  const allHeard = new Promise((resolve) => (heard = resolve));
+  const hear = (e) => {
+    events.push(e);
+    if (events.length >= 5) heard();
+  };
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) =>
+    hear({ level: n.params.level, logger: n.params.logger, data: n.params.data }),
+  );
+  await client.setLoggingLevel("info");
+  const result = await client.callTool({ name: "chatty", arguments: {} }, CallToolResultSchema, {
+    onprogress: (p) => hear({ progress: p.progress, total: p.total }),
+  });
+  // Every notification was sent before the result; a client may handle the last ones just after.
+  let timer;
+  await Promise.race([allHeard, new Promise((resolve) => (timer = setTimeout(resolve, 5000)))]);
+  clearTimeout(timer);
+  return { events, result };
+}
+
+const scenarios = { basic, cancel, held, retry, logs, "task-start": taskStart, "task-finish": taskFinish, "task-cancel": taskCancel };
 const client = new Client({ name: "toolgate-interop", version: "1.0.0" });
 const t = transport();
 await client.connect(t);

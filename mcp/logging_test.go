@@ -19,9 +19,9 @@ import (
 	"github.com/toolgate/toolgate/toolcore"
 )
 
-// chattyServer serves "chatty", a tool that logs at four levels among two progress reports:
-// debug d, progress 1, info i, warning w (with data), progress 2, error e.
-func chattyServer(t *testing.T) *sdk.Server {
+// chattyFixture is a worker serving "chatty", a tool that logs at four levels among two progress
+// reports: debug d, progress 1, info i, warning w (with data), progress 2, error e.
+func chattyFixture(t *testing.T) *fixture {
 	chatty := toolcore.MustDefine(toolcore.Definition[struct{}]{Name: "chatty", Description: "Logs among its progress.",
 		Options: toolcore.Options{SideEffect: toolcore.ReadOnly},
 		Execute: func(ctx context.Context, _ struct{}) (any, error) {
@@ -35,11 +35,14 @@ func chattyServer(t *testing.T) *sdk.Server {
 		}})
 	reg, err := toolcore.NewRegistry(chatty)
 	require.NoError(t, err)
-	tg, _ := servingWorker(t, reg)
+	tg, queue := servingWorker(t, reg)
 	infos, err := tg.ListTools(t.Context())
 	require.NoError(t, err)
-	return mcp.NewServer(tg, infos, mcp.Options{})
+	return &fixture{tg: tg, infos: infos, queue: queue}
 }
+
+// chattyServer is the MCP server of chattyFixture.
+func chattyServer(t *testing.T) *sdk.Server { return chattyFixture(t).server() }
 
 // heard records, in wire order (as the client reads them off its connection), a client's
 // progress and log notifications and the responses it receives.
@@ -231,4 +234,27 @@ func TestLogsAtTheStatelessRevisionFollowTheRequestsLevel(t *testing.T) {
 	resp, body := post2026(t, srv.URL, "logging/setLevel", map[string]any{"level": "debug"}, nil)
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode, body)
 	assert.Contains(t, body, `-32601`)
+}
+
+// The TypeScript SDK's client gets a tool's log messages in order with its progress, over stdio
+// and streamable HTTP, from a real `toolgate mcp`.
+func TestTypeScriptClientLogs(t *testing.T) {
+	f := chattyFixture(t)
+	for name, env := range transports(t, f) {
+		t.Run(name, func(t *testing.T) {
+			var report struct {
+				Events []map[string]any `json:"events"`
+				Result tsToolResult     `json:"result"`
+			}
+			runTypeScriptClient(t, "logs", env, &report)
+			assert.False(t, report.Result.IsError)
+			assert.Equal(t, []map[string]any{
+				{"progress": 1.0, "total": 2.0},
+				{"level": "info", "logger": "chatty", "data": "i"},
+				{"level": "warning", "logger": "chatty", "data": map[string]any{"message": "w", "data": map[string]any{"k": 1.0}}},
+				{"progress": 2.0, "total": 2.0},
+				{"level": "error", "logger": "chatty", "data": "e"},
+			}, report.Events)
+		})
+	}
 }
