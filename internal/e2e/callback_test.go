@@ -102,14 +102,25 @@ func (p *provider) next(t testing.TB) string {
 // callBack POSTs body to u as the provider does and returns the status and answer.
 func callBack(t testing.TB, u, contentType, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, u, strings.NewReader(body))
+	status, text, err := post(t.Context(), u, contentType, body)
 	require.NoError(t, err)
+	return status, text
+}
+
+// post is callBack for any goroutine.
+func post(ctx context.Context, u, contentType, body string) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(body))
+	if err != nil {
+		return 0, "", err
+	}
 	req.Header.Set("Content-Type", contentType)
 	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	if err != nil {
+		return 0, "", err
+	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	return resp.StatusCode, string(b)
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	return resp.StatusCode, string(b), err
 }
 
 // tampered is u with one bit of its opaque segment flipped.
@@ -196,6 +207,58 @@ func TestLateCallbackRefusedAfterTimeout(t *testing.T) {
 
 	status, text := callBack(t, p.next(t), "application/json", `{"status":"paid"}`)
 	assert.Equal(t, http.StatusGone, status, text)
+}
+
+// Callbacks to one URL racing each other (a provider's retries, a replay) are answered 200 once:
+// the others are refused 409 by the call, or 410 once it has ended, and the tool sees the one
+// that was taken.
+func TestConcurrentCallbacksAnswerOnce(t *testing.T) {
+	p := newProvider()
+	var runs atomic.Int32
+	tool := define(t, "hook", toolcore.Options{SideEffect: toolcore.Idempotent}, func(ctx context.Context, _ args) (any, error) {
+		runs.Add(1)
+		got, err := toolcore.Callback(ctx, "done", p.register)
+		if err != nil {
+			return nil, err
+		}
+		return string(got.Body), nil
+	})
+	e := newCallbackEnv(t, 0, tool)
+	e.startWorker()
+	done := goExecute(t.Context(), e.client, call(t, "hook-1", "hook", `{}`))
+	u := p.next(t)
+	const senders = 5
+	type answer struct {
+		status     int
+		body, text string
+	}
+	answers := make(chan answer, senders)
+	for i := range senders {
+		go func() {
+			body := "delivery-" + strconv.Itoa(i)
+			status, text, err := post(t.Context(), u, "text/plain", body)
+			if err != nil {
+				text = err.Error()
+			}
+			answers <- answer{status, body, text}
+		}()
+	}
+	var taken []string
+	for range senders {
+		a := <-answers
+		switch a.status {
+		case http.StatusOK:
+			taken = append(taken, a.body)
+		case http.StatusConflict, http.StatusGone:
+		default:
+			t.Errorf("a racing callback got %d: %s", a.status, a.text)
+		}
+	}
+	require.Len(t, taken, 1, "exactly one callback is taken")
+	out := await(t, done)
+	require.NoError(t, out.err)
+	assert.Contains(t, out.result.Content(), taken[0])
+	assert.Equal(t, int32(2), runs.Load())
 }
 
 // BenchmarkCallbackRoundTrip is a callback tool's whole call on the embedded server: the first
