@@ -35,6 +35,9 @@ const (
 	MaxParts = 32
 	// MaxPartBytes bounds the bytes of one part.
 	MaxPartBytes = 64 << 20
+	// MaxTotalPartBytes bounds the bytes of all the parts of one result, so a reader (the MCP
+	// server, the CLI) never holds more than this for one result.
+	MaxTotalPartBytes = 128 << 20
 	// MaxInlineTextBytes is the largest text part whose text its claim carries in history;
 	// a longer one is stored like any other part.
 	MaxInlineTextBytes = 512
@@ -240,20 +243,22 @@ func validateClaim(c PartClaim) error {
 }
 
 // LinkResult rebuilds a result with parts from what crossed a boundary (activity to workflow):
-// LinkContent's content, and the claims that pass the wire checks (at most MaxParts; an invalid
-// one is dropped). An error result keeps no parts. The same inputs give the same result: it is
+// LinkContent's content, and the claims that pass the wire checks (at most MaxParts and
+// MaxTotalPartBytes; an invalid one is dropped). An error result keeps no parts. The same inputs give the same result: it is
 // safe in workflow code.
 func LinkResult(call ToolCall, content string, isError bool, parts []PartClaim) Result {
 	r := LinkContent(call, content, isError)
 	if isError {
 		return r
 	}
+	var total int64
 	for _, c := range parts {
-		if len(r.parts) == MaxParts {
+		if len(r.parts) == MaxParts || total+c.Size > MaxTotalPartBytes {
 			break
 		}
 		if validateClaim(c) == nil {
 			r.parts = append(r.parts, c)
+			total += c.Size
 		}
 	}
 	return r
@@ -282,23 +287,31 @@ func decodeClaims(raw []byte) ([]PartClaim, error) {
 	case len(claims) > MaxParts:
 		return nil, fmt.Errorf(`"parts" holds more than %d claims`, MaxParts)
 	}
+	var total int64
 	for i, c := range claims {
 		if err := validateClaim(c); err != nil {
 			return nil, fmt.Errorf(`"parts"[%d]: %w`, i, err)
+		}
+		if total += c.Size; total > MaxTotalPartBytes {
+			return nil, fmt.Errorf(`"parts" claim more than %d bytes together`, MaxTotalPartBytes)
 		}
 	}
 	return claims, nil
 }
 
-// ValidateParts checks the parts of a Rich output: at most MaxParts, each valid (ValidatePart).
-// The error names the part by its index.
+// ValidateParts checks the parts of a Rich output: at most MaxParts, each valid (ValidatePart),
+// together at most MaxTotalPartBytes. The error names the part by its index.
 func ValidateParts(parts []Part) error {
 	if len(parts) > MaxParts {
 		return fmt.Errorf("%d parts exceed %d", len(parts), MaxParts)
 	}
+	total := 0
 	for i, p := range parts {
 		if err := ValidatePart(p); err != nil {
 			return fmt.Errorf("parts[%d]: %w", i, err)
+		}
+		if total += len(p.Data); total > MaxTotalPartBytes {
+			return fmt.Errorf("parts[%d]: the parts exceed %d bytes together", i, MaxTotalPartBytes)
 		}
 	}
 	return nil

@@ -79,6 +79,7 @@ func TestResultPartsUnmarshalJSONIsStrict(t *testing.T) {
 		{name: "inline text on an image", give: head + `,"parts":[{"type":"image","mimeType":"image/png","size":3,"sha256":"` + okSHA + `","text":"abc"}]}`, want: "text"},
 		{name: "long inline text", give: head + `,"parts":[{"type":"text","size":600,"sha256":"` + okSHA + `","text":"` + strings.Repeat("a", 600) + `"}]}`, want: "text"},
 		{name: "too many", give: head + `,"parts":[` + strings.Repeat(image+",", toolcore.MaxParts) + image + `]}`, want: "more than"},
+		{name: "too large together", give: head + `,"parts":[` + strings.Repeat(`{"type":"image","mimeType":"image/png","size":67108864,"sha256":"`+okSHA+`","key":"k"},`, 2) + image + `]}`, want: "bytes together"},
 		{name: "control in uri", give: head + `,"parts":[{"type":"resource_link","uri":"a\nb","name":"n"}]}`, want: "control"},
 		{name: "on an error result", give: `{"id":"tool-result-c","role":"toolResult","toolCallId":"c","toolName":"t","content":"{\"error\":{\"code\":\"TOOL_EXECUTION_FAILED\",\"message\":\"m\"}}","isError":true,"parts":[` + image + `]}`, want: "error result"},
 	}
@@ -143,6 +144,11 @@ func TestCompleteRichRejectsInvalidParts(t *testing.T) {
 		{name: "link with data", give: []toolcore.Part{{Type: toolcore.PartResourceLink, URI: "u", Name: "n", Data: []byte{}}}, want: "carries no data"},
 		{name: "text not UTF-8", give: []toolcore.Part{toolcore.TextPart("\xff")}, want: "UTF-8"},
 		{name: "too many", give: make([]toolcore.Part, toolcore.MaxParts+1), want: "parts exceed"},
+		{name: "too large together", give: []toolcore.Part{
+			toolcore.Image("image/png", make([]byte, toolcore.MaxPartBytes)),
+			toolcore.Image("image/png", make([]byte, toolcore.MaxPartBytes)),
+			toolcore.TextPart(strings.Repeat("x", 1000)),
+		}, want: "parts[2]: the parts exceed 134217728 bytes together"},
 		{name: "long uri", give: []toolcore.Part{toolcore.ResourceLink(strings.Repeat("u", toolcore.MaxPartURIBytes+1), "n", "")}, want: "uri exceeds"},
 	}
 	for _, tt := range tests {
