@@ -63,9 +63,9 @@ func logSize(m wire.LogDetails) int {
 }
 
 // lastLogSeq returns the number of the latest message the previous attempt's last heartbeat
-// carried (its third details payload), or 0.
+// carried (its third details payload), or 0 (also outside an activity).
 func lastLogSeq(ctx context.Context) int64 {
-	if !activity.HasHeartbeatDetails(ctx) {
+	if !activity.IsActivity(ctx) || !activity.HasHeartbeatDetails(ctx) {
 		return 0
 	}
 	var progress, cp json.RawMessage

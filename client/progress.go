@@ -272,5 +272,8 @@ func (w *ProgressWatch) sendLog(ctx context.Context, m toolcore.LogMessage) {
 // watchProgress watches run for Options.OnProgress and Options.OnLog; nil (Finish does nothing)
 // without either.
 func (c *Client) watchProgress(ctx context.Context, run client.WorkflowRun, ev ProgressEvent) *ProgressWatch {
+	if c.opts.OnProgress == nil && c.opts.OnLog == nil {
+		return nil
+	}
 	return c.watchTalk(ctx, run.GetID(), run.GetRunID(), ev)
 }
