@@ -34,32 +34,38 @@ type callbackFlags struct {
 	url        string
 	allowHosts []string
 	keySecret  string
+	perMinute  int
 }
 
-// addCallbackFlags adds --callback-listen, --callback-url, --allow-callback-host and
-// --callback-key-secret.
+// addCallbackFlags adds --callback-listen, --callback-url, --allow-callback-host,
+// --callback-key-secret and --callback-requests-per-minute.
 func addCallbackFlags(cmd *cobra.Command, f *callbackFlags) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.listen, "callback-listen", "", "serve the callback endpoint (the URLs tools hand to external systems, toolcore.Callback) on this host:port at "+callbackPath+"/; beyond loopback only with --callback-url")
 	fs.StringVar(&f.url, "callback-url", "", "the callback endpoint's public base URL: the URLs tools hand out start with it (default http://<--callback-listen>"+callbackPath+"); without --callback-listen the worker mints URLs another worker's endpoint serves (same key)")
 	fs.StringSliceVar(&f.allowHosts, "allow-callback-host", nil, "Host name the callback endpoint accepts besides loopback names and --callback-url's host (repeat)")
 	fs.StringVar(&f.keySecret, "callback-key-secret", callbacks.DefaultKeyName, "the secret (a file of --secrets-dir, a variable of --secrets-env-prefix) holding the keys that seal callback URLs: one a line, at least 32 bytes each, the first seals")
+	fs.IntVar(&f.perMinute, "callback-requests-per-minute", callbacks.DefaultRequestsPerMinute, "requests a minute the callback endpoint takes from one remote address (behind a reverse proxy, every sender shares the proxy's)")
 	bindEnv(fs, "callback-url", "TOOLGATE_CALLBACK_URL")
 }
 
 // callbackEndpoint is the callback endpoint opened by callbackFlags.open: its listener bound (or
 // none: mint only), its public URL known, not serving yet.
 type callbackEndpoint struct {
-	listener *publicListener // nil when the worker only mints
-	url      string
-	allow    []string
-	keyName  string
+	listener  *publicListener // nil when the worker only mints
+	url       string
+	allow     []string
+	keyName   string
+	perMinute int
 }
 
 // open binds --callback-listen; nil with neither it nor --callback-url. A non-loopback listen
 // address needs --callback-url (the URLs are capabilities: the public URL says the exposure is
 // meant), https beyond loopback. Call close when done.
 func (f callbackFlags) open() (*callbackEndpoint, error) {
+	if f.perMinute < 0 {
+		return nil, badInput(fmt.Errorf("--callback-requests-per-minute %d must not be negative", f.perMinute))
+	}
 	if f.listen == "" {
 		if len(f.allowHosts) > 0 {
 			return nil, badInput(errors.New("--allow-callback-host needs --callback-listen"))
@@ -71,13 +77,13 @@ func (f callbackFlags) open() (*callbackEndpoint, error) {
 		if err != nil || u.Host == "" || (u.Scheme != "https" && (u.Scheme != "http" || !loopback.Host(u.Hostname()))) {
 			return nil, badInput(fmt.Errorf("--callback-url %q: want an absolute https URL (http only on a loopback host)", f.url))
 		}
-		return &callbackEndpoint{url: f.url, keyName: f.keySecret}, nil
+		return &callbackEndpoint{url: f.url, keyName: f.keySecret, perMinute: f.perMinute}, nil
 	}
 	ln, err := openPublicListener(publicFlags{listen: "--callback-listen", url: "--callback-url"}, f.listen, f.url, callbackPath, f.allowHosts)
 	if err != nil {
 		return nil, err
 	}
-	return &callbackEndpoint{listener: ln, url: ln.url, allow: ln.allowHosts, keyName: f.keySecret}, nil
+	return &callbackEndpoint{listener: ln, url: ln.url, allow: ln.allowHosts, keyName: f.keySecret, perMinute: f.perMinute}, nil
 }
 
 // serve builds the endpoint, its signing keys read from keys, and serves it when it listens; the
@@ -91,7 +97,7 @@ func (e *callbackEndpoint) serve(ctx context.Context, logger *zap.Logger, c clie
 		return nil, badInput(fmt.Errorf("the callback endpoint needs its signing key: a secret %q of --secrets-dir or --secrets-env-prefix (--callback-key-secret)", e.keyName))
 	}
 	ep, err := callbacks.New(ctx, callbacks.Options{URL: e.url, Keys: keys, KeyName: e.keyName, Client: c, AllowedHosts: e.allow,
-		Logger: slog.New(zapslog.NewHandler(logger.Core(), zapslog.WithName("callback")))})
+		RequestsPerMinute: e.perMinute, Logger: slog.New(zapslog.NewHandler(logger.Core(), zapslog.WithName("callback")))})
 	if err != nil {
 		return nil, badInput(err)
 	}

@@ -34,6 +34,7 @@ func TestCallbackFlagsOpen(t *testing.T) {
 		{"a public URL over http", callbackFlags{listen: "0.0.0.0:0", url: "http://hooks.example.com/callback"}, "want an absolute https URL"},
 		{"a mint-only URL over http", callbackFlags{url: "http://hooks.example.com/callback"}, "want an absolute https URL"},
 		{"no port", callbackFlags{listen: "127.0.0.1"}, "want host:port"},
+		{"a negative rate", callbackFlags{listen: "127.0.0.1:0", perMinute: -1}, "must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
