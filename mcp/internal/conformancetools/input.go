@@ -180,8 +180,13 @@ func inputTools() []toolcore.Tool {
 				return toolcore.Text("Hello, " + name + "!"), nil
 			},
 			Options: interactive}),
+		// multi_input runs JobTime before it asks, so the server has made it a task by then (as
+		// the suite's fixture does: the task is created, then asks from within).
 		toolcore.MustDefine(toolcore.Definition[noArgs]{Name: "multi_input", Description: "Asks two names at once.",
 			Execute: func(ctx context.Context, _ noArgs) (any, error) {
+				if err := sleep(ctx, JobTime); err != nil {
+					return nil, err
+				}
 				first, firstErr := askName(ctx, "first", "First name?")
 				second, secondErr := askName(ctx, "second", "Second name?")
 				if err := errors.Join(firstErr, secondErr); err != nil {

@@ -25,6 +25,9 @@ const (
 	DefaultProgressGap = 50 * time.Millisecond
 	// DefaultReconnection is how long test_reconnection runs.
 	DefaultReconnection = 3 * time.Second
+	// JobTime is how long failing_job and protocol_error_job run before they fail ("after ~1s"
+	// in the suite's tasks-lifecycle).
+	JobTime = time.Second
 )
 
 // Options tune the fixtures that take time. They work at their zero value.
@@ -165,13 +168,21 @@ func tasksTools() []toolcore.Tool {
 				return toolcore.Text(fmt.Sprintf("Computed %s after %gs", a.Label, a.Seconds)), nil
 			},
 			Options: toolcore.Options{SideEffect: toolcore.ReadOnly, Timeout: 2 * time.Minute}}),
+		// The two jobs run JobTime, as the suite's reference fixtures do, so the server makes
+		// them tasks (a call done within mcp.TaskInlineWindow is answered inline).
 		toolcore.MustDefine(toolcore.Definition[noArgs]{Name: "failing_job", Description: "Always ends with a tool execution error.",
-			Execute: func(context.Context, noArgs) (any, error) {
+			Execute: func(ctx context.Context, _ noArgs) (any, error) {
+				if err := sleep(ctx, JobTime); err != nil {
+					return nil, err
+				}
 				return nil, errors.New("the job failed, as it always does")
 			},
 			Options: toolcore.Options{SideEffect: toolcore.Idempotent, MaxAttempts: 1}}),
 		toolcore.MustDefine(toolcore.Definition[noArgs]{Name: "protocol_error_job", Description: "Fails the protocol.",
-			Execute: func(context.Context, noArgs) (any, error) {
+			Execute: func(ctx context.Context, _ noArgs) (any, error) {
+				if err := sleep(ctx, JobTime); err != nil {
+					return nil, err
+				}
 				return nil, toolcore.NewNonRecoverableToolError("the job broke the protocol")
 			}}),
 		// The caller approves each call: a 2026-07-28 task shows it input_required with an
