@@ -191,7 +191,10 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 	o.partStore.InMemory = o.inMemory
 	if dataDir != "" {
 		o.credStore.DefaultDir = filepath.Join(dataDir, "credentials")
-		o.partStore.DefaultDir = devPartStoreDir(dataDir)
+	}
+	if !o.inMemory {
+		// Under --data-dir also with --db: where toolgate result and mcp look by default.
+		o.partStore.DefaultDir = devPartStoreDir(o.dataDir)
 	}
 	consent, err := o.oauth.open()
 	if err != nil {
