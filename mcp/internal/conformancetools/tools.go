@@ -91,7 +91,8 @@ func toolsTools(opts Options) []toolcore.Tool {
 			Execute: func(context.Context, noArgs) (any, error) { return toolcore.Text(SimpleText), nil },
 			Options: readOnly}),
 		toolcore.MustDefine(toolcore.Definition[noArgs]{Name: "test_error_handling", Description: "Always fails.",
-			Execute: func(context.Context, noArgs) (any, error) { return nil, errors.New(ErrorText) },
+			// The suite's text, capitalized as it writes it.
+			Execute: func(context.Context, noArgs) (any, error) { return nil, fmt.Errorf("%s", ErrorText) },
 			Options: toolcore.Options{SideEffect: toolcore.ReadOnly, MaxAttempts: 1}}),
 		toolcore.MustDefine(toolcore.Definition[noArgs]{Name: "test_tool_with_progress", Description: "Reports progress 0, 50 and 100 of 100.",
 			Execute: func(ctx context.Context, _ noArgs) (any, error) {
