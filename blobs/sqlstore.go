@@ -30,6 +30,9 @@ var schema = []string{
 		stored timestamptz NOT NULL DEFAULT now()
 	)`,
 	`CREATE INDEX IF NOT EXISTS toolgate_blobs_stored ON toolgate_blobs (stored)`,
+	// Out of line, uncompressed: sealed bytes and most media do not compress, and trying costs
+	// a pass over every megabyte.
+	`ALTER TABLE toolgate_blobs ALTER COLUMN data SET STORAGE EXTERNAL`,
 }
 
 // EnsureSchema creates the table when missing; concurrent calls are safe.

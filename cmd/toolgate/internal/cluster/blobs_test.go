@@ -41,8 +41,9 @@ func openBlobDB(t testing.TB, dsn string) *sql.DB {
 }
 
 // startBlobPostgres starts a real PostgreSQL 15 and returns a function giving a fresh database
-// with the blobs table, after concurrent EnsureSchema calls (idempotent).
-func startBlobPostgres(t testing.TB) func(t testing.TB) *sql.DB {
+// with the blobs table, after concurrent EnsureSchema calls (idempotent), opened with the DSN
+// parameters params ("&name=value...").
+func startBlobPostgres(t testing.TB) func(t testing.TB, params string) *sql.DB {
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	t.Cleanup(cancel)
 	pg, err := cluster.StartPostgres(ctx)
@@ -50,11 +51,11 @@ func startBlobPostgres(t testing.TB) func(t testing.TB) *sql.DB {
 	t.Cleanup(func() { require.NoError(t, pg.Stop()) })
 	admin := openBlobDB(t, "postgres://postgres@"+pg.Address()+"/postgres?sslmode=disable")
 	var n atomic.Int32
-	return func(t testing.TB) *sql.DB {
+	return func(t testing.TB, params string) *sql.DB {
 		name := fmt.Sprintf("toolgate_blobs_%d", n.Add(1))
 		_, err := admin.ExecContext(ctx, `CREATE DATABASE `+name)
 		require.NoError(t, err)
-		db := openBlobDB(t, "postgres://postgres@"+pg.Address()+"/"+name+"?sslmode=disable")
+		db := openBlobDB(t, "postgres://postgres@"+pg.Address()+"/"+name+"?sslmode=disable"+params)
 		var wg sync.WaitGroup
 		errs := make([]error, 3)
 		for i := range errs {
@@ -76,25 +77,32 @@ func TestBlobSQLStoreOnPostgres(t *testing.T) {
 		t.Skip("starts PostgreSQL")
 	}
 	fresh := startBlobPostgres(t)
-	blobstoretest.Run(t, func(t *testing.T) blobstoretest.Backend { return blobBackend{db: fresh(t)} })
+	blobstoretest.Run(t, func(t *testing.T) blobstoretest.Backend { return blobBackend{db: fresh(t, "")} })
 }
 
 // BenchmarkBlobSQLStore20MB saves and loads a 20 MB part in a SQLStore on a real PostgreSQL 15
-// (lib/pq), plain and sealed. Figures in docs/BENCHMARKS.md.
+// (lib/pq), plain and sealed, with lib/pq's default text parameters (a bytea sent hex-encoded) and
+// with binary_parameters=yes. Figures in docs/BENCHMARKS.md.
 func BenchmarkBlobSQLStore20MB(b *testing.B) {
 	fresh := startBlobPostgres(b)
-	db := fresh(b)
-	for _, sealed := range []bool{false, true} {
-		name := "plain"
-		if sealed {
-			name = "sealed"
+	for _, params := range []string{"text", "binary"} {
+		dsnParams := ""
+		if params == "binary" {
+			dsnParams = "&binary_parameters=yes"
 		}
-		b.Run(name, func(b *testing.B) {
-			var s blobs.Store = &blobs.SQLStore{DB: db}
+		conn := fresh(b, dsnParams)
+		for _, sealed := range []bool{false, true} {
+			name := params + "/plain"
 			if sealed {
-				s = &blobs.Sealed{Store: s, Keys: blobstoretest.Keyring(b, "k1")}
+				name = params + "/sealed"
 			}
-			blobstoretest.BenchSaveLoad(b, s)
-		})
+			b.Run(name, func(b *testing.B) {
+				var s blobs.Store = &blobs.SQLStore{DB: conn}
+				if sealed {
+					s = &blobs.Sealed{Store: s, Keys: blobstoretest.Keyring(b, "k1")}
+				}
+				blobstoretest.BenchSaveLoad(b, s)
+			})
+		}
 	}
 }
