@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/activities"
 	"github.com/toolgate/toolgate/blobs"
 	"github.com/toolgate/toolgate/internal/blobstoretest"
+	"github.com/toolgate/toolgate/secrets"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
@@ -28,9 +30,15 @@ func executeWithParts(t *testing.T, reg *toolcore.Registry, store blobs.Store, n
 // executeInputWithParts runs ExecuteTool once on in with store as the worker's part store.
 func executeInputWithParts(t *testing.T, reg *toolcore.Registry, store blobs.Store, in activities.ExecuteToolInput) (activities.ExecuteToolOutput, error) {
 	t.Helper()
+	return executeActivities(t, &activities.Activities{Registry: reg, Parts: store}, in)
+}
+
+// executeActivities runs a's ExecuteTool once on in.
+func executeActivities(t *testing.T, a *activities.Activities, in activities.ExecuteToolInput) (activities.ExecuteToolOutput, error) {
+	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
-	(&activities.Activities{Registry: reg, Parts: store}).Register(env)
+	a.Register(env)
 	val, err := env.ExecuteActivity(wire.ExecuteToolName, in)
 	if err != nil {
 		return activities.ExecuteToolOutput{}, err
@@ -115,4 +123,28 @@ func TestExecuteToolPartsFailures(t *testing.T) {
 	first.MaxAttempts = 3
 	_, err = executeInputWithParts(t, readOnly, failingStore{files}, first)
 	assert.Equal(t, wire.ErrTypeTransient, appError(t, err).Type(), "a ReadOnly tool runs again when its parts could not be kept")
+}
+
+// TestExecuteToolRedactsTextParts: the attempt's secrets are redacted from text parts, inline or
+// stored, as from the content.
+func TestExecuteToolRedactsTextParts(t *testing.T) {
+	const secret = "sk-live-7f3a9c"
+	long := strings.Repeat("line without it\n", 100) + "token " + secret
+	reg := newRegistry(t, tool("leaky", toolcore.Options{Secrets: []string{"api_key"}}, returning(toolcore.Rich{
+		Output: toolcore.Text("used " + secret),
+		Parts:  []toolcore.Part{toolcore.TextPart("short " + secret), toolcore.TextPart(long)},
+	}, nil)))
+	store := &blobs.FileStore{Dir: filepath.Join(t.TempDir(), "blobs")}
+
+	out, err := executeActivities(t, &activities.Activities{Registry: reg, Parts: store, Secrets: secrets.Map{"api_key": secret}}, input("leaky"))
+
+	require.NoError(t, err)
+	assert.NotContains(t, out.Content, secret)
+	require.Len(t, out.Parts, 2)
+	assert.NotContains(t, out.Parts[0].Text, secret)
+	assert.Contains(t, out.Parts[0].Text, "short ")
+	stored, err := blobs.Load(context.Background(), store, out.Parts[1])
+	require.NoError(t, err)
+	assert.NotContains(t, string(stored), secret)
+	assert.Contains(t, string(stored), "line without it")
 }
