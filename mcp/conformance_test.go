@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -152,15 +154,16 @@ func conformanceNode(t *testing.T) (node, entry string) {
 	return node, entry
 }
 
-// conformanceCLI runs the suite's command line with args and returns its standard output.
-func conformanceCLI(t *testing.T, args ...string) string {
-	t.Helper()
-	node, entry := conformanceNode(t)
+// conformanceCLI runs the suite's command line with args and returns its standard output. It
+// may run on any goroutine.
+func conformanceCLI(t *testing.T, node, entry string, args ...string) (string, error) {
 	cmd := exec.CommandContext(t.Context(), node, append([]string{entry}, args...)...)
 	cmd.Env = childEnv()
 	out, err := cmd.Output()
-	require.NoError(t, err, "conformance %s", strings.Join(args, " "))
-	return string(out)
+	if err != nil {
+		return "", fmt.Errorf("conformance %s: %w", strings.Join(args, " "), err)
+	}
+	return string(out), nil
 }
 
 // conformanceListing is what the suite's command line lists.
@@ -184,13 +187,25 @@ func conformanceScenarioNames(out string) []string {
 	return names
 }
 
-// conformanceListed lists the suite's server scenarios.
-func conformanceListed(t *testing.T) conformanceListing {
+// conformanceListed lists the suite's server scenarios, its three listings at once.
+func conformanceListed(t *testing.T, node, entry string) conformanceListing {
 	t.Helper()
-	l := conformanceListing{All: conformanceScenarioNames(conformanceCLI(t, "list", "--server")), BySet: map[string][]string{}}
-	require.NotEmpty(t, l.All, "conformance list --server listed nothing")
+	commands := [][]string{{"list", "--server"}}
 	for _, set := range conformanceSets {
-		out := conformanceCLI(t, "list", "--server", "--requirements", set.Revision)
+		commands = append(commands, []string{"list", "--server", "--requirements", set.Revision})
+	}
+	outs := make([]string, len(commands))
+	errs := make([]error, len(commands))
+	var wg sync.WaitGroup
+	for i, args := range commands {
+		wg.Go(func() { outs[i], errs[i] = conformanceCLI(t, node, entry, args...) })
+	}
+	wg.Wait()
+	require.NoError(t, errors.Join(errs...))
+	l := conformanceListing{All: conformanceScenarioNames(outs[0]), BySet: map[string][]string{}}
+	require.NotEmpty(t, l.All, "conformance list --server listed nothing")
+	for i, set := range conformanceSets {
+		out := outs[i+1]
 		server := false
 		for _, line := range strings.Split(out, "\n") {
 			switch {
@@ -364,19 +379,8 @@ func startConformanceServers(t *testing.T) map[string]string {
 // fails the test. The two sets run at once, each in one Node.js process: a process per scenario
 // would cost a second of CPU each to start.
 func TestConformance(t *testing.T) {
-	listed := conformanceListed(t)
-	for _, name := range listed.All {
-		_, skipped := conformanceSkipped[name]
-		inSet := slices.ContainsFunc(conformanceSets, func(set conformanceSet) bool { return slices.Contains(listed.BySet[set.Revision], name) })
-		assert.True(t, skipped || inSet, "the suite's server scenario %s is in no requirement set and not skipped with a reason", name)
-	}
-	for key := range conformancePending {
-		revision, name, _ := strings.Cut(key, "/")
-		assert.Contains(t, listed.BySet[revision], name, "pending %s: the suite runs no such scenario at %s", key, revision)
-	}
-
-	urls := startConformanceServers(t)
 	node, entry := conformanceNode(t)
+	urls := startConformanceServers(t)
 	type setRun struct {
 		runs map[string]conformanceRun
 		out  string
@@ -391,6 +395,19 @@ func TestConformance(t *testing.T) {
 			done[set.Revision] <- setRun{runs, out, err}
 		}()
 	}
+	// The suite's listings, while the sets run.
+	listed := conformanceListed(t, node, entry)
+	for _, name := range listed.All {
+		_, skipped := conformanceSkipped[name]
+		inSet := slices.ContainsFunc(conformanceSets, func(set conformanceSet) bool { return slices.Contains(listed.BySet[set.Revision], name) })
+		assert.True(t, skipped || inSet, "the suite's server scenario %s is in no requirement set and not skipped with a reason", name)
+	}
+	for key := range conformancePending {
+		parts := strings.SplitN(key, "/", 3)
+		require.GreaterOrEqual(t, len(parts), 2, "pending %s: revision/scenario or revision/scenario/check", key)
+		assert.Contains(t, listed.BySet[parts[0]], parts[1], "pending %s: the suite runs no such scenario at %s", key, parts[0])
+	}
+
 	for _, set := range conformanceSets {
 		t.Run(set.Revision, func(t *testing.T) {
 			result := <-done[set.Revision]
