@@ -25,7 +25,7 @@ func nested(depth int) string {
 	return strings.Repeat(`{"a":`, depth-1) + "{}" + strings.Repeat("}", depth-1)
 }
 
-func wire(args string) string {
+func wireCall(args string) string {
 	return `{"type":"toolCall","id":"call-1","name":"add","arguments":` + args + `}`
 }
 
@@ -81,49 +81,49 @@ func TestParseToolCallAccepts(t *testing.T) {
 		},
 		{
 			name:     "nested objects sorted at every level, arrays keep order",
-			give:     wire(`{"b":{"z":1,"y":[{"q":1,"p":2},3]},"a":true,"c":null}`),
+			give:     wireCall(`{"b":{"z":1,"y":[{"q":1,"p":2},3]},"a":true,"c":null}`),
 			wantID:   "call-1",
 			wantName: "add",
 			wantArgs: `{"a":true,"b":{"y":[{"p":2,"q":1},3],"z":1},"c":null}`,
 		},
 		{
 			name:     "keys sorted by unescaped bytes",
-			give:     wire(`{"\u00e9":1,"z":2,"\"":3,"A":4,"\u0000":5,"😀":6,"ｚ":7}`),
+			give:     wireCall(`{"\u00e9":1,"z":2,"\"":3,"A":4,"\u0000":5,"😀":6,"ｚ":7}`),
 			wantID:   "call-1",
 			wantName: "add",
 			wantArgs: `{"\u0000":5,"\"":3,"A":4,"z":2,"é":1,"ｚ":7,"😀":6}`,
 		},
 		{
 			name:     "number literals kept exactly",
-			give:     wire(`{"a":1.0,"b":1e3,"c":-0,"d":12345678901234567890123,"e":1E-7,"f":0.1,"g":-1.5e+300}`),
+			give:     wireCall(`{"a":1.0,"b":1e3,"c":-0,"d":12345678901234567890123,"e":1E-7,"f":0.1,"g":-1.5e+300}`),
 			wantID:   "call-1",
 			wantName: "add",
 			wantArgs: `{"a":1.0,"b":1e3,"c":-0,"d":12345678901234567890123,"e":1E-7,"f":0.1,"g":-1.5e+300}`,
 		},
 		{
 			name:     "strings re-escaped minimally",
-			give:     wire(`{"s":"\u00e9\/\b\f\n\r\t\u0001\u001f\u007f\u2028\u2029<>&\ud83d\ude00\"\\"}`),
+			give:     wireCall(`{"s":"\u00e9\/\b\f\n\r\t\u0001\u001f\u007f\u2028\u2029<>&\ud83d\ude00\"\\"}`),
 			wantID:   "call-1",
 			wantName: "add",
 			wantArgs: "{\"s\":\"é/\\b\\f\\n\\r\\t\\u0001\\u001f\u007f\u2028\u2029<>&😀\\\"\\\\\"}",
 		},
 		{
 			name:     "raw UTF-8 kept",
-			give:     wire("{\"s\":\"é\u2028😀\u007f\"}"),
+			give:     wireCall("{\"s\":\"é\u2028😀\u007f\"}"),
 			wantID:   "call-1",
 			wantName: "add",
 			wantArgs: "{\"s\":\"é\u2028😀\u007f\"}",
 		},
 		{
 			name:     "NUL escape allowed in arguments",
-			give:     wire(`{"s":"a\u0000b"}`),
+			give:     wireCall(`{"s":"a\u0000b"}`),
 			wantID:   "call-1",
 			wantName: "add",
 			wantArgs: `{"s":"a\u0000b"}`,
 		},
 		{
 			name:     "arguments at the depth limit",
-			give:     wire(nested(MaxArgumentsDepth)),
+			give:     wireCall(nested(MaxArgumentsDepth)),
 			wantID:   "call-1",
 			wantName: "add",
 			wantArgs: nested(MaxArgumentsDepth),
@@ -170,8 +170,8 @@ func TestParseToolCallAccepts(t *testing.T) {
 }
 
 func TestParseToolCallAtSizeLimit(t *testing.T) {
-	pad := MaxCallBytes - len(wire(`{"s":""}`))
-	exact := wire(`{"s":"` + strings.Repeat("a", pad) + `"}`)
+	pad := MaxCallBytes - len(wireCall(`{"s":""}`))
+	exact := wireCall(`{"s":"` + strings.Repeat("a", pad) + `"}`)
 	require.Len(t, exact, MaxCallBytes)
 
 	c, err := ParseToolCall([]byte(exact))
@@ -206,49 +206,49 @@ func TestParseToolCallRejects(t *testing.T) {
 
 		// Malformed JSON.
 		{"truncated", `{"type":"toolCall","id":"c"`, `tool call: invalid JSON at byte 27: unexpected end of input after object member, want ',' or '}'`},
-		{"truncated in arguments", wire(`{"a":[1,2`)[:len(wire(`{"a":[1,2`))-1], `tool call: invalid JSON at byte 67: unexpected end of input after array element, want ',' or ']'`},
-		{"trailing data", wire(`{}`) + `{}`, `tool call: invalid JSON at byte 61: unexpected '{' after the tool call object`},
-		{"trailing comma", wire(`{"a":1,}`), `tool call: invalid JSON at byte 65: unexpected '}', want a string key`},
-		{"single quotes", wire(`{'a':1}`), `tool call: invalid JSON at byte 59: unexpected '\'', want a string key`},
-		{"missing colon", wire(`{"a" 1}`), `tool call: invalid JSON at byte 63: unexpected '1' after object key, want ':'`},
-		{"leading zero", wire(`{"a":01}`), `tool call: invalid JSON at byte 64: unexpected '1' after object member, want ',' or '}'`},
-		{"bare decimal point", wire(`{"a":1.}`), `tool call: invalid JSON at byte 65: unexpected '}' after decimal point, want a digit`},
-		{"empty exponent", wire(`{"a":1e}`), `tool call: invalid JSON at byte 65: unexpected '}' in exponent, want a digit`},
-		{"plus sign", wire(`{"a":+1}`), `tool call: invalid JSON at byte 63: unexpected '+', want a value`},
-		{"NaN", wire(`{"a":NaN}`), `tool call: invalid JSON at byte 63: unexpected 'N', want a value`},
-		{"bad literal", wire(`{"a":tru}`), `tool call: invalid JSON at byte 63: invalid literal, want true`},
-		{"comment", wire(`{/*x*/}`), `tool call: invalid JSON at byte 59: unexpected '/', want a string key`},
-		{"raw newline in string", wire("{\"a\":\"x\ny\"}"), `tool call: invalid JSON at byte 65: control character U+000A in string, want it escaped`},
-		{"bad escape", wire(`{"a":"\x41"}`), `tool call: invalid JSON at byte 64: invalid escape 'x' in string`},
-		{"short unicode escape", wire(`{"a":"\u12"}`), `tool call: invalid JSON at byte 64: invalid \u escape in string, want 4 hex digits`},
+		{"truncated in arguments", wireCall(`{"a":[1,2`)[:len(wireCall(`{"a":[1,2`))-1], `tool call: invalid JSON at byte 67: unexpected end of input after array element, want ',' or ']'`},
+		{"trailing data", wireCall(`{}`) + `{}`, `tool call: invalid JSON at byte 61: unexpected '{' after the tool call object`},
+		{"trailing comma", wireCall(`{"a":1,}`), `tool call: invalid JSON at byte 65: unexpected '}', want a string key`},
+		{"single quotes", wireCall(`{'a':1}`), `tool call: invalid JSON at byte 59: unexpected '\'', want a string key`},
+		{"missing colon", wireCall(`{"a" 1}`), `tool call: invalid JSON at byte 63: unexpected '1' after object key, want ':'`},
+		{"leading zero", wireCall(`{"a":01}`), `tool call: invalid JSON at byte 64: unexpected '1' after object member, want ',' or '}'`},
+		{"bare decimal point", wireCall(`{"a":1.}`), `tool call: invalid JSON at byte 65: unexpected '}' after decimal point, want a digit`},
+		{"empty exponent", wireCall(`{"a":1e}`), `tool call: invalid JSON at byte 65: unexpected '}' in exponent, want a digit`},
+		{"plus sign", wireCall(`{"a":+1}`), `tool call: invalid JSON at byte 63: unexpected '+', want a value`},
+		{"NaN", wireCall(`{"a":NaN}`), `tool call: invalid JSON at byte 63: unexpected 'N', want a value`},
+		{"bad literal", wireCall(`{"a":tru}`), `tool call: invalid JSON at byte 63: invalid literal, want true`},
+		{"comment", wireCall(`{/*x*/}`), `tool call: invalid JSON at byte 59: unexpected '/', want a string key`},
+		{"raw newline in string", wireCall("{\"a\":\"x\ny\"}"), `tool call: invalid JSON at byte 65: control character U+000A in string, want it escaped`},
+		{"bad escape", wireCall(`{"a":"\x41"}`), `tool call: invalid JSON at byte 64: invalid escape 'x' in string`},
+		{"short unicode escape", wireCall(`{"a":"\u12"}`), `tool call: invalid JSON at byte 64: invalid \u escape in string, want 4 hex digits`},
 		{"unterminated string", `{"type":"toolCall","id":"c`, `tool call: invalid JSON at byte 26: unexpected end of input in string`},
 
 		// Unicode.
-		{"invalid UTF-8 in arguments", wire("{\"a\":\"\xff\"}"), `tool call: invalid UTF-8 at byte 64`},
-		{"invalid UTF-8 in a key", wire("{\"\xc3\":1}"), `tool call: invalid UTF-8 at byte 60`},
-		{"UTF-8 encoded surrogate", wire("{\"a\":\"\xed\xa0\x80\"}"), `tool call: invalid UTF-8 at byte 64`},
-		{"overlong UTF-8", wire("{\"a\":\"\xc0\xaf\"}"), `tool call: invalid UTF-8 at byte 64`},
-		{"lone high surrogate", wire(`{"a":"\ud83d"}`), `tool call: lone surrogate \ud83d at byte 64 (not a Unicode character)`},
-		{"lone low surrogate", wire(`{"a":"\ude00"}`), `tool call: lone surrogate \ude00 at byte 64 (not a Unicode character)`},
-		{"high surrogate then letter", wire(`{"a":"\ud83dx"}`), `tool call: lone surrogate \ud83d at byte 64 (not a Unicode character)`},
-		{"two high surrogates", wire(`{"a":"\ud83d\ud83d"}`), `tool call: lone surrogate \ud83d at byte 64 (not a Unicode character)`},
-		{"lone surrogate in a key", wire(`{"\udfff":1}`), `tool call: lone surrogate \udfff at byte 60 (not a Unicode character)`},
+		{"invalid UTF-8 in arguments", wireCall("{\"a\":\"\xff\"}"), `tool call: invalid UTF-8 at byte 64`},
+		{"invalid UTF-8 in a key", wireCall("{\"\xc3\":1}"), `tool call: invalid UTF-8 at byte 60`},
+		{"UTF-8 encoded surrogate", wireCall("{\"a\":\"\xed\xa0\x80\"}"), `tool call: invalid UTF-8 at byte 64`},
+		{"overlong UTF-8", wireCall("{\"a\":\"\xc0\xaf\"}"), `tool call: invalid UTF-8 at byte 64`},
+		{"lone high surrogate", wireCall(`{"a":"\ud83d"}`), `tool call: lone surrogate \ud83d at byte 64 (not a Unicode character)`},
+		{"lone low surrogate", wireCall(`{"a":"\ude00"}`), `tool call: lone surrogate \ude00 at byte 64 (not a Unicode character)`},
+		{"high surrogate then letter", wireCall(`{"a":"\ud83dx"}`), `tool call: lone surrogate \ud83d at byte 64 (not a Unicode character)`},
+		{"two high surrogates", wireCall(`{"a":"\ud83d\ud83d"}`), `tool call: lone surrogate \ud83d at byte 64 (not a Unicode character)`},
+		{"lone surrogate in a key", wireCall(`{"\udfff":1}`), `tool call: lone surrogate \udfff at byte 60 (not a Unicode character)`},
 		{"lone surrogate in an unknown member", `{"x":"\ud800","type":"toolCall","id":"c","name":"n","arguments":{}}`, `tool call: lone surrogate \ud800 at byte 6 (not a Unicode character)`},
 
 		// Duplicate keys, at any depth, compared after unescaping.
 		{"duplicate top-level key", `{"type":"toolCall","id":"a","id":"b","name":"n","arguments":{}}`, `tool call: duplicate key "id"`},
 		{"duplicate unknown top-level key", `{"x":1,"type":"toolCall","id":"a","name":"n","arguments":{},"x":2}`, `tool call: duplicate key "x"`},
 		{"duplicate arguments", `{"type":"toolCall","id":"a","name":"n","arguments":{},"arguments":{"a":1}}`, `tool call: duplicate key "arguments"`},
-		{"duplicate in arguments", wire(`{"left":1,"right":2,"left":3}`), `tool call: duplicate key "left" in arguments`},
-		{"duplicate by escape", wire(`{"left":1,"l\u0065ft":3}`), `tool call: duplicate key "left" in arguments`},
-		{"duplicate nested", wire(`{"point":{"x":1,"y":2,"x":3}}`), `tool call: duplicate key "x" in arguments.point`},
-		{"duplicate in array element", wire(`{"items":[{},{"k":1,"k":1}]}`), `tool call: duplicate key "k" in arguments.items[1]`},
-		{"duplicate under odd key", wire(`{"a b":{"q":[[{"z":0,"z":0}]]}}`), `tool call: duplicate key "z" in arguments["a b"].q[0][0]`},
+		{"duplicate in arguments", wireCall(`{"left":1,"right":2,"left":3}`), `tool call: duplicate key "left" in arguments`},
+		{"duplicate by escape", wireCall(`{"left":1,"l\u0065ft":3}`), `tool call: duplicate key "left" in arguments`},
+		{"duplicate nested", wireCall(`{"point":{"x":1,"y":2,"x":3}}`), `tool call: duplicate key "x" in arguments.point`},
+		{"duplicate in array element", wireCall(`{"items":[{},{"k":1,"k":1}]}`), `tool call: duplicate key "k" in arguments.items[1]`},
+		{"duplicate under odd key", wireCall(`{"a b":{"q":[[{"z":0,"z":0}]]}}`), `tool call: duplicate key "z" in arguments["a b"].q[0][0]`},
 		{"duplicate in unknown member", `{"meta":{"k":1,"k":2},"type":"toolCall","id":"a","name":"n","arguments":{}}`, `tool call: duplicate key "k" in meta`},
 
 		// Bounds.
-		{"arguments too deep", wire(nested(MaxArgumentsDepth + 1)), `tool call: arguments nests deeper than 64 levels (at byte 378)`},
-		{"arrays count as levels", wire(`{"a":` + strings.Repeat("[", MaxArgumentsDepth) + strings.Repeat("]", MaxArgumentsDepth) + `}`), `tool call: arguments nests deeper than 64 levels (at byte 126)`},
+		{"arguments too deep", wireCall(nested(MaxArgumentsDepth + 1)), `tool call: arguments nests deeper than 64 levels (at byte 378)`},
+		{"arrays count as levels", wireCall(`{"a":` + strings.Repeat("[", MaxArgumentsDepth) + strings.Repeat("]", MaxArgumentsDepth) + `}`), `tool call: arguments nests deeper than 64 levels (at byte 126)`},
 		{"unknown member too deep", `{"meta":` + strings.Repeat("[", MaxArgumentsDepth+1) + strings.Repeat("]", MaxArgumentsDepth+1) + `}`, `tool call: meta nests deeper than 64 levels (at byte 72)`},
 
 		// The envelope.
@@ -287,9 +287,9 @@ func TestParseToolCallRejects(t *testing.T) {
 		{"name too long", `{"type":"toolCall","id":"c","name":"` + strings.Repeat("n", MaxNameBytes+1) + `","arguments":{}}`, `tool call: "name" is 257 bytes, limit 256`},
 		{"name with control", `{"type":"toolCall","id":"c","name":"add\r","arguments":{}}`, `tool call: "name" contains control or invisible character U+000D at byte 3`},
 		{"missing arguments", `{"type":"toolCall","id":"c","name":"n"}`, `tool call: missing "arguments"`},
-		{"arguments array", wire(`[1,2]`), `tool call: "arguments" must be a JSON object, got array`},
-		{"arguments string", wire(`"{\"left\":1}"`), `tool call: "arguments" must be a JSON object, got string`},
-		{"arguments null", wire(`null`), `tool call: "arguments" must be a JSON object, got null`},
+		{"arguments array", wireCall(`[1,2]`), `tool call: "arguments" must be a JSON object, got array`},
+		{"arguments string", wireCall(`"{\"left\":1}"`), `tool call: "arguments" must be a JSON object, got string`},
+		{"arguments null", wireCall(`null`), `tool call: "arguments" must be a JSON object, got null`},
 		{"empty object", `{}`, `tool call: missing "type"`},
 		{"checks run in wire order", `{"arguments":[],"name":1,"id":2,"type":3}`, `tool call: "type" must be a string, got number`},
 	}
@@ -315,7 +315,7 @@ func TestNewToolCall(t *testing.T) {
 }
 
 func TestNewToolCallRejects(t *testing.T) {
-	atLimit := `{"s":"` + strings.Repeat("a", MaxCallBytes-len(wire(`{"s":""}`))) + `"}`
+	atLimit := `{"s":"` + strings.Repeat("a", MaxCallBytes-len(wireCall(`{"s":""}`))) + `"}`
 	tests := []struct {
 		name   string
 		id     string
@@ -352,7 +352,7 @@ func TestNewToolCallRejects(t *testing.T) {
 }
 
 func TestNewToolCallAtEncodedLimit(t *testing.T) {
-	args := `{"s":"` + strings.Repeat("a", MaxCallBytes-len(wire(`{"s":""}`))) + `"}`
+	args := `{"s":"` + strings.Repeat("a", MaxCallBytes-len(wireCall(`{"s":""}`))) + `"}`
 	c, err := NewToolCall("call-1", "add", []byte(args))
 	require.NoError(t, err)
 	out, err := c.MarshalJSON()
@@ -466,7 +466,7 @@ func TestToolCallThroughEncodingJSON(t *testing.T) {
 }
 
 func TestToolCallUnmarshalJSONKeepsValueOnError(t *testing.T) {
-	c, err := ParseToolCall([]byte(wire(`{"a":1}`)))
+	c, err := ParseToolCall([]byte(wireCall(`{"a":1}`)))
 	require.NoError(t, err)
 	before := c
 	err = c.UnmarshalJSON([]byte(`{"type":"toolCall"}`))

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolgate/toolgate/wire"
 )
 
 // Methods of the questions a running tool may ask (InputRequest.Method). The first three are
@@ -42,11 +44,9 @@ var inputKeyPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
 
 // InputRequest is one question a running tool asks whoever called it, in MCP's shape: Method is
 // one of the Method constants and Params that request's params (MCP's ElicitRequestParams,
-// CreateMessageRequestParams, ListRootsRequestParams; for MethodCallback, CallbackParams).
-type InputRequest struct {
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params,omitempty"`
-}
+// CreateMessageRequestParams, ListRootsRequestParams; for MethodCallback, CallbackParams). It is
+// wire.InputRequest, the shape history records.
+type InputRequest = wire.InputRequest
 
 // ErrInputRequired is wrapped by the error Ask (and the typed helpers) return when the question
 // has no answer yet: the tool returns it (wrapped or not) and the executor ends the attempt
@@ -381,8 +381,8 @@ func Callback(ctx context.Context, key string, hand func(url string) error) (Cal
 	return CallbackResult{}, err
 }
 
-// InputKeys returns the keys of requests in order, for messages.
-func InputKeys(requests map[string]InputRequest) []string {
+// InputKeys returns the keys of requests (questions, or answers) in order, for messages.
+func InputKeys[V any](requests map[string]V) []string {
 	return slices.Sorted(maps.Keys(requests))
 }
 

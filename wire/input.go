@@ -3,8 +3,6 @@ package wire
 import (
 	"encoding/json"
 	"time"
-
-	"github.com/toolgate/toolgate/toolcore"
 )
 
 // ErrTypeInputRequired is the non-retryable ApplicationError type of an ExecuteTool attempt whose
@@ -17,8 +15,16 @@ const ErrTypeInputRequired = "InputRequired"
 // InputRequired is what an attempt asked: the questions by key, and the last checkpoint the
 // attempt recorded (the next attempt's toolcore.LastCheckpoint), or none.
 type InputRequired struct {
-	Requests   map[string]toolcore.InputRequest `json:"requests"`
+	Requests   map[string]InputRequest `json:"requests"`
 	Checkpoint json.RawMessage                  `json:"checkpoint,omitempty"`
+}
+
+// InputRequest is one question a running tool asks whoever called it, in MCP's shape: Method is
+// "elicitation/create", "sampling/createMessage", "roots/list" or toolgate's own
+// "toolgate/callback", and Params that request's params. toolcore.InputRequest is this type.
+type InputRequest struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params,omitempty"`
 }
 
 // Names of a call's wait for input.
@@ -64,7 +70,7 @@ type InputAccepted struct {
 type InputState struct {
 	Waiting  bool                             `json:"waiting"`
 	Round    int                              `json:"round"`
-	Requests map[string]toolcore.InputRequest `json:"requests,omitempty"`
+	Requests map[string]InputRequest `json:"requests,omitempty"`
 	Since    time.Time                        `json:"since"`
 	Deadline time.Time                        `json:"deadline"`
 }
