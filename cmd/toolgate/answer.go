@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -15,6 +16,9 @@ import (
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
+
+// answerQueryTimeout bounds answer's query of the call's questions: it waits for a worker.
+const answerQueryTimeout = 30 * time.Second
 
 type answerOptions struct {
 	conn   connOptions
@@ -42,7 +46,9 @@ runs again with the answers. Each question has a KEY; its ANSWER is one of:
 Without answers, it shows the questions and exits 2. A callback's question is answered only by
 a request to its URL. The answer names the round shown, so it never reaches a later question;
 the call refuses an answer to another round, an unknown or answered key, or one too large, and
-the refusal says why. Who answered is --by (default $USER), in the call's history.
+the refusal says why. Who answered is --by (default $USER), in the call's history. The questions
+and the answers go through the call's workflow, so a worker must poll its task queue (the
+questions are waited for at most 30 s).
 
 Exit codes: 0 answered, 2 no such call / not waiting / refused / no or malformed answer, 5 failure.`,
 		Example: `  toolgate status toolcall-deploy-1
@@ -85,7 +91,12 @@ func runAnswer(ctx context.Context, a *app, o answerOptions, args []string) erro
 	defer c.Close()
 	cl := o.conn.toolgate(c, "", o.target.scope)
 	ids := callIDs{WorkflowID: wid}
-	st, err := cl.InputByWorkflowID(ctx, wid)
+	qctx, cancel := context.WithTimeout(ctx, answerQueryTimeout)
+	st, err := cl.InputByWorkflowID(qctx, wid)
+	cancel()
+	if err != nil && ctx.Err() == nil && qctx.Err() != nil {
+		err = fmt.Errorf("no worker answered the query of %s within %s: the questions are read from the call's workflow, so a worker must poll its task queue", wid, answerQueryTimeout)
+	}
 	if err != nil {
 		return aboutCall(ids, notFoundHint(err, wid))
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/term"
+
 	tgclient "github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/safetext"
 	"github.com/toolgate/toolgate/toolcore"
@@ -37,13 +39,11 @@ func resolveProgressMode(m progressMode, w io.Writer) (progressMode, error) {
 	}
 }
 
+// isTerminal reports whether w is a terminal: a file the terminal ioctls answer for (a character
+// device such as /dev/null is not one).
 func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // barWidth is the number of cells between the brackets of the bar.

@@ -86,8 +86,15 @@ func TestInputAnsweredAcrossWorkerKill(t *testing.T) {
 		c := call(t, "ask-answer", faults.ToolAsks, faults.Args{})
 		ctx, cancel := context.WithTimeout(context.Background(), outcomeTimeout)
 		defer cancel()
-		wid, err := cl.Start(ctx, c)
-		require.NoError(t, err)
+		// A call whose stdin is no terminal does not prompt: it prints the question and how to
+		// answer it on stderr (no terminal either), and waits.
+		wid := "toolcall-" + c.ID()
+		caller := start(t, "toolgate call", toolgate, "call", "--address", dev.frontend, "--task-queue", f.queue,
+			"--id", c.ID(), faults.ToolAsks, "{}")
+		notice := waitStderr(t, caller, "toolgate answer "+wid+" proceed=accept")
+		assert.Contains(t, notice, "toolgate: effect_asks asks for input (round 1) until ")
+		assert.Contains(t, notice, `  proceed: elicitation/create "Delete 3 resources?\x1b]8;;http://evil\x1b\\ now\nreally", fields confirm (boolean)`)
+		assert.NotContains(t, notice, "\x1b]", "escaped")
 		st := awaitInput(ctx, t, cl, c.ID())
 		assert.Equal(t, 1, st.Round)
 
@@ -104,7 +111,7 @@ func TestInputAnsweredAcrossWorkerKill(t *testing.T) {
 
 		// Refusals say why: an answer for another round (the call's validator), a key the round
 		// does not ask (the command, before sending).
-		_, err = cl.AnswerInput(ctx, c.ID(), wire.InputAnswer{Round: 7, Responses: map[string]json.RawMessage{faults.AskKey: confirmed}})
+		_, err := cl.AnswerInput(ctx, c.ID(), wire.InputAnswer{Round: 7, Responses: map[string]json.RawMessage{faults.AskKey: confirmed}})
 		require.ErrorIs(t, err, tgclient.ErrInputRefused)
 		assert.ErrorContains(t, err, "the answer is for round 7, the call waits in round 1")
 		wrong := start(t, "toolgate answer", toolgate, "answer", "--address", dev.frontend, wid, "nope=decline")
@@ -119,6 +126,8 @@ func TestInputAnsweredAcrossWorkerKill(t *testing.T) {
 		res, err := cl.Result(ctx, c.ID())
 		require.NoError(t, err)
 		assertProceeded(t, f, c, res)
+		require.Equal(t, 0, caller.waitExit(t, outcomeTimeout), caller.stderrText())
+		assert.Contains(t, strings.Join(caller.stdoutLines(), "\n"), `"toolCallId":"ask-answer"`, "the waiting call prints the result")
 		_, err = cl.AnswerInput(ctx, c.ID(), wire.InputAnswer{Responses: map[string]json.RawMessage{faults.AskKey: confirmed}})
 		assert.ErrorIs(t, err, tgclient.ErrNotAwaitingInput, "a closed call waits for nothing")
 	})
@@ -204,6 +213,27 @@ func awaitInput(ctx context.Context, t *testing.T, cl *tgclient.Client, callID s
 		case <-ctx.Done():
 			require.FailNow(t, "the call never waited for input", "%s: %v", callID, err)
 		case <-tick.C:
+		}
+	}
+}
+
+// waitStderr polls p's stderr until it contains substr and returns it whole; it fails after
+// readyTimeout or when p exits first.
+func waitStderr(t *testing.T, p *proc, substr string) string {
+	t.Helper()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(readyTimeout)
+	for {
+		if s := p.stderrAll(); strings.Contains(s, substr) {
+			return s
+		}
+		select {
+		case <-tick.C:
+		case <-p.exited:
+			require.FailNow(t, p.name+" exited before printing "+substr, p.stderrAll())
+		case <-deadline:
+			require.FailNow(t, "no "+substr, p.stderrAll())
 		}
 	}
 }
