@@ -62,6 +62,8 @@ sampling request's messages, then your reply in the model's place; a request for
 whether to share the current directory. With stdin not a terminal (or --prompt never) it prints
 the questions and the toolgate answer command on stderr instead, and waits for the answers;
 --prompt always reads the answers from stdin, one line per prompt, for scripts.
+The tool's log messages (toolcore.Log) are shown on stderr too, a line each, in order with its
+progress (--progress off hides both).
 Ctrl-C cancels the call: the tool sees its
 context canceled, the workflow ends canceled, and call exits 4 (with no worker, at once: the
 recorded cancel request ends the call unrun when one polls). --detach only starts the call and
@@ -176,6 +178,7 @@ func runCall(ctx context.Context, a *app, o callOptions, args []string) error {
 	// Not a log line: shown at every log level, since the call would otherwise wait in silence.
 	copts.NoWorker = func(ev tgclient.NoWorkerEvent) { view.println(noWorkerNotice(ev.TaskQueue)) }
 	copts.OnProgress, copts.ProgressInterval = view.hook(), progressInterval
+	copts.OnLog = view.logHook()
 	copts.OnConsent = func(ev tgclient.ConsentEvent) { view.println(consentNotice(ev)) }
 	copts.OnInput, copts.InputInterval = inputNotice(view.println), progressInterval
 	if prompting {
