@@ -155,6 +155,12 @@ type MountOptions struct {
 	// (worker.Options.Secrets, which resolves them again for each attempt, to redact them).
 	// Required with Headers or Query.
 	Secrets toolcore.SecretSource
+	// AskCaller relays the server's elicitation/create and sampling/createMessage during a call
+	// (at 2025-11-25 on the call's stream, at 2026-07-28 as an InputRequiredResult) to the
+	// mounted tool's caller as its questions (remote_input.go): the client declares elicitation
+	// and sampling, and the mounted tools are Interactive. Optional: default false (the client
+	// declares neither).
+	AskCaller bool
 }
 
 // ApprovalRequired reports whether a mounted tool name matches one of globs; a malformed glob
@@ -188,6 +194,8 @@ type Remote struct {
 
 	// progress routes notifications/progress by token to the running call's route.
 	progress sync.Map // string -> *progressRoute
+	// askers are the in-flight calls the server's requests are asked in (MountOptions.AskCaller).
+	askers askers
 }
 
 // progressRoute is a running call's progress: its reporter, and how many notifications of its
@@ -268,7 +276,7 @@ func Mount(ctx context.Context, prefix string, transport NewTransport, opts Moun
 		return nil, fmt.Errorf("MCP mount %s: %w", prefix, err)
 	}
 	r := &Remote{prefix: prefix, newTransport: transport, opts: opts}
-	client := sdk.NewClient(&sdk.Implementation{Name: "toolgate", Version: "dev"}, &sdk.ClientOptions{
+	clientOpts := &sdk.ClientOptions{
 		Logger: opts.Logger,
 		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 			token, _ := req.Params.ProgressToken.(string)
@@ -280,7 +288,11 @@ func Mount(ctx context.Context, prefix string, transport NewTransport, opts Moun
 				route.update(func() { route.handled++ })
 			}
 		},
-	})
+	}
+	if opts.AskCaller {
+		askHandlers(clientOpts, &r.askers)
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "toolgate", Version: "dev"}, clientOpts)
 	if err := installTaskMethods(client); err != nil {
 		return nil, err
 	}
@@ -407,6 +419,8 @@ func (r *Remote) define(remote *sdk.Tool, opts MountOptions) (toolcore.Tool, err
 			// The mount's credentials: each attempt resolves them to redact what the server
 			// echoes of them.
 			Secrets: mountSecretNames(opts),
+			// The server's questions are the call's (remote_input.go).
+			Interactive: opts.AskCaller,
 		},
 	})
 }
@@ -426,7 +440,15 @@ func (r *Remote) call(ctx context.Context, name string, args json.RawMessage) (a
 	route := r.route(ctx, token)
 	defer r.progress.Delete(token)
 
+	var asking *remoteAsk
+	if r.opts.AskCaller {
+		asking = r.askers.begin(ctx)
+		defer r.askers.end(asking)
+	}
 	res, err := cs.CallTool(ctx, params)
+	if asked := asking.askedOf(); asked != nil {
+		return nil, asked // the call waits for the answer; the next attempt calls again
+	}
 	if err != nil {
 		return nil, r.callError(ctx, cs, err)
 	}
