@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 logging is deprecated by 2026-07-28 (SEP-2577) and still served in its deprecation window and at 2025-11-25
+
 package mcp_test
 
 import (

@@ -100,6 +100,7 @@ func NewServer(tg *client.Client, tools []toolcore.ToolInfo, opts Options) *sdk.
 	if opts.PollRetry <= 0 {
 		opts.PollRetry = DefaultPollRetry
 	}
+	//lint:ignore SA1019 logging is deprecated by 2026-07-28 (SEP-2577) and still served (logging.go)
 	caps := &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}, Logging: &sdk.LoggingCapabilities{}}
 	caps.AddExtension(wire.MCPTasksExtension, tasksCapability)
 	s := sdk.NewServer(&sdk.Implementation{Name: opts.Name, Version: opts.Version},
