@@ -53,6 +53,16 @@ func addPartStoreFlags(cmd *cobra.Command, a *app, f *partStoreFlags, defaultNot
 	f.dirSet = func() bool { return fs.Changed("part-store") }
 }
 
+// configured reports whether the flags name a store (a directory, a DSN file, or a DSN in
+// $TOOLGATE_PART_STORE_POSTGRES), so mounted MCP servers' binary contents can be kept as parts.
+func (f *partStoreFlags) configured() bool {
+	if f.dir != "" || f.postgresFile != "" || f.DefaultDir != "" || f.InMemory {
+		return true
+	}
+	dsn, err := f.postgresDSN()
+	return err == nil && dsn != ""
+}
+
 // devPartStoreDir is toolgate dev's part store under its data directory.
 func devPartStoreDir(dataDir string) string { return filepath.Join(dataDir, "parts") }
 

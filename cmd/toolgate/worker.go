@@ -161,7 +161,7 @@ every one opens. Every worker of a fleet reads the same key, so any of them serv
 	cmd.Flags().DurationVar(&o.mcpHeartbeat, "mcp-heartbeat-timeout", toolcore.DefaultHeartbeatTimeout, "how long a mounted tool's call may go without a heartbeat before its worker counts as lost")
 	addOAuthFlags(cmd, &o.oauth, true)
 	addCredentialStoreFlags(cmd, a, &o.credStore, credentialStoreWorker)
-	addPartStoreFlags(cmd, a, &o.partStore, "(default none: a tool's rich result with parts to keep fails its call)")
+	addPartStoreFlags(cmd, a, &o.partStore, "(default none: a tool's rich result with parts to keep fails its call; with one, the images, audio and resources of --mcp servers' results are kept as parts too)")
 	addCallbackFlags(cmd, &o.callbacks)
 	return cmd
 }
@@ -206,7 +206,8 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 			return badInput(fmt.Errorf("%s %s: want a positive duration", f.flag, f.d))
 		}
 	}
-	mountOpts := mcp.MountOptions{Approve: o.mcpApprove, ApproveByCaller: o.mcpByCaller, Timeout: o.mcpTimeout, HeartbeatTimeout: o.mcpHeartbeat}
+	mountOpts := mcp.MountOptions{Approve: o.mcpApprove, ApproveByCaller: o.mcpByCaller, Timeout: o.mcpTimeout, HeartbeatTimeout: o.mcpHeartbeat,
+		KeepParts: o.partStore.configured()} // a mounted server's images and resources become parts when there is a store
 	for _, spec := range o.mcpMounts {
 		remote, err := mountMCP(ctx, spec, mcpEnv, mountSecrets, mountOpts, reg)
 		if err != nil {
