@@ -161,6 +161,11 @@ type MountOptions struct {
 	// and sampling, and the mounted tools are Interactive. Optional: default false (the client
 	// declares neither).
 	AskCaller bool
+	// KeepParts returns the images, audio, embedded resources and resource links of the
+	// server's results as the call's parts (toolcore.Rich; remote_parts.go), besides describing
+	// them in the content: the worker must have a part store (worker.Options.Parts). Optional:
+	// default false (binary contents are described by their size only).
+	KeepParts bool
 }
 
 // ApprovalRequired reports whether a mounted tool name matches one of globs; a malformed glob
@@ -508,7 +513,7 @@ func (r *Remote) callError(ctx context.Context, cs *sdk.ClientSession, err error
 	return toolcore.Transient(fmt.Errorf("MCP server %s: %w", r.prefix, err))
 }
 
-// output is the toolgate output of a remote result:
+// modelOutput is the model-facing toolgate output of a remote result (output adds the parts):
 //   - isError: an error whose message is the result's text contents;
 //   - structuredContent when present: that JSON (served back by toolgate mcp as
 //     structuredContent when the remote tool has an outputSchema);
@@ -520,7 +525,7 @@ func (r *Remote) callError(ctx context.Context, cs *sdk.ClientSession, err error
 // The values of the current connection's headers and query parameters are redacted from it
 // (the attempt redacts the values it resolved; these may be older, for a server that still
 // accepts a rotated credential).
-func (r *Remote) output(res *sdk.CallToolResult) (any, error) {
+func (r *Remote) modelOutput(res *sdk.CallToolResult) (any, error) {
 	secrets := r.liveSecrets()
 	if res.IsError {
 		return nil, errors.New(secrets.redact(resultText(res)))
