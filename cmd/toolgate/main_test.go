@@ -51,6 +51,7 @@ func TestUsageErrors(t *testing.T) {
 		{name: "mcp beyond loopback without auth", args: []string{"mcp", "--listen", "0.0.0.0:0"}, wantStderr: "is not a loopback address"},
 		{name: "mcp JWT without resource", args: []string{"mcp", "--listen", "127.0.0.1:0", "--auth-jwks-url", "https://id.example/jwks"}, wantStderr: "--auth-resource"},
 		{name: "mcp token and JWT", args: []string{"mcp", "--listen", "127.0.0.1:0", "--auth-token-file", "t", "--auth-jwks-url", "https://id.example/jwks"}, wantStderr: "exclude each other"},
+		{name: "mcp empty request state key", args: []string{"mcp", "--request-state-key-file", "/dev/null"}, wantStderr: "--request-state-key-file /dev/null is empty"},
 		{name: "mcp missing token file", args: []string{"mcp", "--listen", "127.0.0.1:0", "--auth-token-file", "/nonexistent/token"}, wantStderr: "--auth-token-file"},
 		{name: "bad log level", args: []string{"--log-level", "loud", "tools"}, wantStderr: "parse --log-level"},
 		{name: "bad log format from env", args: []string{"tools"}, env: []string{"TOOLGATE_LOG_FORMAT=xml"}, wantStderr: "neither console nor json"},

@@ -39,6 +39,8 @@ type mcpOptions struct {
 	principals                  mcpPrincipalFlags
 	budget                      mcpBudgetFlags
 	partStore                   partStoreFlags // parts.go
+	// requestStateKeyFile is --request-state-key-file ("" for a random key).
+	requestStateKeyFile string
 }
 
 // mcpAuthOptions are the authentication flags of `toolgate mcp --listen`.
@@ -175,7 +177,9 @@ The tool list comes from the workers' catalog; when no worker answers, from this
 	fs.StringSliceVar(&o.taskRequired, "task-support-required", nil, "glob of tool names run only as MCP tasks (execution.taskSupport required; repeat)")
 	fs.DurationVar(&o.http.pollAfter, "sse-poll-after", 0, "close the SSE stream of a tools/call still running after this long, with a retry field: the client resumes it with Last-Event-ID (0: never)")
 	bindEnv(fs, "listen", "TOOLGATE_MCP_LISTEN")
+	fs.StringVar(&o.requestStateKeyFile, "request-state-key-file", "", "file holding the HMAC key (at least 32 bytes) of the requestState of 2026-07-28 input_required results; servers behind one load balancer share it (default: a random key of this process)")
 	bindEnv(fs, "auth-token-file", "TOOLGATE_MCP_TOKEN_FILE")
+	bindEnv(fs, "request-state-key-file", "TOOLGATE_MCP_REQUEST_STATE_KEY_FILE")
 	addMCPPrincipalFlags(cmd, &o.principals)
 	o.partStore.DefaultDir, o.partStore.OnlyExisting = readerPartStoreDir(a.lookupEnv), true
 	addPartStoreFlags(cmd, a, &o.partStore, "(the workers' store, read to return each part as its MCP content type; default toolgate dev's: $TOOLGATE_DATA_DIR/parts, else ~/.local/share/toolgate/parts)")
@@ -191,6 +195,15 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 	claims, grants, err := o.principals.serverOptions()
 	if err != nil {
 		return err
+	}
+	// A retry's requestState verifies on any server holding the key (mcp/requeststate.go).
+	var stateKey []byte
+	if key, err := readTokenFile("--request-state-key-file", o.requestStateKeyFile); err != nil {
+		return err
+	} else if key != "" && len(key) < mcp.RequestStateKeyBytes {
+		return badInput(fmt.Errorf("--request-state-key-file %s holds %d bytes, at least %d needed", o.requestStateKeyFile, len(key), mcp.RequestStateKeyBytes))
+	} else if key != "" {
+		stateKey = []byte(key)
 	}
 	budget, err := o.budget.limits()
 	if err != nil {
@@ -242,7 +255,8 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 	defer partsCloser.Close()
 	server := mcp.NewServer(tg, tools, mcp.Options{PollAfter: o.http.pollAfter,
 		TaskSupportForbidden: o.taskForbidden, TaskSupportRequired: o.taskRequired, TaskTTL: retention,
-		PrincipalClaims: claims, Grants: grants, Budget: budget, Policy: decider, Parts: parts})
+		PrincipalClaims: claims, Grants: grants, Budget: budget, Policy: decider, Parts: parts,
+		RequestStateKey: stateKey})
 	if o.listen == "" {
 		err := server.Run(ctx, mcp.Transport(&sdk.StdioTransport{}))
 		if errors.Is(err, context.Canceled) {
