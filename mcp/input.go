@@ -1,5 +1,7 @@
 package mcp
 
+//lint:file-ignore SA1019 sampling and roots, deprecated at 2026-07-28, are current at 2025-11-25, which this file serves too
+
 import (
 	"context"
 	"encoding/json"
@@ -411,9 +413,9 @@ func askSession(ctx context.Context, ss *sdk.ServerSession, q toolcore.InputRequ
 			return nil, err
 		}
 		p.Meta = related
-		res, err = ss.CreateMessage(ctx, &p) //nolint:staticcheck // sampling is deprecated at 2026-07-28, current at 2025-11-25
+		res, err = ss.CreateMessage(ctx, &p)
 	case toolcore.MethodListRoots:
-		res, err = ss.ListRoots(ctx, &sdk.ListRootsParams{Meta: related}) //nolint:staticcheck // as sampling
+		res, err = ss.ListRoots(ctx, &sdk.ListRootsParams{Meta: related})
 	default:
 		return nil, fmt.Errorf("method %s is not asked of a client", q.Method)
 	}

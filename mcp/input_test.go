@@ -1,5 +1,7 @@
 package mcp_test
 
+//lint:file-ignore SA1019 sampling and roots, deprecated at 2026-07-28, are current at 2025-11-25, which these tests serve too
+
 import (
 	"context"
 	"encoding/json"
