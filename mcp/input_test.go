@@ -356,3 +356,32 @@ func TestInputMissingCapability(t *testing.T) {
 	assert.Contains(t, rpcErr.Message, "sampling")
 	assert.JSONEq(t, `{"requiredCapabilities":{"sampling":{}}}`, string(rpcErr.Data))
 }
+
+// The TypeScript SDK client (1.x, 2025-11-25) answers a tool's confirmation and sampling
+// request on the tools/call's stream (interop/mcp-ask.mjs).
+func TestInputAskedOfTypeScriptClient(t *testing.T) {
+	_, url := askingServer(t, mcp.Options{})
+	cmd := typeScriptClient(t, "unused", []string{"MCP_URL=" + url})
+	cmd.Args = []string{cmd.Args[0], "mcp-ask.mjs"}
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "node mcp-ask.mjs: %s", stderr.String())
+	var report struct {
+		Asked []struct {
+			Method  string `json:"method"`
+			Message string `json:"message"`
+		} `json:"asked"`
+		Proceed, Capital tsToolResult
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout.String()), &report), "report: %s", stdout.String())
+	require.Len(t, report.Asked, 2, "each question asked once")
+	assert.Equal(t, "elicitation/create", report.Asked[0].Method)
+	assert.Equal(t, "Delete 3 resources?", report.Asked[0].Message)
+	assert.Equal(t, "sampling/createMessage", report.Asked[1].Method)
+	assert.Equal(t, "What is the capital of France?", report.Asked[1].Message)
+	require.False(t, report.Proceed.IsError)
+	require.Len(t, report.Proceed.Content, 1)
+	assert.JSONEq(t, `{"deleted":3}`, report.Proceed.Content[0].Text)
+	require.Len(t, report.Capital.Content, 1)
+	assert.JSONEq(t, `{"answer":"Paris","model":"ts-model"}`, report.Capital.Content[0].Text)
+}
