@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -37,7 +38,7 @@ func partContents(store blobs.Store, parts []toolcore.PartClaim) []sdk.Content {
 		data, err := blobs.Load(ctx, store, c)
 		if err != nil {
 			out = append(out, &sdk.TextContent{Text: fmt.Sprintf("[part %d: %s %s of %d bytes, sha256 %s, is not available: %s]",
-				i, c.Type, c.MimeType, c.Size, c.SHA256, toolcore.ErrorText(err))})
+				i, c.Type, c.MimeType, c.Size, c.SHA256, unavailable(store, err))})
 			continue
 		}
 		switch c.Type {
@@ -58,6 +59,23 @@ func partContents(store blobs.Store, parts []toolcore.PartClaim) []sdk.Content {
 		}
 	}
 	return out
+}
+
+// unavailable says why a part could not be read, in fixed words: the store's own error may name
+// its files or database, which are not the client's to see.
+func unavailable(store blobs.Store, err error) string {
+	switch {
+	case errors.Is(err, blobs.ErrNotKept):
+		return "its bytes were not kept"
+	case store == nil:
+		return "no part store"
+	case errors.Is(err, blobs.ErrNotFound):
+		return "not in the part store (swept after retention, or another store)"
+	case errors.Is(err, toolcore.ErrPartDigest):
+		return "the stored bytes do not match the claim"
+	default:
+		return "the part store could not read it"
+	}
 }
 
 // textual reports whether a resource of mimeType is text (text/*, JSON, XML, YAML).

@@ -103,6 +103,6 @@ func TestRichResultOverMCP(t *testing.T) {
 	out, err = bare.CallTool(t.Context(), &sdk.CallToolParams{Name: "report", Arguments: map[string]any{}, Meta: sdk.Meta{mcp.IdempotencyKeyMeta: "rich-1"}})
 	require.NoError(t, err)
 	require.Len(t, out.Content, 7)
-	assert.Contains(t, out.Content[1].(*sdk.TextContent).Text, "[part 0: image image/png of 3145728 bytes, sha256 "+res.Parts()[0].SHA256+", is not available: load image part: no part store]")
+	assert.Contains(t, out.Content[1].(*sdk.TextContent).Text, "[part 0: image image/png of 3145728 bytes, sha256 "+res.Parts()[0].SHA256+", is not available: no part store]")
 	assert.Equal(t, "a short note", out.Content[6].(*sdk.TextContent).Text)
 }
