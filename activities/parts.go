@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"go.temporal.io/sdk/activity"
@@ -42,8 +43,10 @@ func (a *Activities) keepParts(ctx context.Context, sec *toolcore.Secrets, outpu
 		}
 		claim, err := blobs.Save(ctx, a.Parts, p)
 		if err != nil {
+			// The model reads the result: the store's error (paths, database) goes to the log.
+			activity.GetLogger(ctx).Warn("Could not keep a result's part", "type", string(p.Type), "size", len(p.Data), "error", err)
 			a.dropParts(ctx, claims)
-			return nil, nil, toolcore.Transient(fmt.Errorf("keep the result's parts: %w", err))
+			return nil, nil, toolcore.Transient(errors.New("the result's parts could not be kept: the part store failed (the worker's log says why)"))
 		}
 		claims = append(claims, claim)
 	}

@@ -103,7 +103,8 @@ func TestExecuteToolPartsFailures(t *testing.T) {
 	out, err = executeWithParts(t, unsafeReg, failingStore{files}, "img")
 	require.NoError(t, err)
 	assert.True(t, out.IsError)
-	assert.Contains(t, out.Content, "keep the result's parts: store image part: disk full")
+	assert.Contains(t, out.Content, "the result's parts could not be kept: the part store failed (the worker's log says why)")
+	assert.NotContains(t, out.Content, "disk full", "the store's error stays in the log")
 
 	out, err = executeWithParts(t, unsafeReg, files, "bad")
 	require.NoError(t, err)
