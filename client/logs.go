@@ -67,7 +67,7 @@ func merged(reports []wire.NumberedProgress, logs []wire.NumberedLog) []talk {
 		items = append(items, keyed{at: r.Seq, seq: r.Seq, t: talk{progress: &p}})
 	}
 	for _, m := range logs {
-		l := toolcore.LogMessage{Level: toolcore.LogLevel(m.Level), Message: m.Message, Data: m.Data}
+		l := logMessages(wire.LogWindow{Messages: []wire.LogDetails{m.LogDetails}})[0]
 		items = append(items, keyed{at: m.After, kind: 1, seq: m.Seq, t: talk{log: &l}})
 	}
 	slices.SortStableFunc(items, func(a, b keyed) int {
@@ -136,4 +136,13 @@ func (c *Client) watchTalk(ctx context.Context, workflowID, runID string, ev Pro
 		}
 	}
 	return c.watch(ctx, workflowID, runID, c.opts.ProgressInterval, deliver, log)
+}
+
+// logMessages are the messages of w, oldest first.
+func logMessages(w wire.LogWindow) []toolcore.LogMessage {
+	out := make([]toolcore.LogMessage, 0, len(w.Messages))
+	for _, m := range w.Messages {
+		out = append(out, toolcore.LogMessage{Level: toolcore.LogLevel(m.Level), Message: m.Message, Data: m.Data})
+	}
+	return out
 }

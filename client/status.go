@@ -71,6 +71,9 @@ type Status struct {
 	// Checkpoint is the latest checkpoint (toolcore.Checkpoint) the running tool's heartbeats
 	// carry, the tool's own JSON, or nil.
 	Checkpoint json.RawMessage
+	// Logs are the latest log messages (toolcore.Log) the running tool's heartbeats carry, oldest
+	// first (at most wire.MaxLogWindowMessages), or nil.
+	Logs []toolcore.LogMessage
 	// Result is the linked result of a Completed call, or nil.
 	Result *toolcore.Result
 	// Err is the outcome error of a Failed, Canceled, Terminated or TimedOut call, as Execute
@@ -146,6 +149,9 @@ func (c *Client) StatusByWorkflowID(ctx context.Context, workflowID string) (Sta
 			}
 			if cp, err := c.decodeCheckpoint(act.GetHeartbeatDetails()); err == nil {
 				st.Checkpoint = cp
+			}
+			if w, err := c.decodeLogWindow(act.GetHeartbeatDetails()); err == nil && w != nil {
+				st.Logs = logMessages(*w)
 			}
 		}
 		return st, nil

@@ -30,7 +30,8 @@ func newStatusCommand(a *app) *cobra.Command {
 		Short: "Show a call's state, attempt and latest progress",
 		Long: `Show where a call is, without waiting: its state (running, completed, failed, canceled,
 terminated, timedOut), the attempt of its tool, the latest progress and checkpoint the tool
-reported, the URL where its principal consents while it waits for that (docs/secrets.md),
+reported, its latest log messages (the last five; with --json all its heartbeats carry), the
+URL where its principal consents while it waits for that (docs/secrets.md),
 the questions its tool asks while it waits for input (each key, method, message and fields,
 the deadline, and the toolgate answer command; docs/talkback.md) and, once completed, its result message. One "key value" line each, or a JSON object with --json:
 
@@ -63,7 +64,9 @@ type statusJSON struct {
 	LastFailure string             `json:"lastFailure,omitempty"`
 	Progress    *toolcore.Progress `json:"progress,omitempty"`
 	Checkpoint  json.RawMessage    `json:"checkpoint,omitempty"`
-	Result      *toolcore.Result   `json:"result,omitempty"`
+	// Logs are the running tool's latest log messages (toolcore.Log), oldest first.
+	Logs   []toolcore.LogMessage `json:"logs,omitempty"`
+	Result *toolcore.Result      `json:"result,omitempty"`
 	// Priority is the call's priority and fairness key (docs/flow-control.md), when set.
 	Priority *wire.Priority `json:"priority,omitempty"`
 	// Principal is whom the call runs for (docs/principals.md), when it has one.
@@ -118,6 +121,7 @@ func writeStatus(w io.Writer, st tgclient.Status, waiting *wire.ApprovalState, a
 		LastFailure: st.LastFailure,
 		Progress:    st.Progress,
 		Checkpoint:  st.Checkpoint,
+		Logs:        st.Logs,
 		Result:      st.Result,
 		Principal:   st.Principal,
 	}
@@ -167,6 +171,7 @@ func writeStatus(w io.Writer, st tgclient.Status, waiting *wire.ApprovalState, a
 	if out.Checkpoint != nil {
 		lines = append(lines, [2]string{"checkpoint", string(out.Checkpoint)})
 	}
+	lines = append(lines, logLines(out.Logs)...)
 	if out.Result != nil {
 		data, err := out.Result.MarshalJSON()
 		if err != nil {
