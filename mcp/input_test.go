@@ -4,8 +4,10 @@ package mcp_test
 
 import (
 	"context"
+	"crypto"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
@@ -384,4 +386,45 @@ func TestInputAskedOfTypeScriptClient(t *testing.T) {
 	assert.JSONEq(t, `{"deleted":3}`, report.Proceed.Content[0].Text)
 	require.Len(t, report.Capital.Content, 1)
 	assert.JSONEq(t, `{"answer":"Paris","model":"ts-model"}`, report.Capital.Content[0].Text)
+}
+
+// A requestState is the principal's it was issued to: bob retrying alice's round with her state
+// is refused -32602 and answers nothing; alice's own retry completes the call.
+func TestInputRequestStateOfAnotherPrincipalRefused(t *testing.T) {
+	_, reg := newAskingTools(t)
+	tg, _ := servingWorker(t, reg)
+	infos, err := tg.ListTools(t.Context())
+	require.NoError(t, err)
+	s := newRSASigner(t, "")
+	verifier, err := mcp.JWTVerifier(mcp.JWTOptions{Audience: testResource, Keys: []crypto.PublicKey{s.key.Public()}})
+	require.NoError(t, err)
+	srv := httptest.NewServer(mcp.HTTPHandler(mcp.NewServer(tg, infos, mcp.Options{}), mcp.HTTPOptions{Verifier: verifier, Resource: testResource}))
+	t.Cleanup(srv.Close)
+	session := func(sub string) *sdk.ClientSession {
+		c := sdk.NewClient(&sdk.Implementation{Name: "input-" + sub, Version: "1"}, &sdk.ClientOptions{
+			Capabilities:   &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}}},
+			MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true}})
+		cs, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: srv.URL,
+			HTTPClient: &http.Client{Transport: bearerTransport(tokenFor(t, s, sub))}}, &sdk.ClientSessionOptions{ProtocolVersion: mcp.StatelessRevision})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = cs.Close() })
+		return cs
+	}
+	alice, bob := session("alice"), session("bob")
+	ctx, cancel := context.WithTimeout(t.Context(), consentWait)
+	defer cancel()
+
+	first, err := alice.CallTool(ctx, &sdk.CallToolParams{Name: "proceed", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	require.True(t, first.NeedsInput())
+	answers := sdk.InputResponseMap{"proceed": &sdk.ElicitResult{Action: "accept", Content: map[string]any{"confirm": false}}}
+	_, err = bob.CallTool(ctx, &sdk.CallToolParams{Name: "proceed", Arguments: map[string]any{}, InputResponses: answers, RequestState: first.RequestState})
+	rpcErr := rpcError(t, err)
+	assert.EqualValues(t, jsonrpc.CodeInvalidParams, rpcErr.Code)
+	assert.Contains(t, rpcErr.Message, "another principal")
+
+	answers["proceed"] = &sdk.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}
+	res, err := alice.CallTool(ctx, &sdk.CallToolParams{Name: "proceed", Arguments: map[string]any{}, InputResponses: answers, RequestState: first.RequestState})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"deleted":3}`, text(t, res), "bob's answer never reached the call")
 }
