@@ -16,7 +16,7 @@ const ErrTypeInputRequired = "InputRequired"
 // attempt recorded (the next attempt's toolcore.LastCheckpoint), or none.
 type InputRequired struct {
 	Requests   map[string]InputRequest `json:"requests"`
-	Checkpoint json.RawMessage                  `json:"checkpoint,omitempty"`
+	Checkpoint json.RawMessage         `json:"checkpoint,omitempty"`
 }
 
 // InputRequest is one question a running tool asks whoever called it, in MCP's shape: Method is
@@ -68,9 +68,9 @@ type InputAccepted struct {
 // questions still unanswered (a callback's params hold only when it expires and its token's hash),
 // since and until when.
 type InputState struct {
-	Waiting  bool                             `json:"waiting"`
-	Round    int                              `json:"round"`
+	Waiting  bool                    `json:"waiting"`
+	Round    int                     `json:"round"`
 	Requests map[string]InputRequest `json:"requests,omitempty"`
-	Since    time.Time                        `json:"since"`
-	Deadline time.Time                        `json:"deadline"`
+	Since    time.Time               `json:"since"`
+	Deadline time.Time               `json:"deadline"`
 }
