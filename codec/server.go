@@ -119,14 +119,7 @@ func tooLarge(w http.ResponseWriter, limit int64) {
 }
 
 func (o HandlerOptions) hostAllowed(host string) bool {
-	if loopback.HostHeader(host) {
-		return true
-	}
-	name, ok := loopback.HostName(host)
-	if !ok || name == "" {
-		return false
-	}
-	return slices.ContainsFunc(o.AllowedHosts, func(h string) bool { return strings.EqualFold(h, name) })
+	return loopback.HostAllowed(host, o.AllowedHosts)
 }
 
 func (o HandlerOptions) allowed(origin string) bool {
