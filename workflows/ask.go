@@ -59,7 +59,7 @@ func (w *Workflows) awaitInput(ctx workflow.Context, call toolcore.ToolCall, opt
 			fmt.Sprintf("the tool asked for input more than %d times; it stopped there", wire.MaxInputRounds)))
 		return false, res, err
 	}
-	for k := range req.Requests {
+	for _, k := range toolcore.InputKeys(req.Requests) { // sorted: the message names the same key on replay
 		if _, answered := iw.answers[k]; answered {
 			// An answered key asked again is a tool bug: it would wait for nothing forever.
 			res, err := w.complete(ctx, call, toolcore.ErrorResult(call, toolcore.CodeToolExecutionFailed,
@@ -109,9 +109,9 @@ func (iw *inputWait) register(ctx workflow.Context) error {
 			if iw.answers == nil {
 				iw.answers = map[string]json.RawMessage{}
 			}
-			for k, v := range a.Responses {
-				iw.answers[k] = v
-				iw.size += len(v)
+			for _, k := range keysOf(a.Responses) {
+				iw.answers[k] = a.Responses[k]
+				iw.size += len(a.Responses[k])
 				delete(iw.state.Requests, k)
 			}
 			workflow.GetLogger(ctx).Info("Input answered", "round", iw.state.Round, "keys", keysOf(a.Responses), "by", a.By)
