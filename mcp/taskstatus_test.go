@@ -66,7 +66,8 @@ func TestTypeScriptClientTaskStatusNotifications(t *testing.T) {
 
 			assert.Equal(t, []string{wire.MCPTaskWorking, wire.MCPTaskCompleted}, statusesOf(report.Statuses))
 			assert.Equal(t, report.Get, report.Statuses[len(report.Statuses)-1], "the terminal notification is the task tasks/get answers")
-			assert.Nil(t, report.Get.TTL)
+			require.NotNil(t, report.Get.TTL, "the task's ttl: the one asked for, or the server's maximum")
+			assert.Positive(t, *report.Get.TTL)
 			assert.EqualValues(t, mcp.TaskPollInterval, report.Get.PollInterval)
 			assert.Equal(t, 1, f.tools.runsOf(key))
 		})
