@@ -133,7 +133,10 @@ func TestCallSurvivesServerRestart(t *testing.T) {
 		Meta: sdk.Meta{mcp.IdempotencyKeyMeta: key}}
 
 	first := httptest.NewServer(mcp.HTTPHandler(f.server(), mcp.HTTPOptions{}))
-	cs := connectClient(t, &sdk.StreamableClientTransport{Endpoint: first.URL})
+	// A session (2025-11-25): a dead server's process cannot act, but this in-process handler
+	// outlives its connections, and at 2026-07-28 it would take the dropped request for the
+	// client's cancellation (TestStatelessRevisionDroppedRequestCancels).
+	cs := connectRevision(t, &sdk.StreamableClientTransport{Endpoint: first.URL}, "2025-11-25")
 	failed := make(chan error, 1)
 	go func() {
 		_, err := cs.CallTool(context.WithoutCancel(t.Context()), call)

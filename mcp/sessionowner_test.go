@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bufio"
+	"context"
 	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
@@ -40,26 +41,49 @@ func TestSessionBelongsToItsFullPrincipal(t *testing.T) {
 	alice, aliceElsewhere, bob := token("https://a.example.test", "alice"), token("https://b.example.test", "alice"), token("https://a.example.test", "bob")
 
 	server := sdk.NewServer(&sdk.Implementation{Name: "owners", Version: "1"}, nil)
+	// hold answers once released: its stream outlives primeHold, so it opens with a priming
+	// event whose ID a resumption names (a quick answer is plain JSON, without one).
+	release := make(chan struct{})
+	sdk.AddTool(server, &sdk.Tool{Name: "hold"},
+		func(ctx context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "released"}}}, nil, nil
+		})
 	handler, owners := httpHandler(server, HTTPOptions{Verifier: verifier})
 	ts := httptest.NewServer(handler)
 	t.Cleanup(ts.Close)
-	initialize := func(token string) (session, primeID string) {
+	initialize := func(token string) (session string) {
 		resp := rawRequest(t, ts.URL, http.MethodPost, token, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 		defer resp.Body.Close()
 		require.Equal(t, http.StatusOK, resp.StatusCode)
-		body := bufio.NewReader(resp.Body)
-		prime, err := ReadSSEEvent(body)
-		require.NoError(t, err)
 		// Read the answer to its end: go-sdk closes a session whose initialize had no answer yet
-		// when its request goes (a client leaving after the priming event would lose the session).
-		_, err = io.Copy(io.Discard, body)
+		// when its request goes.
+		_, err = io.Copy(io.Discard, resp.Body)
 		require.NoError(t, err)
 		session = resp.Header.Get("Mcp-Session-Id")
 		require.NotEmpty(t, session)
 		resp = rawRequest(t, ts.URL, http.MethodPost, token, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 		require.NoError(t, resp.Body.Close())
 		require.Equal(t, http.StatusAccepted, resp.StatusCode)
-		return session, prime.ID
+		return session
+	}
+	// primedCall calls hold in session and returns the ID of its stream's priming event, once the
+	// call was released and answered.
+	primedCall := func(token, session string) string {
+		resp := rawRequest(t, ts.URL, http.MethodPost, token, session, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"hold","arguments":{}}}`)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		body := bufio.NewReader(resp.Body)
+		prime, err := ReadSSEEvent(body)
+		require.NoError(t, err)
+		require.NotEmpty(t, prime.ID, "a held call's stream opens with a priming event")
+		release <- struct{}{}
+		_, err = io.Copy(io.Discard, body)
+		require.NoError(t, err)
+		return prime.ID
 	}
 	status := func(method, token, session, body string, header ...string) int {
 		resp := rawRequest(t, ts.URL, method, token, session, body, header...)
@@ -74,11 +98,11 @@ func TestSessionBelongsToItsFullPrincipal(t *testing.T) {
 	}
 	const ping = `{"jsonrpc":"2.0","id":2,"method":"ping"}`
 
-	session, primeID := initialize(alice)
-	require.NotEmpty(t, primeID, "the initialize's answer opens with a priming event")
+	session := initialize(alice)
 	owner, ok := owners.ownerOf(session)
 	require.True(t, ok, "the session has its owner from its first answer on")
 	assert.Equal(t, "https://a.example.test\nalice", owner)
+	primeID := primedCall(alice, session)
 	for _, other := range []struct{ name, token string }{
 		{"the same subject under another issuer", aliceElsewhere},
 		{"another subject", bob},
@@ -94,7 +118,7 @@ func TestSessionBelongsToItsFullPrincipal(t *testing.T) {
 	assert.Equal(t, http.StatusOK, status(http.MethodGet, alice, session, "", "Last-Event-ID", primeID), "the owner resumes")
 
 	// The entry goes with the session, however it ends.
-	other, _ := initialize(aliceElsewhere)
+	other := initialize(aliceElsewhere)
 	require.Equal(t, 2, owners.count())
 	assert.Equal(t, http.StatusForbidden, status(http.MethodPost, alice, other, ping), "each issuer's alice owns her session")
 	require.Equal(t, http.StatusNoContent, status(http.MethodDelete, alice, session, ""))
