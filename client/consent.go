@@ -103,16 +103,19 @@ func (c *Client) consentOf(ctx context.Context, workflowID string, desc *workflo
 // Every interval it reads the call's ToolOutcome (one DescribeWorkflowExecution) and queries the
 // call only while that says it waits. Execute uses it for Options.OnConsent, and package mcp for
 // URL-mode elicitations.
-type ConsentWatch struct {
-	c          *Client
-	workflowID string
-	deliver    func(context.Context, wire.ConsentState) error
-	cancel     context.CancelFunc
-	done       chan struct{}
+type ConsentWatch struct{ w *waitWatch[wire.ConsentState] }
 
-	// Owned by the poll loop until done is closed.
-	open   *wire.ConsentState // the wait delivered last, while its end is not delivered
-	broken bool               // deliver failed: nobody to tell any more
+// consentWaits are the waits a ConsentWatch reads: one per authorization URL.
+var consentWaits = waitKind[wire.ConsentState]{
+	awaits: (*Client).awaitsConsent,
+	query: func(ctx context.Context, c *Client, workflowID string) (wire.ConsentState, error) {
+		qctx, cancel := context.WithTimeout(ctx, ConsentQueryTimeout)
+		defer cancel()
+		return c.ConsentByWorkflowID(qctx, workflowID)
+	},
+	waiting: func(s wire.ConsentState) bool { return s.Waiting },
+	same:    func(a, b wire.ConsentState) bool { return a.Request.URL == b.Request.URL },
+	ended:   func(s wire.ConsentState) wire.ConsentState { s.Waiting = false; return s },
 }
 
 // WatchConsent starts reading the waits for consent of workflowID every interval (default
@@ -123,81 +126,12 @@ func (c *Client) WatchConsent(ctx context.Context, workflowID string, interval t
 	if interval <= 0 {
 		interval = DefaultConsentInterval
 	}
-	w := &ConsentWatch{c: c, workflowID: workflowID, deliver: deliver, done: make(chan struct{})}
-	readCtx, cancel := context.WithCancel(ctx)
-	w.cancel = cancel
-	go w.poll(readCtx, interval)
-	return w
-}
-
-func (w *ConsentWatch) poll(ctx context.Context, interval time.Duration) {
-	defer close(w.done)
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
-	for !w.broken {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-		if closed := w.read(ctx); closed {
-			return
-		}
-	}
-}
-
-// read looks at the call once; closed is true once it has closed.
-func (w *ConsentWatch) read(ctx context.Context) (closed bool) {
-	desc, err := w.c.describe(ctx, w.workflowID)
-	if err != nil || ctx.Err() != nil {
-		return false
-	}
-	running := stateOf(desc.GetWorkflowExecutionInfo().GetStatus()) == Running
-	if !w.c.awaitsConsent(desc) {
-		w.ended(ctx)
-		return !running
-	}
-	qctx, cancel := context.WithTimeout(ctx, ConsentQueryTimeout)
-	defer cancel()
-	st, err := w.c.ConsentByWorkflowID(qctx, w.workflowID)
-	switch {
-	case err != nil || ctx.Err() != nil:
-		// No answer: look again next time.
-	case !st.Waiting:
-		w.ended(ctx)
-	case w.open == nil || w.open.Request.URL != st.Request.URL:
-		w.ended(ctx) // a new request replaces the one delivered before
-		w.send(ctx, st)
-		if !w.broken {
-			w.open = &st
-		}
-	}
-	return false
-}
-
-// ended delivers the end of the open wait, if any.
-func (w *ConsentWatch) ended(ctx context.Context) {
-	if w.open == nil || w.broken {
-		return
-	}
-	end := *w.open
-	end.Waiting = false
-	w.open = nil
-	w.send(ctx, end)
-}
-
-func (w *ConsentWatch) send(ctx context.Context, st wire.ConsentState) {
-	if w.broken {
-		return
-	}
-	if err := w.deliver(ctx, st); err != nil {
-		w.broken = true
-	}
+	return &ConsentWatch{startWaitWatch(ctx, c, workflowID, interval, consentWaits, deliver)}
 }
 
 // Done is closed when reading has stopped: Stop was called, ctx ended, the call closed (after
 // the end of its open wait was delivered) or a delivery failed.
-func (w *ConsentWatch) Done() <-chan struct{} { return w.done }
+func (w *ConsentWatch) Done() <-chan struct{} { return w.w.done }
 
 // Stop stops reading and waits for a delivery in flight. It returns the wait delivered last when
 // its end was not delivered (the call went on after the last read), else nil. A nil watch does
@@ -206,9 +140,7 @@ func (w *ConsentWatch) Stop() (open *wire.ConsentState) {
 	if w == nil {
 		return nil
 	}
-	w.cancel()
-	<-w.done
-	return w.open
+	return w.w.stop()
 }
 
 // watchConsent watches run for Options.OnConsent: each new request once; nil without it.

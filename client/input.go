@@ -199,17 +199,20 @@ func (c *Client) inputOf(ctx context.Context, workflowID string, desc *workflows
 // closed), the same state with Waiting false. Every interval it reads the call's ToolOutcome
 // (one DescribeWorkflowExecution) and queries the call only while that says it waits. Execute
 // uses it for Options.OnInput.
-type InputWatch struct {
-	c          *Client
-	workflowID string
-	deliver    func(context.Context, wire.InputState) error
-	cancel     context.CancelFunc
-	done       chan struct{}
-	after      func() // run by Stop once reading has stopped; nil for none
+type InputWatch struct{ w *waitWatch[wire.InputState] }
 
-	// Owned by the poll loop until done is closed.
-	open   *wire.InputState // the round delivered last, while its end is not delivered
-	broken bool             // deliver failed: nobody to tell any more
+// inputWaits are the waits an InputWatch reads: one per round.
+var inputWaits = waitKind[wire.InputState]{
+	awaits: (*Client).awaitsInput,
+	query: func(ctx context.Context, c *Client, workflowID string) (wire.InputState, error) {
+		qctx, cancel := context.WithTimeout(ctx, InputQueryTimeout)
+		defer cancel()
+		return c.InputByWorkflowID(qctx, workflowID)
+	},
+	waiting:   func(s wire.InputState) bool { return s.Waiting },
+	same:      func(a, b wire.InputState) bool { return a.Round == b.Round },
+	ended:     func(s wire.InputState) wire.InputState { s.Waiting = false; return s },
+	readFirst: true,
 }
 
 // WatchInput starts reading the rounds of questions of workflowID every interval (default
@@ -220,81 +223,12 @@ func (c *Client) WatchInput(ctx context.Context, workflowID string, interval tim
 	if interval <= 0 {
 		interval = DefaultInputInterval
 	}
-	w := &InputWatch{c: c, workflowID: workflowID, deliver: deliver, done: make(chan struct{})}
-	readCtx, cancel := context.WithCancel(ctx)
-	w.cancel = cancel
-	go w.poll(readCtx, interval)
-	return w
-}
-
-func (w *InputWatch) poll(ctx context.Context, interval time.Duration) {
-	defer close(w.done)
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
-	for !w.broken {
-		if closed := w.read(ctx); closed {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-	}
-}
-
-// read looks at the call once; closed is true once it has closed.
-func (w *InputWatch) read(ctx context.Context) (closed bool) {
-	desc, err := w.c.describe(ctx, w.workflowID)
-	if err != nil || ctx.Err() != nil {
-		return false
-	}
-	running := stateOf(desc.GetWorkflowExecutionInfo().GetStatus()) == Running
-	if !w.c.awaitsInput(desc) {
-		w.ended(ctx)
-		return !running
-	}
-	qctx, cancel := context.WithTimeout(ctx, InputQueryTimeout)
-	defer cancel()
-	st, err := w.c.InputByWorkflowID(qctx, w.workflowID)
-	switch {
-	case err != nil || ctx.Err() != nil:
-		// No answer (no worker yet): look again next time.
-	case !st.Waiting:
-		w.ended(ctx)
-	case w.open == nil || w.open.Round != st.Round:
-		w.ended(ctx) // a new round replaces the one delivered before
-		w.send(ctx, st)
-		if !w.broken {
-			w.open = &st
-		}
-	}
-	return false
-}
-
-// ended delivers the end of the open round, if any.
-func (w *InputWatch) ended(ctx context.Context) {
-	if w.open == nil || w.broken {
-		return
-	}
-	end := *w.open
-	end.Waiting = false
-	w.open = nil
-	w.send(ctx, end)
-}
-
-func (w *InputWatch) send(ctx context.Context, st wire.InputState) {
-	if w.broken {
-		return
-	}
-	if err := w.deliver(ctx, st); err != nil {
-		w.broken = true
-	}
+	return &InputWatch{startWaitWatch(ctx, c, workflowID, interval, inputWaits, deliver)}
 }
 
 // Done is closed when reading has stopped: Stop was called, ctx ended, the call closed (after
 // the end of its open round was delivered) or a delivery failed.
-func (w *InputWatch) Done() <-chan struct{} { return w.done }
+func (w *InputWatch) Done() <-chan struct{} { return w.w.done }
 
 // Stop stops reading and waits for a delivery in flight (and, for Options.OnInput, the hook in
 // flight). It returns the round delivered last when its end was not delivered (the call went on
@@ -303,12 +237,7 @@ func (w *InputWatch) Stop() (open *wire.InputState) {
 	if w == nil {
 		return nil
 	}
-	w.cancel()
-	<-w.done
-	if w.after != nil {
-		w.after()
-	}
-	return w.open
+	return w.w.stop()
 }
 
 // watchInput watches the call of Execute for Options.OnInput: each round is offered to the hook,
@@ -330,7 +259,7 @@ func (c *Client) watchInput(ctx context.Context, workflowID string, ev InputEven
 		}
 		return nil
 	})
-	w.after = func() { current.stop() }
+	w.w.after = func() { current.stop() }
 	return w
 }
 
