@@ -81,30 +81,35 @@ func addCredentialStoreFlags(cmd *cobra.Command, a *app, f *credentialStoreFlags
 // postgresDSN is the DSN of --credentials-postgres-file, else $TOOLGATE_CREDENTIALS_POSTGRES
 // (unless --credentials-dir was given), else "".
 func (f *credentialStoreFlags) postgresDSN() (string, error) {
-	if f.postgresFile != "" {
-		file, err := os.Open(f.postgresFile)
+	return storeDSN("--credentials-postgres-file", f.postgresFile, f.dirSet, credentialsPostgresEnv, f.lookupEnv)
+}
+
+// storeDSN is the PostgreSQL DSN a store's flags pick: the one line of file (flag names the file's
+// flag, for messages), else $env unless the store's directory flag was set (dirSet), else "".
+func storeDSN(flag, file string, dirSet func() bool, env string, lookupEnv func(string) (string, bool)) (string, error) {
+	if file != "" {
+		f, err := os.Open(file)
 		if err != nil {
-			return "", badInput(fmt.Errorf("--credentials-postgres-file: %w", err))
+			return "", badInput(fmt.Errorf("%s: %w", flag, err))
 		}
-		defer file.Close()
-		data, err := io.ReadAll(io.LimitReader(file, maxDSNFileBytes+1))
+		defer f.Close()
+		data, err := io.ReadAll(io.LimitReader(f, maxDSNFileBytes+1))
 		if err != nil {
-			return "", badInput(fmt.Errorf("--credentials-postgres-file: %w", err))
+			return "", badInput(fmt.Errorf("%s: %w", flag, err))
 		}
 		dsn := strings.TrimSpace(string(data))
 		if dsn == "" || len(data) > maxDSNFileBytes {
-			return "", badInput(fmt.Errorf("--credentials-postgres-file %s: want one DSN of at most %d bytes", f.postgresFile, maxDSNFileBytes))
+			return "", badInput(fmt.Errorf("%s %s: want one DSN of at most %d bytes", flag, file, maxDSNFileBytes))
 		}
 		return dsn, nil
 	}
-	if f.dirSet != nil && f.dirSet() {
+	if dirSet != nil && dirSet() {
 		return "", nil
 	}
-	lookup := f.lookupEnv
-	if lookup == nil {
-		lookup = os.LookupEnv
+	if lookupEnv == nil {
+		lookupEnv = os.LookupEnv
 	}
-	dsn, _ := lookup(credentialsPostgresEnv)
+	dsn, _ := lookupEnv(env)
 	return strings.TrimSpace(dsn), nil
 }
 

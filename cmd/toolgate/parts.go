@@ -78,31 +78,7 @@ func readerPartStoreDir(lookupEnv func(string) (string, bool)) string {
 // postgresDSN is the DSN of --part-store-postgres-file, else $TOOLGATE_PART_STORE_POSTGRES
 // (unless --part-store was given), else "".
 func (f *partStoreFlags) postgresDSN() (string, error) {
-	if f.postgresFile != "" {
-		file, err := os.Open(f.postgresFile)
-		if err != nil {
-			return "", badInput(fmt.Errorf("--part-store-postgres-file: %w", err))
-		}
-		defer file.Close()
-		data, err := io.ReadAll(io.LimitReader(file, maxDSNFileBytes+1))
-		if err != nil {
-			return "", badInput(fmt.Errorf("--part-store-postgres-file: %w", err))
-		}
-		dsn := strings.TrimSpace(string(data))
-		if dsn == "" || len(data) > maxDSNFileBytes {
-			return "", badInput(fmt.Errorf("--part-store-postgres-file %s: want one DSN of at most %d bytes", f.postgresFile, maxDSNFileBytes))
-		}
-		return dsn, nil
-	}
-	if f.dirSet != nil && f.dirSet() {
-		return "", nil
-	}
-	lookup := f.lookupEnv
-	if lookup == nil {
-		lookup = os.LookupEnv
-	}
-	dsn, _ := lookup(partStorePostgresEnv)
-	return strings.TrimSpace(dsn), nil
+	return storeDSN("--part-store-postgres-file", f.postgresFile, f.dirSet, partStorePostgresEnv, f.lookupEnv)
 }
 
 // open opens the store the flags pick, sealed with keys when not nil: PostgreSQL (its table
