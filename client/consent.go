@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/toolgate/toolgate/wire"
 )
@@ -69,34 +68,6 @@ func (c *Client) ConsentByWorkflowID(ctx context.Context, workflowID string) (wi
 	return st, nil
 }
 
-// awaitsConsent reports whether the described call says it waits for consent: it runs and its
-// ToolOutcome is wire.OutcomeAwaitingConsent. Namespaces without the attribute never say so.
-func (c *Client) awaitsConsent(desc *workflowservice.DescribeWorkflowExecutionResponse) bool {
-	info := desc.GetWorkflowExecutionInfo()
-	if stateOf(info.GetStatus()) != Running {
-		return false
-	}
-	return c.keyword(info.GetSearchAttributes().GetIndexedFields()[wire.SearchAttributeToolOutcome]) == wire.OutcomeAwaitingConsent
-}
-
-// consentOf is Status's Consent for a described call: nil unless it says it waits for consent;
-// then the queried state, or, when no worker answered within ConsentQueryTimeout, a state that
-// says it waits with a zero Request.
-func (c *Client) consentOf(ctx context.Context, workflowID string, desc *workflowservice.DescribeWorkflowExecutionResponse) *wire.ConsentState {
-	if !c.awaitsConsent(desc) {
-		return nil
-	}
-	qctx, cancel := context.WithTimeout(ctx, ConsentQueryTimeout)
-	defer cancel()
-	st, err := c.ConsentByWorkflowID(qctx, workflowID)
-	if err != nil || !st.Waiting {
-		// The attribute says it waits; the request stays unknown (no worker, or the wait has
-		// just ended and the attribute lags the query by a workflow task).
-		return &wire.ConsentState{Waiting: err != nil}
-	}
-	return &st
-}
-
 // ConsentWatch hands one call's waits for consent to a deliver function: a state with Waiting
 // true once for each new request (a new authorization URL), and, once such a wait has ended (the
 // consent came and the call went on, or the call closed), the same state with Waiting false.
@@ -107,7 +78,7 @@ type ConsentWatch struct{ w *waitWatch[wire.ConsentState] }
 
 // consentWaits are the waits a ConsentWatch reads: one per authorization URL.
 var consentWaits = waitKind[wire.ConsentState]{
-	awaits: (*Client).awaitsConsent,
+	outcome: wire.OutcomeAwaitingConsent,
 	query: func(ctx context.Context, c *Client, workflowID string) (wire.ConsentState, error) {
 		qctx, cancel := context.WithTimeout(ctx, ConsentQueryTimeout)
 		defer cancel()
@@ -116,6 +87,7 @@ var consentWaits = waitKind[wire.ConsentState]{
 	waiting: func(s wire.ConsentState) bool { return s.Waiting },
 	same:    func(a, b wire.ConsentState) bool { return a.Request.URL == b.Request.URL },
 	ended:   func(s wire.ConsentState) wire.ConsentState { s.Waiting = false; return s },
+	unknown: func(waiting bool) wire.ConsentState { return wire.ConsentState{Waiting: waiting} },
 }
 
 // WatchConsent starts reading the waits for consent of workflowID every interval (default

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -166,34 +165,6 @@ func answerError(workflowID string, err error) error {
 	return fmt.Errorf("answer %s: %w", workflowID, err)
 }
 
-// awaitsInput reports whether the described call says it waits for input: it runs and its
-// ToolOutcome is wire.OutcomeAwaitingInput. Namespaces without the attribute never say so.
-func (c *Client) awaitsInput(desc *workflowservice.DescribeWorkflowExecutionResponse) bool {
-	info := desc.GetWorkflowExecutionInfo()
-	if stateOf(info.GetStatus()) != Running {
-		return false
-	}
-	return c.keyword(info.GetSearchAttributes().GetIndexedFields()[wire.SearchAttributeToolOutcome]) == wire.OutcomeAwaitingInput
-}
-
-// inputOf is Status's Input for a described call: nil unless it says it waits for input; then
-// the queried state, or, when no worker answered within InputQueryTimeout, a state that says it
-// waits with no questions.
-func (c *Client) inputOf(ctx context.Context, workflowID string, desc *workflowservice.DescribeWorkflowExecutionResponse) *wire.InputState {
-	if !c.awaitsInput(desc) {
-		return nil
-	}
-	qctx, cancel := context.WithTimeout(ctx, InputQueryTimeout)
-	defer cancel()
-	st, err := c.InputByWorkflowID(qctx, workflowID)
-	if err != nil || !st.Waiting {
-		// The attribute says it waits; the questions stay unknown (no worker, or the wait has
-		// just ended and the attribute lags the query by a workflow task).
-		return &wire.InputState{Waiting: err != nil}
-	}
-	return &st
-}
-
 // InputWatch hands one call's rounds of questions to a deliver function: a state with Waiting
 // true once for each round, and, once that round has ended (answered, timed out, or the call
 // closed), the same state with Waiting false. Every interval it reads the call's ToolOutcome
@@ -203,7 +174,7 @@ type InputWatch struct{ w *waitWatch[wire.InputState] }
 
 // inputWaits are the waits an InputWatch reads: one per round.
 var inputWaits = waitKind[wire.InputState]{
-	awaits: (*Client).awaitsInput,
+	outcome: wire.OutcomeAwaitingInput,
 	query: func(ctx context.Context, c *Client, workflowID string) (wire.InputState, error) {
 		qctx, cancel := context.WithTimeout(ctx, InputQueryTimeout)
 		defer cancel()
@@ -212,6 +183,7 @@ var inputWaits = waitKind[wire.InputState]{
 	waiting:   func(s wire.InputState) bool { return s.Waiting },
 	same:      func(a, b wire.InputState) bool { return a.Round == b.Round },
 	ended:     func(s wire.InputState) wire.InputState { s.Waiting = false; return s },
+	unknown:   func(waiting bool) wire.InputState { return wire.InputState{Waiting: waiting} },
 	readFirst: true,
 }
 

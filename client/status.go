@@ -136,8 +136,8 @@ func (c *Client) StatusByWorkflowID(ctx context.Context, workflowID string) (Sta
 		st.ToolCallID, st.ToolName = rec.call.ID(), rec.call.Name()
 	}
 	if st.State == Running {
-		st.Consent = c.consentOf(ctx, workflowID, desc)
-		st.Input = c.inputOf(ctx, workflowID, desc)
+		st.Consent = waitOf(ctx, c, workflowID, desc, consentWaits)
+		st.Input = waitOf(ctx, c, workflowID, desc, inputWaits)
 		if act, ok := toolActivity(desc); ok {
 			st.Attempt = int(act.GetAttempt())
 			if act.GetState() == enumspb.PENDING_ACTIVITY_STATE_SCHEDULED && act.GetNextAttemptScheduleTime() != nil {

@@ -5,13 +5,15 @@ import (
 	"time"
 
 	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/toolgate/toolgate/wire"
 )
 
 // waitKind is what a waitWatch reads: one kind of wait of a call (consent, input), in its state
 // type S.
 type waitKind[S any] struct {
-	// awaits reports whether the description's ToolOutcome says the call waits so.
-	awaits func(c *Client, desc *workflowservice.DescribeWorkflowExecutionResponse) bool
+	// outcome is the ToolOutcome of a running call that waits so.
+	outcome string
 	// query reads the state, bounded by its own timeout.
 	query func(ctx context.Context, c *Client, workflowID string) (S, error)
 	// waiting reports whether a state waits; same whether two states are one wait (delivered
@@ -19,6 +21,8 @@ type waitKind[S any] struct {
 	waiting func(S) bool
 	same    func(a, b S) bool
 	ended   func(S) S
+	// unknown is a state whose details are unknown: Waiting as given, the rest zero.
+	unknown func(waiting bool) S
 	// readFirst reads once at the start, before the first interval.
 	readFirst bool
 }
@@ -126,4 +130,27 @@ func (w *waitWatch[S]) stop() *S {
 		w.after()
 	}
 	return w.open
+}
+
+// awaits reports whether the described call says it waits so: it runs and its ToolOutcome is
+// the kind's. Namespaces without the attribute never say so.
+func (k waitKind[S]) awaits(c *Client, desc *workflowservice.DescribeWorkflowExecutionResponse) bool {
+	info := desc.GetWorkflowExecutionInfo()
+	return stateOf(info.GetStatus()) == Running &&
+		c.keyword(info.GetSearchAttributes().GetIndexedFields()[wire.SearchAttributeToolOutcome]) == k.outcome
+}
+
+// waitOf is Status's view of one kind of wait of a described call: nil unless it says it waits
+// so; then the queried state, or, when no worker answered in time (or the wait has just ended and
+// the attribute lags the query by a workflow task), a state whose details are unknown.
+func waitOf[S any](ctx context.Context, c *Client, workflowID string, desc *workflowservice.DescribeWorkflowExecutionResponse, kind waitKind[S]) *S {
+	if !kind.awaits(c, desc) {
+		return nil
+	}
+	st, err := kind.query(ctx, c, workflowID)
+	if err != nil || !kind.waiting(st) {
+		u := kind.unknown(err != nil)
+		return &u
+	}
+	return &st
 }

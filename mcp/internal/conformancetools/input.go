@@ -26,6 +26,20 @@ func askName(ctx context.Context, key, message string) (string, error) {
 	return name, nil
 }
 
+// capitalTool is an Interactive tool that asks the caller's model the capital of France and
+// returns the answer.
+func capitalTool(name, description string) toolcore.Tool {
+	return toolcore.MustDefine(toolcore.Definition[noArgs]{Name: name, Description: description,
+		Execute: func(ctx context.Context, _ noArgs) (any, error) {
+			answer, err := askCapital(ctx, "capital_question")
+			if err != nil {
+				return nil, err
+			}
+			return toolcore.Text("The model answered: " + answer), nil
+		},
+		Options: interactive})
+}
+
 // askCapital asks the caller's model the capital of France under key and returns its answer.
 func askCapital(ctx context.Context, key string) (string, error) {
 	r, err := toolcore.Sample(ctx, key, toolcore.SamplingRequest{MaxTokens: 100,
@@ -140,26 +154,10 @@ func inputTools() []toolcore.Tool {
 		// A toolgate tool does not see its caller's capabilities: it asks what it needs (here only
 		// sampling, which the scenario's client declares), and the front refuses with -32021 a
 		// question the client cannot answer (server-stateless, test_missing_capability).
-		toolcore.MustDefine(toolcore.Definition[noArgs]{Name: "test_input_required_result_capabilities", Description: "Asks the caller's model the capital of France.",
-			Execute: func(ctx context.Context, _ noArgs) (any, error) {
-				answer, err := askCapital(ctx, "capital_question")
-				if err != nil {
-					return nil, err
-				}
-				return toolcore.Text("The model answered: " + answer), nil
-			},
-			Options: interactive}),
+		capitalTool("test_input_required_result_capabilities", "Asks the caller's model the capital of France."),
 		// server-stateless's diagnostics: a tool relying on the client's sampling, and one that
 		// elicits while it runs.
-		toolcore.MustDefine(toolcore.Definition[noArgs]{Name: "test_missing_capability", Description: "Needs the caller's sampling capability.",
-			Execute: func(ctx context.Context, _ noArgs) (any, error) {
-				answer, err := askCapital(ctx, "capital_question")
-				if err != nil {
-					return nil, err
-				}
-				return toolcore.Text("The model answered: " + answer), nil
-			},
-			Options: interactive}),
+		capitalTool("test_missing_capability", "Needs the caller's sampling capability."),
 		toolcore.MustDefine(toolcore.Definition[noArgs]{Name: "test_streaming_elicitation", Description: "Asks the caller's name while it runs.",
 			Execute: func(ctx context.Context, _ noArgs) (any, error) {
 				name, err := askName(ctx, "user_name", "What is your name?")
