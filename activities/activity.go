@@ -156,6 +156,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in ExecuteToolInput) (Exec
 		OnLog:          toolLogs(ctx, in.ToolCallID, in.ToolName, logWindow),
 		LastCheckpoint: last,
 		Principal:      in.Principal,
+		Run:            runOf(info, in.Run),
 		Secrets:        sec,
 		InputResponses: in.Input.responses(),
 		Asking:         asking,

@@ -39,6 +39,11 @@ type ExecuteToolInput struct {
 	// Principal is whom the call runs for (toolcore.CallPrincipal in the tool). Optional: nil
 	// for a call without one, and in histories recorded before principals.
 	Principal *toolcore.Principal `json:"principal,omitempty"`
+	// Run names the agent run the call belongs to (toolcore.CallRun in the tool): the agent
+	// workflow's ID for its inline and child calls, the scope of a scoped call, else the call's
+	// own workflow ID. Optional: absent in histories recorded before it existed (then the
+	// activity's workflow ID).
+	Run string `json:"run,omitempty"`
 }
 
 // InputResumption is what an ExecuteTool after a round of questions carries: the answers of all

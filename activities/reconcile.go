@@ -20,6 +20,9 @@ type ReconcileToolInput struct {
 	// which toolcore.LastCheckpoint returns in Reconcile. Optional: absent when there was none,
 	// and in histories recorded before it existed.
 	LastCheckpoint json.RawMessage `json:"lastCheckpoint,omitempty"`
+	// Run is the lost attempt's ExecuteToolInput.Run. Optional: absent in histories recorded
+	// before it existed.
+	Run string `json:"run,omitempty"`
 }
 
 // ReconcileToolOutput is ReconcileTool's result: whether the effect was found and, if so, the
@@ -64,6 +67,7 @@ func (a *Activities) ReconcileTool(ctx context.Context, in ReconcileToolInput) (
 		Attempt:        int(info.Attempt),
 		IdempotencyKey: in.IdempotencyKey,
 		LastCheckpoint: in.LastCheckpoint,
+		Run:            runOf(info, in.Run),
 		Secrets:        sec,
 	}), in.IdempotencyKey)
 	hb.stop()

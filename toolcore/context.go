@@ -39,6 +39,9 @@ type Execution struct {
 	// Principal is whom the call runs for (CallPrincipal returns a copy). Optional: default
 	// none.
 	Principal *Principal
+	// Run names the agent run the call belongs to (CallRun returns it): calls with the same Run
+	// share what a tool keeps per run, such as a sandbox workspace. Optional: default none.
+	Run string
 	// Secrets are the tool's secrets and access tokens the executor resolved for this attempt
 	// (Secret and AccessToken return them; ResolveSecrets builds them). The executor redacts
 	// them from what the attempt reports. Optional: default none.

@@ -49,7 +49,7 @@ func (w *Workflows) reconcileLost(ctx workflow.Context, call toolcore.ToolCall, 
 			wire.ErrTypeNonRecoverable, wire.ErrTypeToolNotRegistered, wire.ErrTypeInvalidInput,
 		},
 	}
-	rin := activities.ReconcileToolInput{ToolCallID: in.ToolCallID, ToolName: in.ToolName, IdempotencyKey: in.IdempotencyKey}
+	rin := activities.ReconcileToolInput{ToolCallID: in.ToolCallID, ToolName: in.ToolName, IdempotencyKey: in.IdempotencyKey, Run: in.Run}
 	// Asked only when there is a checkpoint: the inputs and markers of every other reconcile
 	// stay those recorded before it existed.
 	if cp := lostCheckpoint(execErr); cp != nil &&

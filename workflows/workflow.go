@@ -162,6 +162,7 @@ func (w *Workflows) run(ctx workflow.Context, call toolcore.ToolCall, tool toolc
 		MaxAttempts:    int(retryPolicy(opts).MaximumAttempts),
 		DefinitionHash: tool.DefinitionHash(),
 		Principal:      principalFrom(ctx),
+		Run:            w.callRun(ctx),
 	}
 	var out activities.ExecuteToolOutput
 	var err error

@@ -1,0 +1,74 @@
+package sandbox
+
+import "time"
+
+// Limits bound one command of a sandbox. A zero field takes its default (DefaultLimits).
+type Limits struct {
+	// Wall is how long the command may run before its process tree is killed. Default 2 min;
+	// the tool's own Timeout bounds it too.
+	Wall time.Duration `json:"wall,omitempty"`
+	// CPU is the CPU time of each process (RLIMIT_CPU). Default 60 s.
+	CPU time.Duration `json:"cpu,omitempty"`
+	// Memory is the address space of each process (RLIMIT_AS), in bytes. Default 1 GiB.
+	Memory int64 `json:"memory,omitempty"`
+	// Processes is how many processes the sandbox's user may run (RLIMIT_NPROC). Default 128.
+	Processes int `json:"processes,omitempty"`
+	// OpenFiles is how many files each process may hold open (RLIMIT_NOFILE). Default 256.
+	OpenFiles int `json:"openFiles,omitempty"`
+	// FileSize is the largest file a process may write (RLIMIT_FSIZE), in bytes. Default 64 MiB.
+	FileSize int64 `json:"fileSize,omitempty"`
+	// Output is how many bytes of stdout and of stderr each are kept (the tail). Default 64 KiB.
+	Output int `json:"output,omitempty"`
+	// Workspace is how many bytes the workspace may hold; a command that grows it beyond is
+	// killed and its changes discarded. Default 512 MiB.
+	Workspace int64 `json:"workspace,omitempty"`
+	// Tmp is the size of the sandbox's own /tmp (a tmpfs, discarded after the command), in
+	// bytes. Default 64 MiB.
+	Tmp int64 `json:"tmp,omitempty"`
+}
+
+// DefaultLimits are the limits a zero Limits field takes.
+var DefaultLimits = Limits{
+	Wall:      2 * time.Minute,
+	CPU:       60 * time.Second,
+	Memory:    1 << 30,
+	Processes: 128,
+	OpenFiles: 256,
+	FileSize:  64 << 20,
+	Output:    64 << 10,
+	Workspace: 512 << 20,
+	Tmp:       64 << 20,
+}
+
+// WithDefaults returns l with every zero field set from DefaultLimits.
+func (l Limits) WithDefaults() Limits {
+	d := DefaultLimits
+	if l.Wall <= 0 {
+		l.Wall = d.Wall
+	}
+	if l.CPU <= 0 {
+		l.CPU = d.CPU
+	}
+	if l.Memory <= 0 {
+		l.Memory = d.Memory
+	}
+	if l.Processes <= 0 {
+		l.Processes = d.Processes
+	}
+	if l.OpenFiles <= 0 {
+		l.OpenFiles = d.OpenFiles
+	}
+	if l.FileSize <= 0 {
+		l.FileSize = d.FileSize
+	}
+	if l.Output <= 0 {
+		l.Output = d.Output
+	}
+	if l.Workspace <= 0 {
+		l.Workspace = d.Workspace
+	}
+	if l.Tmp <= 0 {
+		l.Tmp = d.Tmp
+	}
+	return l
+}
