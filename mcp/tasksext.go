@@ -391,9 +391,11 @@ func (t *tasks) approvalWait(ctx context.Context, st client.Status) (wire.Approv
 	return approval, true
 }
 
-// operatorApprovalMessage is the statusMessage of a task waiting for an operator's decision.
+// operatorApprovalMessage is the statusMessage of a task waiting for an operator's decision. It
+// names the workflow ID, the argument toolgate approve takes (the call ID alone names no call
+// when the client has a scope).
 func operatorApprovalMessage(st client.Status) string {
-	return "waiting for an operator's approval (toolgate approve " + st.ToolCallID + ")"
+	return "waiting for an operator's approval (toolgate approve " + safetext.String(st.WorkflowID) + ")"
 }
 
 // approvalMessage says what the caller approves: the tool, the call's hash and its arguments,
