@@ -33,11 +33,12 @@ const (
 	OutcomeInvalidToolCall = ErrTypeInvalidToolCall
 )
 
-// The standalone call at the price of a bare workflow (issue 27): a call whose start carries
-// ToolName and ToolCallId and whose input payload has the metadata MetadataOutcomeRule =
-// OutcomeRuleOKUnset closes an ok outcome without upserting ToolOutcome (an upsert is a billable
-// action; attributes given at start are not), so a short ok call costs the start and the
-// activity, like a hand-written one. Every other outcome is upserted as before. The rule travels
+// The standalone call at the price of a bare workflow (issue 27): a call whose input payload has
+// the metadata MetadataOutcomeRule = OutcomeRuleOKUnset never records an ok outcome in
+// ToolOutcome (an upsert is a billable action; attributes given at start are not), so a short ok
+// call whose start carries ToolName and ToolCallId costs the start and the activity, like a
+// hand-written one; one started without them upserts them alone at close (since issue 35; before,
+// with "ok"). Every other outcome is upserted as before. The rule travels
 // in the start (not a workflow.GetVersion, which would add a marker and a TemporalChangeVersion
 // upsert to every call's history), so histories recorded before it, whose input lacks it, replay
 // with their upsert.

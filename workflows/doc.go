@@ -82,5 +82,8 @@
 //
 // With [Workflows.SearchAttributes] set, the workflow upserts ToolOutcome ([wire.OutcomeOK], a result
 // error code, [wire.OutcomeCanceled], [wire.OutcomeFatal], or [wire.OutcomeInvalidToolCall]) together with
-// ToolName and ToolCallId once, just before it closes. Names live in package wire.
+// ToolName and ToolCallId once, just before it closes. A call started with
+// [wire.OutcomeRuleOKUnset] (every call toolgate's clients start) records no ok outcome: ToolOutcome
+// stays unset, and ToolName and ToolCallId are upserted only when its start lacked them. Names
+// live in package wire.
 package workflows

@@ -48,10 +48,17 @@ func (w *Workflows) upsertOutcome(ctx workflow.Context, call toolcore.ToolCall, 
 			}
 		}
 	}
-	if outcome == wire.OutcomeOK && len(updates) == 1 && okUnset(ctx) {
-		// Started searchable with the rule: an ok call closes at the price of a bare workflow
-		// (wire.QueryOKCalls finds it).
-		return
+	if outcome == wire.OutcomeOK && okUnset(ctx) {
+		// Started with the rule, an ok call never records ToolOutcome, whether or not its start
+		// set ToolName and ToolCallId (a child started without CallOptions.SearchAttributes, a
+		// client whose detection failed): ok is one form, "unset", for every call toolgate
+		// starts (wire.QueryOKCalls finds it). Searchable at start, it closes at the price of a
+		// bare workflow. The upsert left, if any, is the same command as before the rule held
+		// here (replay compares its type, not its attributes).
+		updates = updates[1:]
+		if len(updates) == 0 {
+			return
+		}
 	}
 	if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
 		// Only a malformed update fails here (checked before any command); the outcome itself
