@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"strconv"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -46,7 +47,7 @@ func (a *Activities) CompensateTool(ctx context.Context, in wire.CompensateToolI
 	tool, ok := a.Registry.Get(e.ToolName)
 	if !ok {
 		return wire.CompensateToolOutput{}, temporal.NewNonRetryableApplicationError(
-			"tool "+quote(e.ToolName)+" is not registered on the worker of this task queue; its effect was not compensated",
+			"tool "+quote(e.ToolName)+" is not registered on the worker of task queue "+strconv.Quote(activity.GetInfo(ctx).TaskQueue)+"; its effect was not compensated",
 			wire.ErrTypeToolNotRegistered, nil)
 	}
 	if !tool.HasCompensation() {

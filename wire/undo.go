@@ -1,6 +1,9 @@
 package wire
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Wire names of undoing an agent run's effects: the compensation of completed calls of Unsafe
 // tools that declare a Compensate, in reverse order of completion (docs/contract.md, Undo).
@@ -12,9 +15,11 @@ const (
 	// UndoWorkflowName is the workflow type that undoes a list of effects (`toolgate undo`).
 	// Every toolgate worker registers it.
 	UndoWorkflowName = "UndoWorkflow"
-	// UndoWorkflowIDPrefix starts the ID of the UndoWorkflow of a run: UndoWorkflowIDPrefix + the
-	// run's workflow ID, so a second undo of the same run attaches to the first.
+	// UndoWorkflowIDPrefix starts the IDs of the UndoWorkflows of a run (UndoWorkflowID).
 	UndoWorkflowIDPrefix = "undo/"
+	// UndoAttemptInfix separates a run's workflow ID from the number of a later undo attempt
+	// (UndoWorkflowID).
+	UndoAttemptInfix = "/attempt-"
 	// ErrTypeCompensateFailed is the retryable ApplicationError type of a Compensate that
 	// returned an error (other than a NonRecoverableToolError, which fails for good with
 	// ErrTypeNonRecoverable) or panicked.
@@ -23,6 +28,18 @@ const (
 	// has failed for good.
 	CompensateMaxAttempts = 5
 )
+
+// UndoWorkflowID is the workflow ID of undo attempt n (from 1) of the run runID:
+// UndoWorkflowIDPrefix + runID for the first, then UndoWorkflowIDPrefix + runID +
+// UndoAttemptInfix + n. Each attempt undoes what the earlier ones left (client.Undo): attempt
+// n+1 starts only once attempt n has closed, and a second start of the same attempt attaches to
+// it, so no effect is compensated twice.
+func UndoWorkflowID(runID string, n int) string {
+	if n <= 1 {
+		return UndoWorkflowIDPrefix + runID
+	}
+	return UndoWorkflowIDPrefix + runID + UndoAttemptInfix + strconv.Itoa(n)
+}
 
 // UndoStatus says what undoing one effect did. The zero value is invalid.
 type UndoStatus string
@@ -59,6 +76,11 @@ type UndoEffect struct {
 	// the tool's Reconcile is asked first and the effect is compensated only when found (with
 	// the reconciled output).
 	OutcomeUnknown bool `json:"outcomeUnknown,omitempty"`
+	// TaskQueue is where the effect's compensation runs: the queue the call's tool ran on as the
+	// run recorded it (an inline call's ExecuteTool activity queue, a child or attached call's
+	// ToolCallWorkflow queue, whose worker serves every tool of its set). Optional: default the
+	// undo's own queue (workflows.UndoOptions.TaskQueue, UndoWorkflow's).
+	TaskQueue string `json:"taskQueue,omitempty"`
 }
 
 // CompensateToolInput is the input of the CompensateTool activity.
@@ -76,7 +98,8 @@ type CompensateToolOutput struct {
 
 // UndoWorkflowInput is the input of UndoWorkflow.
 type UndoWorkflowInput struct {
-	// RunID is the workflow ID of the run whose effects these are, for operators.
+	// RunID is the workflow ID of the run whose effects these are (client.Undo checks it when it
+	// reads earlier attempts).
 	RunID string `json:"runId"`
 	// Effects in the order the calls completed; they are undone in reverse.
 	Effects []UndoEffect `json:"effects"`

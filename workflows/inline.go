@@ -135,7 +135,12 @@ func (in *Inline) ExecuteToolCall(ctx workflow.Context, call toolcore.ToolCall) 
 		key = *childKey
 	}
 	if tool, ok := in.Registry.Get(snapshot.Name()); err == nil && ok && tool.HasCompensation() {
-		callOptions(ctx).Effects.record(snapshot, key, res)
+		opts := callOptions(ctx)
+		queue := ActivityTaskQueue(w.TaskQueue, snapshot.Name(), tool.Options())
+		if *childKey != "" {
+			queue = opts.TaskQueue // run as a child on the call options' queue
+		}
+		opts.Effects.record(snapshot, key, queue, res)
 	}
 	return res, inlineError(err)
 }

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,12 +52,13 @@ func (e *Effects) Undo(ctx workflow.Context, opts UndoOptions) (wire.UndoResult,
 	return res, err
 }
 
-// record adds the outcome of call (idempotency key key) when it may have had an effect.
-func (e *Effects) record(call toolcore.ToolCall, key string, res toolcore.Result) {
+// record adds the outcome of call (idempotency key key, its tool run on task queue queue) when it
+// may have had an effect.
+func (e *Effects) record(call toolcore.ToolCall, key, queue string, res toolcore.Result) {
 	if e == nil || res.IsZero() {
 		return
 	}
-	ef := wire.UndoEffect{ToolCallID: call.ID(), ToolName: call.Name(), IdempotencyKey: key}
+	ef := wire.UndoEffect{ToolCallID: call.ID(), ToolName: call.Name(), IdempotencyKey: key, TaskQueue: queue}
 	switch {
 	case !res.IsError():
 		ef.Output = res.Content()
@@ -72,13 +74,14 @@ func (e *Effects) record(call toolcore.ToolCall, key string, res toolcore.Result
 // a child (an approval-gated one) from: that call is recorded once, by Inline.
 type childKeySlot struct{}
 
-// recordChild records the outcome of a call ExecuteToolCall ran as a child (or attached to).
+// recordChild records the outcome of a call ExecuteToolCall ran as a child (or attached to) on
+// opts.TaskQueue.
 func recordChild(ctx workflow.Context, opts CallOptions, call toolcore.ToolCall, key string, res toolcore.Result) {
 	if slot, ok := ctx.Value(childKeySlot{}).(*string); ok {
 		*slot = key
 		return
 	}
-	opts.Effects.record(call, key, res)
+	opts.Effects.record(call, key, opts.TaskQueue, res)
 }
 
 // UndoOptions configure Undo. They work at their zero value.
@@ -86,8 +89,9 @@ type UndoOptions struct {
 	// After skips the first After effects of an Effects record (Effects.Mark): only those
 	// recorded after it are undone. Effects.Undo only. Optional: default 0, all.
 	After int
-	// TaskQueue where the CompensateTool activities run; a toolgate worker with the tools must
-	// poll it. Optional: default wire.DefaultTaskQueue.
+	// TaskQueue where the CompensateTool activities of effects without a recorded queue run
+	// (wire.UndoEffect.TaskQueue: Effects records it, so does client.RunEffects); a toolgate
+	// worker with the tools must poll it. Optional: default wire.DefaultTaskQueue.
 	TaskQueue string
 	// HeartbeatTimeout of each compensation: a lost worker is noticed within it and the
 	// compensation runs again (same key) on another. Optional: default
@@ -98,13 +102,14 @@ type UndoOptions struct {
 }
 
 // Undo undoes effects (in completion order) from workflow code, last completed first. Each is one
-// CompensateTool activity: heartbeat-linked, with the idempotency key
+// CompensateTool activity on the effect's task queue (else opts.TaskQueue): heartbeat-linked,
+// with the idempotency key
 // toolcore.CompensationKey(effect key), retried with backoff up to wire.CompensateMaxAttempts
 // attempts like a call of an Idempotent tool, summarized in the UI as "undo <tool> · <call ID>".
 // A tool without a Compensate is skipped; an effect whose outcome was unknown is reconciled
 // first and compensated only when found. The first compensation that fails for good stops the
 // undo: it is wire.UndoFailed with the reason, every effect before it in completion order
-// wire.UndoRemaining.
+// wire.UndoRemaining. A failure's message names the task queue.
 //
 // The error is nil, whatever the compensations did (read the result), except when ctx is
 // canceled: then the steps so far and a *temporal.CanceledError.
@@ -140,14 +145,18 @@ func Undo(ctx workflow.Context, effects []wire.UndoEffect, opts UndoOptions) (wi
 	return res, nil
 }
 
-// compensate runs the CompensateTool activity of e.
+// compensate runs the CompensateTool activity of e on its task queue (else opts.TaskQueue).
 func compensate(ctx workflow.Context, e wire.UndoEffect, opts UndoOptions) wire.UndoStep {
 	summary := "undo " + e.ToolName + " · " + e.ToolCallID
 	if e.OutcomeUnknown {
 		summary = "reconcile and undo " + e.ToolName + " · " + e.ToolCallID
 	}
+	queue := e.TaskQueue
+	if queue == "" {
+		queue = opts.TaskQueue
+	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           opts.TaskQueue,
+		TaskQueue:           queue,
 		StartToCloseTimeout: opts.Timeout,
 		HeartbeatTimeout:    opts.HeartbeatTimeout,
 		WaitForCancellation: true,
@@ -169,7 +178,7 @@ func compensate(ctx workflow.Context, e wire.UndoEffect, opts UndoOptions) wire.
 	switch {
 	case err != nil:
 		msg := lastFailure(toolcore.Options{SideEffect: toolcore.Idempotent, Timeout: opts.Timeout, HeartbeatTimeout: opts.HeartbeatTimeout}, err)
-		return wire.UndoStep{Effect: e, Status: wire.UndoFailed, Message: msg}
+		return wire.UndoStep{Effect: e, Status: wire.UndoFailed, Message: withQueue(msg, queue)}
 	case out.Status == wire.UndoCompensated, out.Status == wire.UndoSkipped, out.Status == wire.UndoNotFound, out.Status == wire.UndoUnresolved:
 		return wire.UndoStep{Effect: e, Status: out.Status}
 	default:
@@ -177,9 +186,20 @@ func compensate(ctx workflow.Context, e wire.UndoEffect, opts UndoOptions) wire.
 	}
 }
 
-// UndoWorkflow undoes in.Effects with Undo, its compensations on the Workflows' TaskQueue (default
-// its own): what `toolgate undo` starts, with the ID wire.UndoWorkflowIDPrefix + the run's
-// workflow ID. Every toolgate worker registers it under wire.UndoWorkflowName.
+// withQueue returns msg naming task queue queue, unless it does already (CompensateTool names its
+// own queue when the tool is not registered there).
+func withQueue(msg, queue string) string {
+	named := "task queue " + strconv.Quote(queue)
+	if strings.Contains(msg, named) {
+		return msg
+	}
+	return msg + " (on " + named + ")"
+}
+
+// UndoWorkflow undoes in.Effects with Undo, each compensation on the effect's task queue, else
+// on the Workflows' TaskQueue (default its own): what `toolgate undo` starts, with the IDs
+// wire.UndoWorkflowID gives (client.Undo). Every toolgate worker registers it under
+// wire.UndoWorkflowName.
 func (w *Workflows) UndoWorkflow(ctx workflow.Context, in wire.UndoWorkflowInput) (wire.UndoResult, error) {
 	queue := w.TaskQueue
 	if queue == "" {

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -237,10 +240,11 @@ func TestEffectsRecordAndUndo(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	var got marks
 	require.NoError(t, env.GetWorkflowResult(&got))
+	q := wire.DefaultTaskQueue // the Inline's and the call options' queue: each effect records where it ran
 	want := []wire.UndoEffect{
-		{ToolCallID: "before", ToolName: "book", IdempotencyKey: "agent-1/call/before", Output: `{"slot":"before"}`},
-		{ToolCallID: "child", ToolName: "book", IdempotencyKey: "toolcall-child", Output: `{"slot":"child"}`},
-		{ToolCallID: "round", ToolName: "pay", IdempotencyKey: "agent-1/call/round", Output: `"paid"`},
+		{ToolCallID: "before", ToolName: "book", IdempotencyKey: "agent-1/call/before", Output: `{"slot":"before"}`, TaskQueue: q},
+		{ToolCallID: "child", ToolName: "book", IdempotencyKey: "toolcall-child", Output: `{"slot":"child"}`, TaskQueue: q},
+		{ToolCallID: "round", ToolName: "pay", IdempotencyKey: "agent-1/call/round", Output: `"paid"`, TaskQueue: q},
 	}
 	assert.Equal(t, want, got.Recorded)
 	var statuses []wire.UndoStatus
@@ -267,5 +271,65 @@ func TestCompensateOnlyForUnsafeTools(t *testing.T) {
 		require.ErrorAs(t, err, &ce, se.String())
 		assert.Equal(t, toolcore.CodeInvalidToolDefinition, ce.Code)
 		assert.Contains(t, ce.Message, "Compensate is for Unsafe tools")
+	}
+}
+
+// TestUndoOnEachEffectsQueue: each compensation runs on the task queue its effect recorded (an
+// effect without one on the undo's own), and a compensation that fails names its queue once,
+// whether the activity said it (a tool the worker lacks) or not (a NonRecoverableToolError).
+func TestUndoOnEachEffectsQueue(t *testing.T) {
+	on := func(e wire.UndoEffect, queue string) wire.UndoEffect { e.TaskQueue = queue; return e }
+	tests := []struct {
+		name       string
+		give       []wire.UndoEffect
+		wantQueues []string // of the CompensateTool activities, in undo order
+		wantFail   string
+	}{
+		{
+			name:       "each on its own queue",
+			give:       []wire.UndoEffect{on(effect("book", "a"), "queue-a"), effect("pay", "b"), on(effect("book", "c"), "queue-c")},
+			wantQueues: []string{"queue-c", wire.DefaultTaskQueue, "queue-a"},
+		},
+		{
+			name:       "a worker without the tool names its queue",
+			give:       []wire.UndoEffect{effect("book", "a"), on(effect("gone", "b"), "queue-b")},
+			wantQueues: []string{"queue-b"},
+			wantFail:   `tool "gone" is not registered on the worker of task queue "queue-b"; its effect was not compensated`,
+		},
+		{
+			name:       "a compensation failing for good names its queue",
+			give:       []wire.UndoEffect{on(effect("book", "stuck"), "queue-s")},
+			wantQueues: []string{"queue-s"},
+			wantFail:   `the slot is already used (on task queue "queue-s")`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := undoEnv(undoTools(t, &undoLog{}))
+			var queues []string
+			env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+				if info.ActivityType.Name == wire.CompensateToolName {
+					queues = append(queues, info.TaskQueue)
+				}
+			})
+			env.ExecuteWorkflow(wire.UndoWorkflowName, wire.UndoWorkflowInput{RunID: "agent-1", Effects: tt.give})
+			require.True(t, env.IsWorkflowCompleted())
+			require.NoError(t, env.GetWorkflowError())
+			var res wire.UndoResult
+			require.NoError(t, env.GetWorkflowResult(&res))
+			assert.Equal(t, tt.wantQueues, queues)
+			var failures []string
+			for _, s := range res.Steps {
+				if s.Status == wire.UndoFailed {
+					failures = append(failures, s.Message)
+				}
+			}
+			if tt.wantFail == "" {
+				assert.Empty(t, failures)
+			} else if assert.Len(t, failures, 1) {
+				assert.Contains(t, failures[0], tt.wantFail)
+				assert.Equal(t, 1, strings.Count(failures[0], "task queue"), "the queue is named once: %s", failures[0])
+			}
+		})
 	}
 }
