@@ -41,34 +41,37 @@ var DefaultLimits = Limits{
 }
 
 // WithDefaults returns l with every zero field set from DefaultLimits.
-func (l Limits) WithDefaults() Limits {
-	d := DefaultLimits
+func (l Limits) WithDefaults() Limits { return l.Over(DefaultLimits) }
+
+// Over returns l with every zero field taken from base: a command's own limits over its
+// runner's.
+func (l Limits) Over(base Limits) Limits {
 	if l.Wall <= 0 {
-		l.Wall = d.Wall
+		l.Wall = base.Wall
 	}
 	if l.CPU <= 0 {
-		l.CPU = d.CPU
+		l.CPU = base.CPU
 	}
 	if l.Memory <= 0 {
-		l.Memory = d.Memory
+		l.Memory = base.Memory
 	}
 	if l.Processes <= 0 {
-		l.Processes = d.Processes
+		l.Processes = base.Processes
 	}
 	if l.OpenFiles <= 0 {
-		l.OpenFiles = d.OpenFiles
+		l.OpenFiles = base.OpenFiles
 	}
 	if l.FileSize <= 0 {
-		l.FileSize = d.FileSize
+		l.FileSize = base.FileSize
 	}
 	if l.Output <= 0 {
-		l.Output = d.Output
+		l.Output = base.Output
 	}
 	if l.Workspace <= 0 {
-		l.Workspace = d.Workspace
+		l.Workspace = base.Workspace
 	}
 	if l.Tmp <= 0 {
-		l.Tmp = d.Tmp
+		l.Tmp = base.Tmp
 	}
 	return l
 }

@@ -1,9 +1,25 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // RunnerConfig is how a worker runs sandboxed commands.
@@ -11,10 +27,11 @@ type RunnerConfig struct {
 	// Bwrap is the bubblewrap executable. Optional: default "bwrap" found in PATH.
 	Bwrap string
 	// UID and GID are the host user the sandbox runs as when the worker runs as root (a worker
-	// that is not root runs it as itself). Optional: default 65534 (nobody).
+	// that is not root runs it as itself). Optional: default 65534 (nobody); 0 takes the default.
 	UID, GID int
 	// ReadOnly are extra host paths bound read-only at the same path inside (e.g. /usr/local/go
-	// for a Go toolchain). Optional.
+	// for a Go toolchain, though /usr is bound already); the bin directory of each is put in
+	// front of PATH. Each must be absolute and exist. Optional.
 	ReadOnly []string
 	// Limits are the default limits of every command. Optional: default DefaultLimits.
 	Limits Limits
@@ -29,10 +46,11 @@ type Command struct {
 	// Stdin is the command's standard input. Optional: default empty.
 	Stdin []byte
 	// Env is the command's whole environment besides PATH, HOME and TMPDIR, which the sandbox
-	// sets. The host's environment never reaches the command. Optional.
+	// sets (HOME=/workspace, TMPDIR=/tmp) and Env may not. Names are [A-Za-z_][A-Za-z0-9_]*.
+	// The host's environment never reaches the command. Optional.
 	Env map[string]string
-	// Dir is the working directory, relative to the workspace root; it must stay inside.
-	// Optional: default the root.
+	// Dir is the working directory, relative to the workspace root; it must stay inside and be
+	// a directory there (no symlink on the way). Optional: default the root.
 	Dir string
 	// AllowHosts are the host names the command may reach over HTTP(S) through the sandbox's
 	// proxy (HTTP_PROXY/HTTPS_PROXY set inside). Optional: default none (no network at all).
@@ -43,7 +61,9 @@ type Command struct {
 
 // Output is what a command left.
 type Output struct {
-	// ExitCode is the command's exit status; -1 when a signal ended it.
+	// ExitCode is the command's exit status; -1 when a signal ended it. bubblewrap reports a
+	// command killed by signal n as status 128+n, as a shell does, so a command that exits
+	// with 129..192 itself is reported as ended by that signal.
 	ExitCode int `json:"exitCode"`
 	// Signal names the signal that ended it (e.g. "killed"), if one did.
 	Signal string `json:"signal,omitempty"`
@@ -55,7 +75,9 @@ type Output struct {
 	StderrBytes int64 `json:"stderrBytes"`
 	// Truncated is set when either stream was longer than what is kept.
 	Truncated bool `json:"truncated,omitempty"`
-	// Limit names the limit that ended the command ("wall", "workspace", ...), if one did.
+	// Limit names the limit that ended the command, if one did: "wall", "workspace", "cpu"
+	// (SIGXCPU) or "fileSize" (SIGXFSZ). Memory, processes and open files are not "ending"
+	// limits: the allocation, fork or open fails and the command decides what to do.
 	Limit string `json:"limit,omitempty"`
 	// Duration is how long the command ran.
 	Duration time.Duration `json:"-"`
@@ -71,15 +93,97 @@ var (
 	ErrInvalidCommand = errors.New("invalid sandbox command")
 )
 
+// Bounds of a Command's environment.
+const (
+	maxEnvVars     = 256
+	maxEnvNameLen  = 256
+	maxEnvValueLen = 64 << 10
+)
+
+// envName is a portable environment variable name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
 // Runner runs commands under bubblewrap. It is safe for concurrent use.
 type Runner struct {
-	cfg RunnerConfig
+	cfg     RunnerConfig
+	bwrap   string // bubblewrap's absolute path
+	prlimit string // util-linux prlimit's absolute path: it sets the rlimits and execs bwrap
+	limits  Limits // cfg.Limits with defaults
+	// asUser is set when the worker is root: the sandbox then runs as cfg.UID/cfg.GID.
+	asUser *syscall.Credential
+	uid    int // the sandbox's uid (inside and out)
+	gid    int
 }
 
 // NewRunner checks that bubblewrap can run here and returns a Runner; an error wrapping
 // ErrUnavailable says why it cannot.
 func NewRunner(cfg RunnerConfig) (*Runner, error) {
-	return nil, errors.New("sandbox: not implemented yet")
+	name := cfg.Bwrap
+	if name == "" {
+		name = "bwrap"
+	}
+	bwrap, err := exec.LookPath(name)
+	if err != nil {
+		return nil, fmt.Errorf("%w: bubblewrap (%s) is not installed: run make setup (it installs Debian's bubblewrap)", ErrUnavailable, name)
+	}
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		return nil, fmt.Errorf("%w: prlimit (util-linux) is not installed: run make setup", ErrUnavailable)
+	}
+	for _, p := range cfg.ReadOnly {
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p || p == "/" {
+			return nil, fmt.Errorf("sandbox: read-only path %q must be absolute, clean and not /", p)
+		}
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("sandbox: read-only path: %w", err)
+		}
+	}
+	r := &Runner{cfg: cfg, bwrap: bwrap, prlimit: prlimit, limits: cfg.Limits.WithDefaults()}
+	if os.Geteuid() == 0 {
+		r.uid, r.gid = cfg.UID, cfg.GID
+		if r.uid <= 0 {
+			r.uid = 65534
+		}
+		if r.gid <= 0 {
+			r.gid = 65534
+		}
+		r.asUser = &syscall.Credential{Uid: uint32(r.uid), Gid: uint32(r.gid), Groups: []uint32{}}
+	} else {
+		r.uid, r.gid = os.Getuid(), os.Getgid()
+	}
+	if err := r.probe(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// UID and GID return the host user and group the sandbox runs as: the workspace directories
+// must belong to them.
+func (r *Runner) UID() int { return r.uid }
+
+// GID: see UID.
+func (r *Runner) GID() int { return r.gid }
+
+// probe runs true in a sandbox of an empty workspace.
+func (r *Runner) probe() error {
+	dir, err := os.MkdirTemp("", "toolgate-sandbox-probe-")
+	if err != nil {
+		return fmt.Errorf("sandbox probe: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chown(dir, r.uid, r.gid); err != nil {
+		return fmt.Errorf("sandbox probe: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := r.Run(ctx, dir, Command{Argv: []string{"true"}, Limits: Limits{Wall: 20 * time.Second}})
+	if err == nil && out.ExitCode != 0 {
+		err = fmt.Errorf("exit %d: %s", out.ExitCode, strings.TrimSpace(out.Stderr))
+	}
+	if err != nil {
+		return fmt.Errorf("%w: bubblewrap cannot start a sandbox here (it needs unprivileged user namespaces; make setup installs Debian's bubblewrap): %v", ErrUnavailable, err)
+	}
+	return nil
 }
 
 // Run runs cmd with the workspace directory dir (a host path) as /workspace, its only writable
@@ -88,5 +192,424 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 // for a command that could not start, and ctx's error when ctx ended first (the whole process
 // tree is killed before Run returns).
 func (r *Runner) Run(ctx context.Context, dir string, cmd Command) (Output, error) {
-	return Output{}, errors.New("sandbox: not implemented yet")
+	argv, workdir, err := checkCommand(cmd)
+	if err != nil {
+		return Output{}, err
+	}
+	if len(cmd.AllowHosts) > 0 {
+		return Output{}, fmt.Errorf("%w: AllowHosts (network through a proxy for named hosts) is not supported yet: a sandboxed command has no network", ErrUnavailable)
+	}
+	if err := checkWorkdir(dir, cmd.Dir); err != nil {
+		return Output{}, err
+	}
+	lim := cmd.Limits.Over(r.limits)
+	l, err := r.prepare(dir, argv, workdir, cmd.Env, lim)
+	if err != nil {
+		return Output{}, err
+	}
+	return r.supervise(ctx, l, lim, dir, cmd.Stdin)
+}
+
+// checkCommand validates cmd and returns the argv to run inside and the working directory
+// inside.
+func checkCommand(cmd Command) (argv []string, workdir string, err error) {
+	switch {
+	case len(cmd.Argv) > 0 && cmd.Shell != "":
+		return nil, "", fmt.Errorf("%w: both argv and a shell line", ErrInvalidCommand)
+	case cmd.Shell != "":
+		argv = []string{"/bin/sh", "-c", cmd.Shell}
+	case len(cmd.Argv) > 0 && cmd.Argv[0] != "":
+		argv = cmd.Argv
+	default:
+		return nil, "", fmt.Errorf("%w: no program", ErrInvalidCommand)
+	}
+	for _, a := range argv {
+		if strings.IndexByte(a, 0) >= 0 {
+			return nil, "", fmt.Errorf("%w: an argument holds a NUL byte", ErrInvalidCommand)
+		}
+	}
+	if len(cmd.Env) > maxEnvVars {
+		return nil, "", fmt.Errorf("%w: %d environment variables (at most %d)", ErrInvalidCommand, len(cmd.Env), maxEnvVars)
+	}
+	for name, value := range cmd.Env {
+		switch {
+		case len(name) > maxEnvNameLen || !envName.MatchString(name):
+			return nil, "", fmt.Errorf("%w: environment name %q is not [A-Za-z_][A-Za-z0-9_]* (at most %d bytes)", ErrInvalidCommand, truncate(name, 64), maxEnvNameLen)
+		case name == "PATH" || name == "HOME" || name == "TMPDIR":
+			return nil, "", fmt.Errorf("%w: the sandbox sets %s", ErrInvalidCommand, name)
+		case len(value) > maxEnvValueLen || strings.IndexByte(value, 0) >= 0:
+			return nil, "", fmt.Errorf("%w: environment value of %s is longer than %d bytes or holds a NUL byte", ErrInvalidCommand, name, maxEnvValueLen)
+		}
+	}
+	rel := filepath.ToSlash(cmd.Dir)
+	if rel == "" {
+		rel = "."
+	}
+	if path.IsAbs(rel) || !filepath.IsLocal(rel) || strings.IndexByte(rel, 0) >= 0 {
+		return nil, "", fmt.Errorf("%w: working directory %q is not inside the workspace", ErrInvalidCommand, truncate(cmd.Dir, 256))
+	}
+	return argv, path.Join("/workspace", rel), nil
+}
+
+// checkWorkdir checks that rel names a directory under the workspace dir, following no symlink
+// (Lstat of each component).
+func checkWorkdir(dir, rel string) error {
+	p := dir
+	for _, part := range strings.Split(path.Clean(filepath.ToSlash("./"+rel)), "/") {
+		if part == "." || part == "" {
+			continue
+		}
+		p = filepath.Join(p, part)
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.IsDir() {
+			return fmt.Errorf("%w: working directory %q is not a directory in the workspace", ErrInvalidCommand, truncate(rel, 256))
+		}
+	}
+	return nil
+}
+
+// truncate returns s cut to at most n bytes, for messages.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "..."
+}
+
+// prepare builds the launch of argv in workspace dir.
+func (r *Runner) prepare(dir string, argv []string, workdir string, env map[string]string, lim Limits) (l *launch, err error) {
+	l = &launch{env: r.sandboxEnv(env)}
+	defer func() {
+		if err != nil {
+			for _, f := range l.files {
+				f.Close()
+			}
+		}
+	}()
+	// fdStatus is filled by supervise; a placeholder keeps the numbering.
+	l.files = append(l.files, nil)
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return l, fmt.Errorf("sandbox workspace %s: %w", dir, err)
+	}
+	l.files = append(l.files, os.NewFile(uintptr(fd), dir))
+	passwd, group, hosts := etcFiles(r.uid, r.gid)
+	for _, data := range []string{passwd, group, hosts} {
+		f, err := dataPipe(data)
+		if err != nil {
+			return l, fmt.Errorf("sandbox: %w", err)
+		}
+		l.files = append(l.files, f)
+	}
+	l.args = append([]string{"prlimit"}, prlimitArgs(lim)...)
+	l.args = append(l.args, "--", r.bwrap)
+	l.args = append(l.args, r.bwrapArgs(lim, workdir)...)
+	l.args = append(l.args, "--")
+	l.args = append(l.args, argv...)
+	return l, nil
+}
+
+// supervise starts l and waits for it, killing the sandbox's process tree when ctx ends, the
+// wall clock runs out or the workspace grows beyond lim.Workspace.
+func (r *Runner) supervise(ctx context.Context, l *launch, lim Limits, dir string, stdin []byte) (Output, error) {
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		for _, f := range l.files[1:] {
+			f.Close()
+		}
+		return Output{}, fmt.Errorf("sandbox: %w", err)
+	}
+	l.files[0] = statusW
+	stdout, stderr := &tail{max: lim.Output}, &tail{max: lim.Output}
+	c := &exec.Cmd{
+		Path: r.prlimit, Args: l.args, Env: l.env, Dir: "/",
+		Stdout: stdout, Stderr: stderr, ExtraFiles: l.files,
+		SysProcAttr: &syscall.SysProcAttr{
+			Setpgid:    true,
+			Pdeathsig:  syscall.SIGKILL,
+			Credential: r.asUser,
+		},
+		// Every holder of the output pipes is in the sandbox and dies with it; this only bounds
+		// the wait should the kernel be slow.
+		WaitDelay: 10 * time.Second,
+	}
+	if len(stdin) > 0 {
+		c.Stdin = bytes.NewReader(stdin)
+	}
+	// The parent-death signal follows the thread that forked bwrap: keep this goroutine on it,
+	// so that no other goroutine can end the thread while the sandbox runs.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	started := time.Now()
+	err = c.Start()
+	for _, f := range l.files {
+		f.Close()
+	}
+	if err != nil {
+		statusR.Close()
+		return Output{}, fmt.Errorf("sandbox start: %w", err)
+	}
+	st := readStatus(statusR)
+	waited := make(chan error, 1)
+	go func() { waited <- c.Wait() }()
+
+	pgid := c.Process.Pid
+	kill := func() {
+		if pid := st.child.Load(); pid > 0 && parentOf(int(pid)) == pgid {
+			// The sandbox's init: the kernel kills the rest of its PID namespace, and bwrap
+			// (waiting for it) reports the kill.
+			syscall.Kill(int(pid), syscall.SIGKILL)
+			return
+		}
+		syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	wall := time.NewTimer(lim.Wall)
+	defer wall.Stop()
+	every := watchEvery
+	watch := time.NewTimer(every)
+	defer watch.Stop()
+	var limit string
+	var ctxErr error
+	var waitErr error
+wait:
+	for {
+		select {
+		case waitErr = <-waited:
+			break wait
+		case <-ctx.Done():
+			if ctxErr == nil {
+				ctxErr = ctx.Err()
+				kill()
+			}
+		case <-wall.C:
+			if limit == "" {
+				limit = "wall"
+			}
+			kill()
+		case <-watch.C:
+			t := time.Now()
+			if workspaceBytes(dir, lim.Workspace) > lim.Workspace {
+				if limit == "" {
+					limit = "workspace"
+				}
+				kill()
+			}
+			// A big workspace is walked less often: at most a third of the time.
+			every = max(watchEvery, 2*time.Since(t))
+			watch.Reset(every)
+		}
+	}
+	<-st.done
+	if err := st.awaitGone(); err != nil {
+		return Output{}, err
+	}
+	out := Output{
+		Stdout: stdout.String(), Stderr: stderr.String(),
+		StdoutBytes: stdout.total, StderrBytes: stderr.total,
+		Truncated: stdout.truncated() || stderr.truncated(),
+		Limit:     limit,
+		Duration:  time.Since(started),
+	}
+	code, ok := st.exitCode()
+	switch {
+	case ok:
+		out.ExitCode = code
+	case c.ProcessState != nil && c.ProcessState.Exited() && st.child.Load() == 0 && ctxErr == nil && limit == "":
+		// bwrap itself failed before the command started; its message is on stderr.
+		return Output{}, fmt.Errorf("sandbox start: bubblewrap exit %d: %s", c.ProcessState.ExitCode(), truncate(strings.TrimSpace(out.Stderr), 1024))
+	case c.ProcessState != nil && c.ProcessState.Exited():
+		out.ExitCode = c.ProcessState.ExitCode()
+	case c.ProcessState != nil:
+		if ws, ok := c.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
+		out.ExitCode = code
+	default:
+		return Output{}, fmt.Errorf("sandbox wait: %w", waitErr)
+	}
+	if n := out.ExitCode - 128; n > 0 && n <= 64 {
+		sig := syscall.Signal(n)
+		out.ExitCode, out.Signal = -1, sig.String()
+		if out.Limit == "" && sig == syscall.SIGXCPU {
+			out.Limit = "cpu"
+		}
+		if out.Limit == "" && sig == syscall.SIGXFSZ {
+			out.Limit = "fileSize"
+		}
+	}
+	if ctxErr != nil {
+		return out, ctxErr
+	}
+	return out, nil
+}
+
+// watchEvery is how often the workspace's size is measured while a command runs (at least).
+const watchEvery = 150 * time.Millisecond
+
+// workspaceBytes returns the bytes of the regular files and symlinks under dir, walked without
+// following symlinks; it stops counting once beyond limit.
+func workspaceBytes(dir string, limit int64) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // a file removed while walking
+		}
+		if d.Type()&(fs.ModeDir|fs.ModeType) == 0 || d.Type()&fs.ModeSymlink != 0 {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		if n > limit {
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return n
+}
+
+// status is what bwrap reports on its --json-status-fd: the sandbox's init (its host PID and
+// PID namespace) and, at the end, the command's exit code.
+type status struct {
+	child atomic.Int64 // the host PID of the sandbox's init (PID 1 inside), once reported
+	pidNS atomic.Uint64
+	code  atomic.Int64 // exit code + 1; 0: not reported
+	done  chan struct{}
+}
+
+// readStatus reads bwrap's status documents from rd until it ends.
+func readStatus(rd io.ReadCloser) *status {
+	st := &status{done: make(chan struct{})}
+	go func() {
+		defer close(st.done)
+		defer rd.Close()
+		// Only bwrap writes here (the sandbox's processes do not hold the descriptor); the
+		// documents are a few hundred bytes.
+		dec := json.NewDecoder(io.LimitReader(rd, 64<<10))
+		for {
+			var doc struct {
+				ChildPID *int64  `json:"child-pid"`
+				PIDNS    *uint64 `json:"pid-namespace"`
+				ExitCode *int64  `json:"exit-code"`
+			}
+			if err := dec.Decode(&doc); err != nil {
+				io.Copy(io.Discard, rd)
+				return
+			}
+			if doc.ChildPID != nil && *doc.ChildPID > 0 && st.child.Load() == 0 {
+				if doc.PIDNS != nil {
+					st.pidNS.Store(*doc.PIDNS)
+				}
+				st.child.Store(*doc.ChildPID)
+			}
+			if doc.ExitCode != nil {
+				st.code.Store(*doc.ExitCode + 1)
+			}
+		}
+	}()
+	return st
+}
+
+// exitCode returns the command's exit code, if bwrap reported it.
+func (st *status) exitCode() (int, bool) {
+	c := st.code.Load()
+	return int(c - 1), c > 0
+}
+
+// awaitGone returns once the sandbox's PID namespace is empty: its init is gone or a zombie
+// (the kernel lets a namespace's init finish exiting only after every other process in it).
+// bwrap waits for its init, so this returns at once unless bwrap itself was killed.
+func (st *status) awaitGone() error {
+	pid := st.child.Load()
+	if pid <= 0 {
+		return nil
+	}
+	deadline := time.Now().Add(time.Minute)
+	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
+		if !alive(int(pid), st.pidNS.Load()) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("sandbox: the processes of sandbox init %d did not end within a minute of being killed", pid)
+		}
+		time.Sleep(pause)
+	}
+}
+
+// alive reports whether pid is still the (not yet exited) init of the PID namespace ns.
+func alive(pid int, ns uint64) bool {
+	proc := "/proc/" + strconv.Itoa(pid)
+	if state, _ := procStat(pid); state == 0 || state == 'Z' || state == 'X' {
+		return false
+	}
+	link, err := os.Readlink(proc + "/ns/pid")
+	if err != nil {
+		return false
+	}
+	return ns == 0 || link == "pid:["+strconv.FormatUint(ns, 10)+"]"
+}
+
+// parentOf returns the parent PID of pid, or 0.
+func parentOf(pid int) int {
+	_, ppid := procStat(pid)
+	return ppid
+}
+
+// procStat returns the state letter and parent PID of pid from /proc/PID/stat (0, 0 when it is
+// gone).
+func procStat(pid int) (state byte, ppid int) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0
+	}
+	// pid (comm) state ppid ...: comm may hold anything, so parse after the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0
+	}
+	fields := strings.Fields(string(b[i+1:]))
+	if len(fields) < 2 || len(fields[0]) != 1 {
+		return 0, 0
+	}
+	ppid, _ = strconv.Atoi(fields[1])
+	return fields[0][0], ppid
+}
+
+// tail keeps the last max bytes written to it and counts them all.
+type tail struct {
+	max   int
+	buf   []byte // at most 2*max: compacted to the last max when full
+	total int64
+}
+
+// Write keeps the tail of p.
+func (t *tail) Write(p []byte) (int, error) {
+	t.total += int64(len(p))
+	q := p
+	if len(q) > t.max {
+		q = q[len(q)-t.max:]
+	}
+	if len(t.buf)+len(q) > 2*t.max {
+		keep := max(0, t.max-len(q))
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-min(keep, len(t.buf)):]...)
+	}
+	t.buf = append(t.buf, q...)
+	return len(p), nil
+}
+
+// truncated reports whether more was written than is kept.
+func (t *tail) truncated() bool { return t.total > int64(t.max) }
+
+// String returns the kept tail as valid UTF-8: a character cut at its start is dropped, invalid
+// bytes become U+FFFD.
+func (t *tail) String() string {
+	b := t.buf
+	if len(b) > t.max {
+		b = b[len(b)-t.max:]
+	}
+	if t.truncated() {
+		for i := 0; i < utf8.UTFMax-1 && len(b) > 0 && !utf8.RuneStart(b[0]); i++ {
+			b = b[1:]
+		}
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
