@@ -32,11 +32,16 @@ a durable, retried step with its own idempotency key. Tools without a Compensate
 call whose outcome is unknown is reconciled first and compensated only when its effect is found.
 The first compensation that fails for good stops the undo; the effects it leaves are listed.
 
-The undo is the workflow "undo/RUN" on the task queue: a second undo of the same run attaches to
-the first and prints its result, so no effect is compensated twice.
+Each compensation runs on the task queue its call's tool ran on, as the run recorded it, and the
+undo itself on the queue of the run's calls (else the run's own), so no --task-queue is needed;
+a failure names the queue. The undo is the workflow "undo/RUN"; run the command again after a
+failed or partial undo (a worker deployed, a compensation fixed): a new attempt, "undo/RUN/attempt-2"
+and so on, undoes only what the earlier ones left. An attempt still running is attached to, and
+one that compensated everything is printed again: no effect is compensated twice.
 
-Output: one line per effect, "<status> <tool> <call ID> <idempotency key>", in undo order (status
-compensated, skipped, notFound, unresolved, failed or remaining); --json prints the result object.
+Output: one line per effect of the run, "<status> <tool> <call ID> <idempotency key>", in undo
+order, as its last attempt left it (status compensated, skipped, notFound, unresolved, failed or
+remaining); --json prints the result object.
 
 Exit codes: 0 every effect undone or skipped, 1 some effects may remain (failed, remaining,
 unresolved), 2 no such run or the run has not closed, 5 other failure.`,
@@ -48,7 +53,9 @@ unresolved), 2 no such run or the run has not closed, 5 other failure.`,
 		},
 	}
 	addConnFlags(cmd, &o.conn)
-	addTaskQueueFlag(cmd, &o.taskQueue)
+	fs := cmd.Flags()
+	fs.StringVar(&o.taskQueue, "task-queue", "", "task queue the undo workflow runs on (default the run's: its calls' queue, else its own); each compensation runs where its call's tool ran")
+	bindEnv(fs, "task-queue", "TOOLGATE_TASK_QUEUE")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the undo's result as JSON")
 	return cmd
 }
@@ -60,7 +67,7 @@ func runUndo(ctx context.Context, a *app, o undoOptions, run string) error {
 	}
 	defer c.Close()
 	logger := a.logger.With(zap.String("workflowId", run))
-	res, err := o.conn.toolgate(c, o.taskQueue, "").Undo(ctx, run)
+	res, err := o.conn.toolgate(c, "", "").UndoWith(ctx, run, tgclient.UndoOptions{TaskQueue: o.taskQueue})
 	switch {
 	case errors.Is(err, wire.ErrNotFound):
 		return badInput(fmt.Errorf("undo %s: no such run: %w", run, err))
