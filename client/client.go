@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -116,6 +117,11 @@ type Options struct {
 	// InputInterval is how often Execute reads a running call for OnInput. Optional: default
 	// DefaultInputInterval (1 s).
 	InputInterval time.Duration
+	// TracerProvider makes the span of each Execute, "call <tool>" (tracing.go; docs/traces.md).
+	// The worker's spans of the call join it only when the Temporal client was dialed with
+	// TracingInterceptor in its Interceptors. Optional: default nil, OpenTelemetry's global
+	// provider (a no-op until the program sets one).
+	TracerProvider trace.TracerProvider
 }
 
 // Client runs tool calls durably. It is safe for concurrent use.

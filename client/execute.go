@@ -37,11 +37,13 @@ var (
 // it from confirming the close. When no worker polls the task queue, it does not wait and joins an
 // ErrNoWorker error naming the queue; the recorded cancel request ends the call, unrun, once a
 // worker polls. To learn of a missing worker while the call still waits, set Options.NoWorker.
-func (c *Client) Execute(ctx context.Context, call toolcore.ToolCall) (toolcore.Result, error) {
+func (c *Client) Execute(ctx context.Context, call toolcore.ToolCall) (result toolcore.Result, err error) {
 	canonical, err := snapshot(call)
 	if err != nil {
 		return toolcore.Result{}, err
 	}
+	ctx, endSpan := c.startCallSpan(ctx, call) // tracing.go
+	defer func() { endSpan(result, err) }()
 	run, err := c.start(ctx, call, canonical)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -56,7 +58,7 @@ func (c *Client) Execute(ctx context.Context, call toolcore.ToolCall) (toolcore.
 	progress := c.watchProgress(ctx, run, ProgressEvent{WorkflowID: run.GetID(), ToolCallID: call.ID(), ToolName: call.Name()})
 	consent := c.watchConsent(ctx, run.GetID(), ConsentEvent{WorkflowID: run.GetID(), ToolCallID: call.ID(), ToolName: call.Name()})
 	input := c.watchInput(ctx, run.GetID(), InputEvent{WorkflowID: run.GetID(), ToolCallID: call.ID(), ToolName: call.Name()})
-	result, err := c.wait(ctx, run)
+	result, err = c.wait(ctx, run)
 	stop() // before cancelAndWait, which reports a missing worker itself
 	consent.Stop()
 	input.Stop()

@@ -9,9 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/interceptor"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 	"go.uber.org/zap"
@@ -101,6 +103,17 @@ type Options struct {
 	// PartsRetention is how long parts are kept. Optional: default the namespace's retention,
 	// read at Start.
 	PartsRetention time.Duration
+	// TracerProvider makes the worker's OpenTelemetry spans (docs/traces.md): sdk-go's tracing
+	// interceptor (RunWorkflow, StartActivity, RunActivity, HandleUpdate, continuing the trace a
+	// client put in the Temporal headers; none while replaying), an "execute_tool <tool>" span
+	// per attempt and "invoke_agent <type>" for an agent workflow. Do not also put sdk-go's
+	// tracing interceptor on the Temporal client's Interceptors: its spans would be made twice
+	// (client.TracingInterceptor traces the client side only). Optional: default nil,
+	// OpenTelemetry's global provider (a no-op until the program sets one).
+	TracerProvider trace.TracerProvider
+	// TraceContent adds each call's arguments and result to its execute_tool span
+	// (activities.Tracing.Content: redacted, bounded). Optional: default false.
+	TraceContent bool
 }
 
 // Worker serves one registry snapshot on one main task queue and the tools' own queues.
@@ -118,7 +131,8 @@ type Worker struct {
 	fatal       chan error
 	drain       *activities.Drain
 	stopTimeout time.Duration
-	sweeper     *partsSweeper // parts.go
+	sweeper     *partsSweeper                   // parts.go
+	tracing     []interceptor.WorkerInterceptor // tracing.go
 
 	startMu sync.Mutex
 	started bool
@@ -190,6 +204,10 @@ func New(c client.Client, namespace string, reg *toolcore.Registry, opts Options
 	attempts := activities.NewAttempts()
 	acts := &activities.Activities{Registry: snapshot, Attempts: attempts, Heartbeats: c, CancellationPushed: pushed, Drain: w.drain,
 		Secrets: opts.Secrets, Credentials: opts.Credentials, Callbacks: opts.Callbacks, Parts: opts.Parts}
+	var err error
+	if w.tracing, err = tracingInterceptors(opts.TracerProvider, acts, opts.TraceContent); err != nil {
+		return nil, fmt.Errorf("new worker: %w", err)
+	}
 	for i, queue := range w.queues {
 		so := w.sdkOptions(opts, i > 0)
 		if l, ok := w.limits[queue]; ok {
@@ -271,6 +289,7 @@ func (w *Worker) sdkOptions(opts Options, activitiesOnly bool) sdkworker.Options
 		DisableWorkflowWorker: activitiesOnly,
 		Identity:              workerIdentity(w.toolSet.Fingerprint),
 		DeploymentOptions:     opts.Deployment.sdkOptions(),
+		Interceptors:          w.tracing,
 		OnFatalError: func(err error) {
 			select {
 			case w.fatal <- err:
