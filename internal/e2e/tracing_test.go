@@ -200,7 +200,9 @@ func TestTraceOfARound(t *testing.T) {
 	require.Equal(t, []parentOutcome{{Kind: "result", Content: `{"sum":2}`}, {Kind: "result", Content: `{"sum":4}`}}, out)
 	root.End()
 
-	require.Eventually(t, func() bool { return len(e.tree().named("execute_tool add")) == 2 && len(e.tree().named("invoke_agent tracedRound")) == 1 },
+	require.Eventually(t, func() bool {
+		return len(e.tree().named("execute_tool add")) == 2 && len(e.tree().named("invoke_agent tracedRound")) == 1
+	},
 		testTimeout, 10*time.Millisecond, "spans: %v", e.names())
 	tree := e.tree()
 	agent := tree.named("invoke_agent tracedRound")[0]
