@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/propagation"
 	"go.uber.org/zap"
 
 	"github.com/toolgate/toolgate/toolcore"
@@ -246,6 +247,9 @@ func (h *httpGetter) get(ctx context.Context, a httpGetArgs) (any, error) {
 	}
 	req.Header.Set("User-Agent", userAgent)
 	req.Header.Set("Accept", "*/*")
+	// The attempt's trace (its execute_tool span) continues at the server: W3C traceparent and
+	// tracestate, nothing when ctx carries no span (docs/traces.md).
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	if err := h.authorize(req); err != nil {
 		return nil, err
 	}
