@@ -87,16 +87,18 @@ func (r *Runner) bwrapArgs(lim Limits, workdir string) []string {
 		"--ro-bind-data", strconv.Itoa(fdGroup), "/etc/group",
 		"--ro-bind-data", strconv.Itoa(fdHosts), "/etc/hosts",
 	)
-	for _, p := range r.cfg.ReadOnly {
-		args = append(args, "--ro-bind", p, p)
-	}
 	args = append(args,
 		"--proc", "/proc", "--dev", "/dev",
 		"--size", strconv.FormatInt(lim.Tmp, 10), "--tmpfs", "/tmp",
+	)
+	// After /tmp: a read-only path may lie under it.
+	for _, p := range r.cfg.ReadOnly {
+		args = append(args, "--ro-bind", p, p)
+	}
+	return append(args,
 		"--bind-fd", strconv.Itoa(fdWorkspace), "/workspace",
 		"--chdir", workdir,
 	)
-	return args
 }
 
 // etcFiles returns the contents of the sandbox's /etc/passwd, /etc/group and /etc/hosts: the

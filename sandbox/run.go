@@ -444,7 +444,7 @@ wait:
 }
 
 // watchEvery is how often the workspace's size is measured while a command runs (at least).
-const watchEvery = 150 * time.Millisecond
+const watchEvery = 100 * time.Millisecond
 
 // workspaceBytes returns the bytes of the regular files and symlinks under dir, walked without
 // following symlinks; it stops counting once beyond limit.
