@@ -6,6 +6,7 @@
 //	toolgate call NAME [JSON]          run one call, print the result message (or a call on stdin)
 //	toolgate result ID                 wait for a call and print its result message
 //	toolgate status ID                 a call's state, attempt, progress, approval and questions
+//	toolgate list [--tool NAME ...]    find calls by tool, outcome, principal, agent run, time; count per outcome
 //	toolgate cancel ID                 ask a running call to stop
 //	toolgate answer ID KEY=ANSWER...   answer the questions a call's tool asks mid-run
 //	toolgate approvals                 list the calls waiting for an approval decision

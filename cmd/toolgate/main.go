@@ -23,6 +23,7 @@ func commands() []func(*app) *cobra.Command {
 		newCallCommand,
 		newResultCommand,
 		newStatusCommand,
+		newListCommand,
 		newCancelCommand,
 		newAnswerCommand,
 		newApprovalsCommand,
