@@ -29,6 +29,9 @@ type Head struct {
 	Version int64 `json:"version"`
 	// Manifest is the SHA-256 (hex) of the snapshot's manifest object.
 	Manifest string `json:"manifest"`
+	// Prev is the SHA-256 (hex) of the manifest of the snapshot before (empty for the first):
+	// its objects are kept until the next commit, for a worker still restoring it.
+	Prev string `json:"prev,omitempty"`
 	// Call is the idempotency key of the call that committed the snapshot, and Record what that
 	// call recorded with it (its result): a lost attempt's Reconcile reads them.
 	Call   string          `json:"call,omitempty"`

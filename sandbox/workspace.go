@@ -4,7 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
 	"time"
+
+	"github.com/toolgate/toolgate/blobs"
 )
 
 // Config configures a worker's Workspaces.
@@ -22,17 +30,66 @@ type Config struct {
 	// MaxBytes bounds a workspace (its snapshot and its local copy). Optional: default
 	// DefaultLimits.Workspace.
 	MaxBytes int64
+	// Owner owns every file and directory restore writes in a local copy (the sandbox's host
+	// user when the worker runs as root). Optional: default the worker's own user.
+	Owner *Owner
+	// Now is the clock of Head.Updated. Optional: default time.Now.
+	Now func() time.Time
 }
+
+// Owner is a host user and group.
+type Owner struct {
+	UID, GID int
+}
+
+// DefaultRetention is Config.Retention's default.
+const DefaultRetention = 7 * 24 * time.Hour
 
 // Workspaces manages the workspaces of this worker. It is safe for concurrent use; calls of one
 // workspace on this worker take turns (Open waits for the one before to Close).
 type Workspaces struct {
 	cfg Config
+
+	mu    sync.Mutex
+	locks map[string]*turn // by workspace name, while held or awaited
+}
+
+// turn is one workspace's lock on this worker: a token in a channel, so a wait can end with ctx.
+type turn struct {
+	token   chan struct{}
+	waiters int
 }
 
 // NewWorkspaces returns the Workspaces of cfg, creating cfg.Dir.
 func NewWorkspaces(cfg Config) (*Workspaces, error) {
-	return nil, errors.New("sandbox: not implemented yet")
+	if cfg.Dir == "" {
+		return nil, errors.New("sandbox workspaces: no directory")
+	}
+	if cfg.Store.Objects == nil || cfg.Store.Heads == nil {
+		return nil, errors.New("sandbox workspaces: the store needs objects and heads")
+	}
+	if cfg.Retention <= 0 {
+		cfg.Retention = DefaultRetention
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = DefaultLimits.Workspace
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	dir, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox workspaces: %w", err)
+	}
+	cfg.Dir = dir
+	// 0711: the sandbox's user may reach its own workspace, not list the others.
+	if err := os.MkdirAll(cfg.Dir, 0o711); err != nil {
+		return nil, fmt.Errorf("sandbox workspaces: %w", err)
+	}
+	if err := os.Chmod(cfg.Dir, 0o711); err != nil {
+		return nil, fmt.Errorf("sandbox workspaces: %w", err)
+	}
+	return &Workspaces{cfg: cfg, locks: map[string]*turn{}}, nil
 }
 
 // Workspace is one workspace opened for one call: its local directory holds exactly the
@@ -43,13 +100,240 @@ type Workspace struct {
 	Dir  string
 	// Head is the snapshot the directory was restored to (Version 0: a new workspace).
 	Head Head
+
+	w       *Workspaces
+	local   localPaths
+	entries []Entry // Head's manifest, when read
+	loaded  bool
+	release func()
+}
+
+// localPaths are the files of one workspace's local copy: Dir/wsXXXX (the copy), and beside it
+// (outside the sandbox's reach) its state and its lock across processes.
+type localPaths struct {
+	dir, state, lock string
+}
+
+func (w *Workspaces) paths(name string) localPaths {
+	base := filepath.Join(w.cfg.Dir, keyPrefix(name))
+	return localPaths{dir: base, state: base + ".state", lock: base + ".lock"}
+}
+
+// localState is what a local copy holds: the head it was restored to, and whether a call may
+// have changed it since (set from Open until Commit or Discard; a crash leaves it set).
+type localState struct {
+	Workspace string `json:"workspace"`
+	Version   int64  `json:"version"`
+	Manifest  string `json:"manifest"`
+	Dirty     bool   `json:"dirty"`
+}
+
+func readState(p string) (localState, error) {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return localState{}, err
+	}
+	var s localState
+	if err := json.Unmarshal(data, &s); err != nil {
+		return localState{}, fmt.Errorf("local state %s: %w", filepath.Base(p), err)
+	}
+	return s, nil
+}
+
+func writeState(p string, s localState) error {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return fmt.Errorf("write local state: %w", err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return fmt.Errorf("write local state: %w", err)
+	}
+	return nil
+}
+
+// lock takes the workspace's turn on this worker, then its lock across processes sharing Dir.
+func (w *Workspaces) lock(ctx context.Context, name string, wait bool) (release func(), ok bool, err error) {
+	w.mu.Lock()
+	t := w.locks[name]
+	if t == nil {
+		t = &turn{token: make(chan struct{}, 1)}
+		t.token <- struct{}{}
+		w.locks[name] = t
+	}
+	t.waiters++
+	w.mu.Unlock()
+	leave := func() {
+		w.mu.Lock()
+		t.waiters--
+		if t.waiters == 0 {
+			delete(w.locks, name)
+		}
+		w.mu.Unlock()
+	}
+	if wait {
+		select {
+		case <-t.token:
+		case <-ctx.Done():
+			leave()
+			return nil, false, context.Cause(ctx)
+		}
+	} else {
+		select {
+		case <-t.token:
+		default:
+			leave()
+			return nil, false, nil
+		}
+	}
+	giveBack := func() { t.token <- struct{}{}; leave() }
+	lockPath := w.paths(name).lock
+	var unlock func()
+	if wait {
+		unlock, err = lockFile(ctx, lockPath)
+		ok = err == nil
+	} else {
+		unlock, ok, err = tryLockFile(lockPath)
+	}
+	if err != nil || !ok {
+		giveBack()
+		return nil, false, err
+	}
+	var once sync.Once
+	return func() { once.Do(func() { unlock(); giveBack() }) }, true, nil
 }
 
 // Open locks the named workspace on this worker (waiting for ctx while another call holds it)
 // and returns it restored to the store's head: a local copy that is behind (or missing, on a
-// new worker) is brought up to the head first. Close releases it.
+// new worker, or left dirty by a call that did not commit or discard) is brought up to the head
+// first. Close releases it.
 func (w *Workspaces) Open(ctx context.Context, name string) (*Workspace, error) {
-	return nil, errors.New("sandbox: not implemented yet")
+	if name == "" {
+		return nil, errors.New("open workspace: empty name")
+	}
+	release, _, err := w.lock(ctx, name, true)
+	if err != nil {
+		return nil, fmt.Errorf("open workspace %q: %w", name, err)
+	}
+	ws := &Workspace{Name: name, w: w, local: w.paths(name), release: release}
+	ws.Dir = ws.local.dir
+	if err := ws.open(ctx); err != nil {
+		release()
+		return nil, fmt.Errorf("open workspace %q: %w", name, err)
+	}
+	return ws, nil
+}
+
+func (ws *Workspace) open(ctx context.Context) error {
+	head, err := ws.w.cfg.Store.Heads.Get(ctx, ws.Name)
+	if errors.Is(err, ErrNoWorkspace) {
+		head, err = Head{Workspace: ws.Name}, nil
+	}
+	if err != nil {
+		return err
+	}
+	ws.Head = head
+	state, err := readState(ws.local.state)
+	current := err == nil && !state.Dirty && state.Workspace == ws.Name &&
+		state.Version == head.Version && state.Manifest == head.Manifest
+	if current {
+		info, err := os.Lstat(ws.local.dir)
+		current = err == nil && info.IsDir()
+	}
+	if !current {
+		if err := ws.restore(ctx); err != nil {
+			return err
+		}
+	}
+	// From here until Commit or Discard the call may change the files.
+	return ws.saveState(true)
+}
+
+func (ws *Workspace) saveState(dirty bool) error {
+	return writeState(ws.local.state, localState{Workspace: ws.Name, Version: ws.Head.Version, Manifest: ws.Head.Manifest, Dirty: dirty})
+}
+
+// manifest returns Head's entries, read once.
+func (ws *Workspace) manifest(ctx context.Context) ([]Entry, error) {
+	if ws.loaded {
+		return ws.entries, nil
+	}
+	var entries []Entry
+	if ws.Head.Version > 0 {
+		var err error
+		entries, err = loadManifest(ctx, ws.w.cfg.Store.Objects, ws.Name, ws.Head.Manifest, ws.w.cfg.MaxBytes)
+		if err != nil {
+			return nil, err
+		}
+	}
+	ws.entries, ws.loaded = entries, true
+	return entries, nil
+}
+
+// restore brings the local copy to Head (marked dirty while it works: a crash restores again).
+func (ws *Workspace) restore(ctx context.Context) error {
+	entries, err := ws.manifest(ctx)
+	if err != nil {
+		return err
+	}
+	if err := ws.saveState(true); err != nil {
+		return err
+	}
+	root, err := ws.openRoot()
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	r := newRestorer(ctx, ws.w.cfg.Store.Objects, ws.Name, ws.w.cfg.Owner, entries)
+	return r.restoreDir(root, "")
+}
+
+// openRoot opens the local copy's directory (created 0700, owned by Config.Owner), refusing a
+// symlink in its place.
+func (ws *Workspace) openRoot() (*os.Root, error) {
+	info, err := os.Lstat(ws.local.dir)
+	if err == nil && !info.IsDir() {
+		if err := os.RemoveAll(ws.local.dir); err != nil {
+			return nil, err
+		}
+	}
+	if err != nil || !info.IsDir() {
+		if err := os.Mkdir(ws.local.dir, 0o700); err != nil {
+			return nil, err
+		}
+		if info, err = os.Lstat(ws.local.dir); err != nil {
+			return nil, err
+		}
+	}
+	root, err := os.OpenRoot(ws.local.dir)
+	if err != nil {
+		return nil, err
+	}
+	got, err := root.Stat(".")
+	if err == nil && !os.SameFile(got, info) {
+		err = errors.New("local copy changed while it was opened")
+	}
+	if err == nil {
+		f, ferr := root.OpenFile(".", os.O_RDONLY|oDirectory, 0)
+		if ferr == nil {
+			if owner := ws.w.cfg.Owner; owner != nil {
+				ferr = f.Chown(owner.UID, owner.GID)
+			}
+			if ferr == nil {
+				ferr = f.Chmod(0o700)
+			}
+			f.Close()
+		}
+		err = ferr
+	}
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	return root, nil
 }
 
 // Commit snapshots the workspace when its files differ from Head and swaps the store's head to
@@ -57,23 +341,146 @@ func (w *Workspaces) Open(ctx context.Context, name string) (*Workspace, error) 
 // changed is false when nothing differed (then nothing is stored). An error wrapping ErrConflict
 // means another call committed first; ErrWorkspaceTooLarge that the files exceed the bound.
 // After an error the caller Discards.
+//
+// Fifos, sockets and devices are not kept: Commit removes them from the local copy. Only the
+// objects Head's manifest lacks are stored (each once); after the swap, objects only the
+// snapshot before the previous one needed are deleted.
 func (ws *Workspace) Commit(ctx context.Context, call string, record json.RawMessage) (head Head, changed bool, err error) {
-	return Head{}, false, errors.New("sandbox: not implemented yet")
+	head, changed, err = ws.commit(ctx, call, record)
+	if err != nil {
+		return Head{}, false, fmt.Errorf("commit workspace %q: %w", ws.Name, err)
+	}
+	return head, changed, nil
+}
+
+func (ws *Workspace) commit(ctx context.Context, call string, record json.RawMessage) (Head, bool, error) {
+	if ws.release == nil {
+		return Head{}, false, errors.New("workspace is closed")
+	}
+	if len(record) > maxRecordBytes {
+		return Head{}, false, fmt.Errorf("record of %d bytes (at most %d)", len(record), maxRecordBytes)
+	}
+	root, err := ws.openRoot()
+	if err != nil {
+		return Head{}, false, err
+	}
+	s, err := scan(ctx, root, ws.w.cfg.MaxBytes)
+	if err != nil {
+		root.Close()
+		return Head{}, false, err
+	}
+	defer root.Close()
+	data, sum, err := encodeManifest(s.entries)
+	if err != nil {
+		return Head{}, false, err
+	}
+	if sum == ws.Head.Manifest || (ws.Head.Version == 0 && len(s.entries) == 0) {
+		return ws.Head, false, ws.saveState(false)
+	}
+	old, err := ws.manifest(ctx)
+	if err != nil {
+		return Head{}, false, err
+	}
+	stored := make(map[string]bool, len(old))
+	for _, e := range old {
+		if e.kind() == 0 {
+			stored[e.SHA256] = true
+		}
+	}
+	objects := ws.w.cfg.Store.Objects
+	for _, e := range s.entries {
+		if e.kind() != 0 || stored[e.SHA256] {
+			continue
+		}
+		content, err := readFile(root, e.Path, e.SHA256, e.Size)
+		if err != nil {
+			return Head{}, false, fmt.Errorf("read %q: %w", e.Path, err)
+		}
+		if err := objects.Put(ctx, fileKey(ws.Name, e.SHA256), encodeObject(content)); err != nil {
+			return Head{}, false, err
+		}
+		stored[e.SHA256] = true
+	}
+	if err := objects.Put(ctx, manifestKey(ws.Name, sum), encodeObject(data)); err != nil {
+		return Head{}, false, err
+	}
+	next := Head{
+		Workspace: ws.Name,
+		Version:   ws.Head.Version + 1,
+		Manifest:  sum,
+		Prev:      ws.Head.Manifest,
+		Call:      call,
+		Record:    record,
+		Files:     s.files,
+		Bytes:     s.bytes,
+		Updated:   ws.w.cfg.Now().UTC(),
+	}
+	if err := ws.w.cfg.Store.Heads.Swap(ctx, ws.Name, ws.Head.Version, next); err != nil {
+		return Head{}, false, err
+	}
+	before := ws.Head
+	ws.Head, ws.entries, ws.loaded = next, s.entries, true
+	if err := ws.saveState(false); err != nil {
+		return Head{}, false, err
+	}
+	// Best effort: objects a failed prune leaves stay in the store, never read again.
+	ws.w.prune(ctx, ws.Name, before, old, s.entries)
+	return next, true, nil
+}
+
+// prune deletes the objects of the snapshot before prev (prev.Prev) that neither prev (its
+// entries were) nor the new head (now) uses, and that snapshot's manifest.
+func (w *Workspaces) prune(ctx context.Context, name string, prev Head, were, now []Entry) {
+	if prev.Prev == "" || prev.Prev == prev.Manifest {
+		return
+	}
+	older, err := loadManifest(ctx, w.cfg.Store.Objects, name, prev.Prev, w.cfg.MaxBytes)
+	if err != nil {
+		return
+	}
+	used := map[string]bool{}
+	for _, list := range [][]Entry{were, now} {
+		for _, e := range list {
+			used[e.SHA256] = true
+		}
+	}
+	for _, e := range older {
+		if e.kind() == 0 && !used[e.SHA256] {
+			used[e.SHA256] = true // once
+			_ = w.cfg.Store.Objects.Delete(ctx, fileKey(name, e.SHA256))
+		}
+	}
+	_, nowSum, err := encodeManifest(now)
+	if err == nil && nowSum != prev.Prev {
+		_ = w.cfg.Store.Objects.Delete(ctx, manifestKey(name, prev.Prev))
+	}
 }
 
 // Discard returns the local directory to Head (the changes of a call that failed or was not
 // committed are dropped).
 func (ws *Workspace) Discard(ctx context.Context) error {
-	return errors.New("sandbox: not implemented yet")
+	if ws.release == nil {
+		return fmt.Errorf("discard workspace %q: workspace is closed", ws.Name)
+	}
+	if err := ws.restore(ctx); err != nil {
+		return fmt.Errorf("discard workspace %q: %w", ws.Name, err)
+	}
+	return ws.saveState(false)
 }
 
-// Close releases the workspace's lock on this worker.
-func (ws *Workspace) Close() {}
+// Close releases the workspace's lock on this worker. A workspace neither committed nor
+// discarded since Open is restored by the next Open.
+func (ws *Workspace) Close() {
+	if ws.release != nil {
+		ws.release()
+		ws.release = nil
+	}
+}
 
 // Head returns the named workspace's head in the store (an error wrapping ErrNoWorkspace when
 // it has none).
 func (w *Workspaces) Head(ctx context.Context, name string) (Head, error) {
-	return Head{}, errors.New("sandbox: not implemented yet")
+	return w.cfg.Store.Heads.Get(ctx, name)
 }
 
 // Entry is one file of a snapshot's manifest.
@@ -92,21 +499,151 @@ type Entry struct {
 
 // Show returns the named workspace's head and the entries of its manifest.
 func (w *Workspaces) Show(ctx context.Context, name string) (Head, []Entry, error) {
-	return Head{}, nil, errors.New("sandbox: not implemented yet")
+	head, err := w.cfg.Store.Heads.Get(ctx, name)
+	if err != nil {
+		return Head{}, nil, err
+	}
+	entries, err := loadManifest(ctx, w.cfg.Store.Objects, name, head.Manifest, w.cfg.MaxBytes)
+	if err != nil {
+		return Head{}, nil, fmt.Errorf("show workspace %q: %w", name, err)
+	}
+	return head, entries, nil
 }
 
 // List returns every workspace's head in the store.
 func (w *Workspaces) List(ctx context.Context) ([]Head, error) {
-	return nil, errors.New("sandbox: not implemented yet")
+	return w.cfg.Store.Heads.List(ctx)
 }
 
-// Remove deletes the named workspace: its head, its objects and this worker's local copy.
+// Remove deletes the named workspace: its head, its objects and this worker's local copy. It
+// waits for a call of the workspace on this worker to close it. The objects go first (those
+// the head's and the previous snapshot's manifests list), the head last, so a Remove that fails
+// half-way can be run again.
 func (w *Workspaces) Remove(ctx context.Context, name string) error {
-	return errors.New("sandbox: not implemented yet")
+	if _, err := w.remove(ctx, name, true); err != nil {
+		return fmt.Errorf("remove workspace %q: %w", name, err)
+	}
+	return nil
+}
+
+func (w *Workspaces) remove(ctx context.Context, name string, wait bool) (bool, error) {
+	release, ok, err := w.lock(ctx, name, wait)
+	if err != nil || !ok {
+		return false, err
+	}
+	defer release()
+	head, err := w.cfg.Store.Heads.Get(ctx, name)
+	switch {
+	case errors.Is(err, ErrNoWorkspace):
+	case err != nil:
+		return false, err
+	default:
+		objects := w.cfg.Store.Objects
+		for _, sum := range []string{head.Manifest, head.Prev} {
+			if sum == "" {
+				continue
+			}
+			entries, err := loadManifest(ctx, objects, name, sum, w.cfg.MaxBytes)
+			if err != nil && !errors.Is(err, blobs.ErrNotFound) {
+				return false, err
+			}
+			for _, e := range entries {
+				if e.kind() == 0 {
+					if err := objects.Delete(ctx, fileKey(name, e.SHA256)); err != nil {
+						return false, err
+					}
+				}
+			}
+			if err := objects.Delete(ctx, manifestKey(name, sum)); err != nil {
+				return false, err
+			}
+		}
+		if err := w.cfg.Store.Heads.Delete(ctx, name); err != nil {
+			return false, err
+		}
+	}
+	return true, w.removeLocal(w.paths(name))
+}
+
+// removeLocal deletes a local copy and its state (the lock file stays: another process may
+// hold it open).
+func (w *Workspaces) removeLocal(p localPaths) error {
+	if err := os.RemoveAll(p.dir); err != nil {
+		return err
+	}
+	if err := os.Remove(p.state); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // Sweep removes every workspace whose head was last swapped before now minus Retention, and
-// returns how many it removed.
+// the local copies of workspaces the store no longer has (removed on another worker, or never
+// committed), and returns how many workspaces it removed from the store. A workspace a call
+// holds open is left for the next sweep.
 func (w *Workspaces) Sweep(ctx context.Context, now time.Time) (int, error) {
-	return 0, errors.New("sandbox: not implemented yet")
+	heads, err := w.cfg.Store.Heads.List(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("sweep workspaces: %w", err)
+	}
+	cutoff := now.Add(-w.cfg.Retention)
+	removed := 0
+	for _, h := range heads {
+		if !h.Updated.Before(cutoff) {
+			continue
+		}
+		ok, err := w.remove(ctx, h.Workspace, false)
+		if err != nil {
+			return removed, fmt.Errorf("sweep workspace %q: %w", h.Workspace, err)
+		}
+		if ok {
+			removed++
+		}
+	}
+	if err := w.sweepLocal(ctx); err != nil {
+		return removed, fmt.Errorf("sweep workspaces: %w", err)
+	}
+	return removed, nil
+}
+
+// sweepLocal removes the local copies whose workspace has no head in the store.
+func (w *Workspaces) sweepLocal(ctx context.Context) error {
+	entries, err := os.ReadDir(w.cfg.Dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		stateName, ok := strings.CutSuffix(e.Name(), ".state")
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		state, err := readState(filepath.Join(w.cfg.Dir, e.Name()))
+		if err != nil || keyPrefix(state.Workspace) != stateName {
+			continue // not ours
+		}
+		_, err = w.cfg.Store.Heads.Get(ctx, state.Workspace)
+		if !errors.Is(err, ErrNoWorkspace) {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		release, ok, err := w.lock(ctx, state.Workspace, false)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue // open by a call
+		}
+		// Checked again under the lock: a call may have committed it meanwhile.
+		_, err = w.cfg.Store.Heads.Get(ctx, state.Workspace)
+		if errors.Is(err, ErrNoWorkspace) {
+			err = w.removeLocal(w.paths(state.Workspace))
+		}
+		release()
+		if err != nil && !errors.Is(err, ErrNoWorkspace) {
+			return err
+		}
+	}
+	return nil
 }

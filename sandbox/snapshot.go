@@ -1,0 +1,415 @@
+package sandbox
+
+import (
+	"bytes"
+	"compress/flate"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/toolgate/toolgate/blobs"
+)
+
+// A snapshot is a manifest (the JSON of []Entry, sorted by path) and one object per distinct
+// regular file's bytes, each stored compressed under a key derived from the workspace and the
+// bytes' SHA-256. The workspace's files are walked with Lstat and opened one directory at a time
+// beneath the workspace root (os.Root, O_NOFOLLOW, and the opened file checked to be the one
+// Lstat saw), so no symlink the sandbox wrote is ever followed on the host.
+
+// Bounds of a snapshot besides Config.MaxBytes.
+const (
+	// maxEntries bounds the files, directories and links of a workspace.
+	maxEntries = 1 << 17
+	// maxManifestBytes bounds a manifest object (maxEntries entries of long paths fit).
+	maxManifestBytes = 64 << 20
+	// maxLinkBytes bounds a symlink's target (PATH_MAX).
+	maxLinkBytes = 4096
+	// maxPathBytes bounds an entry's path (PATH_MAX).
+	maxPathBytes = 4096
+	// maxRecordBytes bounds what a call records with its commit (Head.Record).
+	maxRecordBytes = 4 << 20
+)
+
+// permBits are the mode bits a snapshot keeps: permissions only (never setuid, setgid, sticky).
+const permBits = fs.ModePerm
+
+// keyPrefix is the start of every object key of the workspace: "ws" and 32 hex digits of the
+// SHA-256 of its name (also the name of its local copy).
+func keyPrefix(workspace string) string {
+	sum := sha256.Sum256([]byte(workspace))
+	return "ws" + hex.EncodeToString(sum[:16])
+}
+
+// fileKey is the object key of a file's bytes with SHA-256 sum (hex).
+func fileKey(workspace, sum string) string { return keyPrefix(workspace) + "-" + sum }
+
+// manifestKey is the object key of a manifest with SHA-256 sum (hex): "_" keeps manifests apart
+// from files whose bytes happen to be a manifest's.
+func manifestKey(workspace, sum string) string { return keyPrefix(workspace) + "_" + sum }
+
+// Object encodings: the first byte of every stored object.
+const (
+	objectRaw   byte = 'r' // the bytes as they are (they did not compress)
+	objectFlate byte = 'f' // compress/flate (RFC 1951)
+)
+
+// flateLevel trades compression for speed; docs/BENCHMARKS.md ("Sandbox") has the figures.
+const flateLevel = flate.BestSpeed
+
+var flateWriters = sync.Pool{New: func() any {
+	w, _ := flate.NewWriter(nil, flateLevel) // the level is valid
+	return w
+}}
+
+// encodeObject compresses data, or keeps it raw when compressing saves less than 1/16.
+func encodeObject(data []byte) []byte {
+	var buf bytes.Buffer
+	buf.Grow(len(data)/2 + 64)
+	buf.WriteByte(objectFlate)
+	w := flateWriters.Get().(*flate.Writer)
+	defer flateWriters.Put(w)
+	w.Reset(&buf)
+	_, _ = w.Write(data) // a bytes.Buffer does not fail
+	_ = w.Close()
+	if buf.Len() > len(data)-len(data)/16 {
+		return append([]byte{objectRaw}, data...)
+	}
+	return buf.Bytes()
+}
+
+// decodeObject returns the bytes of an object, refusing more than limit bytes (a file's size,
+// or maxManifestBytes).
+func decodeObject(obj []byte, limit int64) ([]byte, error) {
+	if len(obj) == 0 {
+		return nil, errors.New("empty object")
+	}
+	switch obj[0] {
+	case objectRaw:
+		if int64(len(obj)-1) > limit {
+			return nil, fmt.Errorf("object larger than %d bytes", limit)
+		}
+		return obj[1:], nil
+	case objectFlate:
+		r := flate.NewReader(bytes.NewReader(obj[1:]))
+		defer r.Close()
+		data, err := io.ReadAll(io.LimitReader(r, limit+1))
+		if err != nil {
+			return nil, fmt.Errorf("decompress object: %w", err)
+		}
+		if int64(len(data)) > limit {
+			return nil, fmt.Errorf("object larger than %d bytes", limit)
+		}
+		return data, nil
+	default:
+		return nil, fmt.Errorf("object of unknown encoding %q", obj[0])
+	}
+}
+
+func sha256Hex(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// entryKind is what an entry's mode says it is.
+func (e Entry) kind() fs.FileMode { return fs.FileMode(e.Mode) & fs.ModeType }
+
+func (e Entry) perm() fs.FileMode { return fs.FileMode(e.Mode) & permBits }
+
+// encodeManifest is the manifest object's bytes (before compression) and their SHA-256.
+func encodeManifest(entries []Entry) ([]byte, string, error) {
+	if entries == nil {
+		entries = []Entry{}
+	}
+	data, err := json.Marshal(entries)
+	if err != nil {
+		return nil, "", fmt.Errorf("encode manifest: %w", err)
+	}
+	return data, sha256Hex(data), nil
+}
+
+// checkManifest refuses a manifest that could write outside the workspace or beyond its bounds:
+// every path clean, relative and below a directory entry listed before it, sorted without
+// duplicates; only directories, regular files and symlinks; sizes within maxBytes in all.
+func checkManifest(entries []Entry, maxBytes int64) error {
+	if len(entries) > maxEntries {
+		return fmt.Errorf("%w: more than %d entries", ErrWorkspaceTooLarge, maxEntries)
+	}
+	dirs := map[string]bool{"": true}
+	var total int64
+	for i, e := range entries {
+		p := e.Path
+		if p == "" || len(p) > maxPathBytes || strings.ContainsRune(p, 0) || path.IsAbs(p) ||
+			path.Clean(p) != p || p == "." || p == ".." || strings.HasPrefix(p, "../") {
+			return fmt.Errorf("manifest entry %d: path %q is not a clean relative path", i, p)
+		}
+		if i > 0 && entries[i-1].Path >= p {
+			return fmt.Errorf("manifest entry %d: path %q out of order", i, p)
+		}
+		parent := path.Dir(p)
+		if parent == "." {
+			parent = ""
+		}
+		if !dirs[parent] {
+			return fmt.Errorf("manifest entry %d: %q is not below a directory of the manifest", i, p)
+		}
+		if e.Mode&^uint32(fs.ModeType|permBits) != 0 {
+			return fmt.Errorf("manifest entry %d: %q has mode bits %o beyond permissions", i, p, e.Mode)
+		}
+		switch e.kind() {
+		case fs.ModeDir:
+			dirs[p] = true
+		case 0:
+			if e.Size < 0 || len(e.SHA256) != sha256.Size*2 || strings.ToLower(e.SHA256) != e.SHA256 {
+				return fmt.Errorf("manifest entry %d: file %q without a size and SHA-256", i, p)
+			}
+			if _, err := hex.DecodeString(e.SHA256); err != nil {
+				return fmt.Errorf("manifest entry %d: file %q: SHA-256 is not hex", i, p)
+			}
+			total += e.Size
+			if total > maxBytes || total < 0 {
+				return fmt.Errorf("%w: manifest holds more than %d bytes", ErrWorkspaceTooLarge, maxBytes)
+			}
+		case fs.ModeSymlink:
+			if e.Link == "" || len(e.Link) > maxLinkBytes || strings.ContainsRune(e.Link, 0) {
+				return fmt.Errorf("manifest entry %d: symlink %q has no valid target", i, p)
+			}
+		default:
+			return fmt.Errorf("manifest entry %d: %q is neither a directory, a file nor a symlink", i, p)
+		}
+	}
+	return nil
+}
+
+// loadManifest reads and checks a manifest object.
+func loadManifest(ctx context.Context, objects blobs.Store, workspace, sum string, maxBytes int64) ([]Entry, error) {
+	obj, err := objects.Get(ctx, manifestKey(workspace, sum))
+	if err != nil {
+		return nil, fmt.Errorf("read manifest %s: %w", sum, err)
+	}
+	data, err := decodeObject(obj, maxManifestBytes)
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", sum, err)
+	}
+	if sha256Hex(data) != sum {
+		return nil, fmt.Errorf("manifest %s: its bytes do not match its SHA-256", sum)
+	}
+	var entries []Entry
+	if err := json.Unmarshal(data, &entries); err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", sum, err)
+	}
+	if err := checkManifest(entries, maxBytes); err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", sum, err)
+	}
+	return entries, nil
+}
+
+// scanned is a workspace as a walk found it.
+type scanned struct {
+	entries []Entry
+	bytes   int64
+	files   int64
+	skipped []string // fifos, sockets, devices: removed, not kept
+}
+
+// scan walks the workspace rooted at root: directories, regular files (hashed) and symlinks
+// become entries; other types are removed from the local copy and named in skipped. More than
+// maxBytes of files, or maxEntries entries, is ErrWorkspaceTooLarge.
+func scan(ctx context.Context, root *os.Root, maxBytes int64) (*scanned, error) {
+	s := &scanned{}
+	if err := s.walk(ctx, root, "", maxBytes); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(s.entries, func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
+	return s, nil
+}
+
+func (s *scanned) walk(ctx context.Context, dir *os.Root, rel string, maxBytes int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	names, err := readNames(dir)
+	if err != nil {
+		return fmt.Errorf("read directory %q: %w", rel, err)
+	}
+	for _, name := range names {
+		p := path.Join(rel, name)
+		info, err := dir.Lstat(name)
+		if err != nil {
+			return fmt.Errorf("stat %q: %w", p, err)
+		}
+		if len(s.entries) >= maxEntries {
+			return fmt.Errorf("%w: more than %d files, directories and links", ErrWorkspaceTooLarge, maxEntries)
+		}
+		perm := uint32(info.Mode() & permBits)
+		switch info.Mode().Type() {
+		case fs.ModeDir:
+			s.entries = append(s.entries, Entry{Path: p, Mode: uint32(fs.ModeDir) | perm})
+			sub, err := openDirBeneath(dir, name, info)
+			if err != nil {
+				return fmt.Errorf("open directory %q: %w", p, err)
+			}
+			err = s.walk(ctx, sub, p, maxBytes)
+			sub.Close()
+			if err != nil {
+				return err
+			}
+		case 0:
+			s.bytes += info.Size()
+			if s.bytes > maxBytes {
+				return fmt.Errorf("%w: more than %d bytes", ErrWorkspaceTooLarge, maxBytes)
+			}
+			sum, size, err := hashFile(dir, name, info)
+			if err != nil {
+				return fmt.Errorf("read %q: %w", p, err)
+			}
+			s.files++
+			s.entries = append(s.entries, Entry{Path: p, Mode: perm, Size: size, SHA256: sum})
+		case fs.ModeSymlink:
+			target, err := dir.Readlink(name)
+			if err != nil {
+				return fmt.Errorf("read symlink %q: %w", p, err)
+			}
+			if target == "" || len(target) > maxLinkBytes || strings.ContainsRune(target, 0) {
+				return fmt.Errorf("symlink %q: target of %d bytes is not kept", p, len(target))
+			}
+			s.entries = append(s.entries, Entry{Path: p, Mode: uint32(fs.ModeSymlink) | 0o777, Link: target})
+		default:
+			// Fifos, sockets and devices are not kept: removed, so the local copy is the snapshot.
+			if err := dir.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove %s %q: %w", info.Mode().Type(), p, err)
+			}
+			s.skipped = append(s.skipped, p)
+		}
+	}
+	return nil
+}
+
+// readNames lists a directory's names, sorted.
+func readNames(dir *os.Root) ([]string, error) {
+	f, err := dir.OpenFile(".", os.O_RDONLY|oDirectory, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// openDirBeneath opens the directory name of dir that Lstat described as info, refusing
+// anything else swapped in since (a symlink is never followed).
+func openDirBeneath(dir *os.Root, name string, info fs.FileInfo) (*os.Root, error) {
+	sub, err := dir.OpenRoot(name)
+	if err != nil {
+		return nil, err
+	}
+	got, err := sub.Stat(".")
+	if err != nil {
+		sub.Close()
+		return nil, err
+	}
+	if !os.SameFile(got, info) {
+		sub.Close()
+		return nil, errors.New("directory changed while it was read")
+	}
+	return sub, nil
+}
+
+// openFileBeneath opens the regular file name of dir that Lstat described as info, with
+// O_NOFOLLOW, refusing anything else swapped in since.
+func openFileBeneath(dir *os.Root, name string, info fs.FileInfo) (*os.File, error) {
+	f, err := dir.OpenFile(name, os.O_RDONLY|oNoFollow|oNonBlock, 0)
+	if err != nil {
+		return nil, err
+	}
+	got, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !got.Mode().IsRegular() || !os.SameFile(got, info) {
+		f.Close()
+		return nil, errors.New("file changed while it was read")
+	}
+	return f, nil
+}
+
+// hashFile returns the SHA-256 (hex) and size of the regular file name of dir, reading at most
+// the size Lstat saw.
+func hashFile(dir *os.Root, name string, info fs.FileInfo) (string, int64, error) {
+	f, err := openFileBeneath(dir, name, info)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(f, info.Size()))
+	if err != nil {
+		return "", 0, err
+	}
+	if n != info.Size() {
+		return "", 0, errors.New("file changed while it was read")
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// readFile returns the bytes of the file at rel (slash-separated) beneath root when their
+// SHA-256 is sum, walking one directory at a time without following symlinks.
+func readFile(root *os.Root, rel, sum string, size int64) ([]byte, error) {
+	dir := root
+	parts := strings.Split(rel, "/")
+	for _, name := range parts[:len(parts)-1] {
+		info, err := dir.Lstat(name)
+		if err != nil {
+			return nil, err
+		}
+		if !info.IsDir() {
+			return nil, fmt.Errorf("%q is no longer a directory", name)
+		}
+		sub, err := openDirBeneath(dir, name, info)
+		if err != nil {
+			return nil, err
+		}
+		if dir != root {
+			dir.Close()
+		}
+		dir = sub
+	}
+	if dir != root {
+		defer dir.Close()
+	}
+	name := parts[len(parts)-1]
+	info, err := dir.Lstat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() || info.Size() != size {
+		return nil, errors.New("file changed since it was hashed")
+	}
+	f, err := openFileBeneath(dir, name, info)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data := make([]byte, size)
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, err
+	}
+	if sha256Hex(data) != sum {
+		return nil, errors.New("file changed since it was hashed")
+	}
+	return data, nil
+}

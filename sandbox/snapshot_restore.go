@@ -1,0 +1,225 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+
+	"github.com/toolgate/toolgate/blobs"
+)
+
+// restorer brings a local copy to a manifest incrementally: a file whose size and SHA-256 match
+// is kept, others are rewritten (a new file renamed over the old, so a hard link to the old one
+// is never written through), names the manifest lacks are removed, and nothing is followed: each
+// directory is opened beneath its parent after Lstat said it is one.
+type restorer struct {
+	ctx       context.Context
+	objects   blobs.Store
+	workspace string
+	owner     *Owner
+	children  map[string][]Entry // by parent path ("" for the root)
+	fetched   int64              // objects read from the store
+}
+
+func newRestorer(ctx context.Context, objects blobs.Store, workspace string, owner *Owner, entries []Entry) *restorer {
+	r := &restorer{ctx: ctx, objects: objects, workspace: workspace, owner: owner, children: map[string][]Entry{}}
+	for _, e := range entries {
+		parent := path.Dir(e.Path)
+		if parent == "." {
+			parent = ""
+		}
+		r.children[parent] = append(r.children[parent], e)
+	}
+	return r
+}
+
+// restoreDir makes the directory dir (at rel) hold exactly the manifest's children of rel.
+func (r *restorer) restoreDir(dir *os.Root, rel string) error {
+	if err := r.ctx.Err(); err != nil {
+		return err
+	}
+	want := r.children[rel]
+	names, err := readNames(dir)
+	if err != nil {
+		return fmt.Errorf("read directory %q: %w", rel, err)
+	}
+	for _, name := range names {
+		if !slices.ContainsFunc(want, func(e Entry) bool { return path.Base(e.Path) == name }) {
+			if err := dir.RemoveAll(name); err != nil {
+				return fmt.Errorf("remove %q: %w", path.Join(rel, name), err)
+			}
+		}
+	}
+	for _, e := range want {
+		name := path.Base(e.Path)
+		var err error
+		switch e.kind() {
+		case fs.ModeDir:
+			err = r.restoreSubdir(dir, name, e)
+		case fs.ModeSymlink:
+			err = r.restoreLink(dir, name, e)
+		default:
+			err = r.restoreFile(dir, name, e)
+		}
+		if err != nil {
+			return fmt.Errorf("restore %q: %w", e.Path, err)
+		}
+	}
+	return nil
+}
+
+func (r *restorer) restoreSubdir(dir *os.Root, name string, e Entry) error {
+	info, err := dir.Lstat(name)
+	if err == nil && !info.IsDir() {
+		if err := dir.RemoveAll(name); err != nil {
+			return err
+		}
+	}
+	if err != nil || !info.IsDir() {
+		if err := dir.Mkdir(name, 0o700); err != nil {
+			return err
+		}
+		if info, err = dir.Lstat(name); err != nil {
+			return err
+		}
+	}
+	// Owner and modes last: a directory without write permission is filled first.
+	if info.Mode()&0o700 != 0o700 {
+		if err := dir.Chmod(name, 0o700); err != nil {
+			return err
+		}
+	}
+	sub, err := openDirBeneath(dir, name, info)
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
+	if err := r.restoreDir(sub, e.Path); err != nil {
+		return err
+	}
+	return r.settle(sub, e.perm())
+}
+
+// settle gives the directory open as dir its owner and mode, through its descriptor.
+func (r *restorer) settle(dir *os.Root, perm fs.FileMode) error {
+	f, err := dir.OpenFile(".", os.O_RDONLY|oDirectory, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if r.owner != nil {
+		if err := f.Chown(r.owner.UID, r.owner.GID); err != nil {
+			return err
+		}
+	}
+	return f.Chmod(perm)
+}
+
+func (r *restorer) restoreLink(dir *os.Root, name string, e Entry) error {
+	info, err := dir.Lstat(name)
+	if err == nil && info.Mode().Type() == fs.ModeSymlink {
+		if target, err := dir.Readlink(name); err == nil && target == e.Link && r.owned(info) {
+			return nil
+		}
+	}
+	if err == nil {
+		if err := dir.RemoveAll(name); err != nil {
+			return err
+		}
+	}
+	if err := dir.Symlink(e.Link, name); err != nil {
+		return err
+	}
+	if r.owner != nil {
+		return dir.Lchown(name, r.owner.UID, r.owner.GID)
+	}
+	return nil
+}
+
+// owned reports whether info's owner is the one restore gives (any, without an Owner).
+func (r *restorer) owned(info fs.FileInfo) bool {
+	if r.owner == nil {
+		return true
+	}
+	uid, gid, ok := fileOwner(info)
+	return ok && uid == r.owner.UID && gid == r.owner.GID
+}
+
+func (r *restorer) restoreFile(dir *os.Root, name string, e Entry) error {
+	info, err := dir.Lstat(name)
+	switch {
+	case err == nil && info.Mode().IsRegular() && info.Size() == e.Size && links(info) == 1:
+		// Kept when the bytes match; a file linked elsewhere is always replaced, never chmod'ed.
+		if sum, _, err := hashFile(dir, name, info); err == nil && sum == e.SHA256 {
+			if info.Mode()&(permBits|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) == e.perm() && r.owned(info) {
+				return nil
+			}
+			return r.fixFile(dir, name, info, e.perm())
+		}
+	case err == nil && info.IsDir():
+		if err := dir.RemoveAll(name); err != nil {
+			return err
+		}
+	}
+	obj, err := r.objects.Get(r.ctx, fileKey(r.workspace, e.SHA256))
+	if err != nil {
+		return err
+	}
+	r.fetched++
+	data, err := decodeObject(obj, e.Size)
+	if err != nil {
+		return err
+	}
+	if int64(len(data)) != e.Size || sha256Hex(data) != e.SHA256 {
+		return errors.New("object does not match its SHA-256")
+	}
+	return r.writeFile(dir, name, data, e.perm())
+}
+
+// fixFile sets the owner and mode of a kept file through a descriptor opened without following.
+func (r *restorer) fixFile(dir *os.Root, name string, info fs.FileInfo, perm fs.FileMode) error {
+	f, err := openFileBeneath(dir, name, info)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if r.owner != nil {
+		if err := f.Chown(r.owner.UID, r.owner.GID); err != nil {
+			return err
+		}
+	}
+	return f.Chmod(perm)
+}
+
+// writeFile writes data to a new file beside name (O_EXCL: never through an existing name) and
+// renames it over name.
+func (r *restorer) writeFile(dir *os.Root, name string, data []byte, perm fs.FileMode) error {
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:]) // crypto/rand does not fail
+	tmp := ".toolgate-restore-" + hex.EncodeToString(rnd[:])
+	f, err := dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)
+	if err != nil {
+		return err
+	}
+	defer dir.Remove(tmp) //nolint:errcheck // after the rename: no such file
+	_, err = f.Write(data)
+	if err == nil && r.owner != nil {
+		err = f.Chown(r.owner.UID, r.owner.GID)
+	}
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return dir.Rename(tmp, name)
+}
