@@ -12,12 +12,16 @@ type Limits struct {
 	// Memory is the address space of each process (RLIMIT_AS), in bytes. Default 1 GiB.
 	Memory int64 `json:"memory,omitempty"`
 	// Processes is how many processes the sandbox's user may run (RLIMIT_NPROC). Default 128.
+	// The kernel counts every process of the host user: concurrent sandboxes of one worker share
+	// the count, and a worker that is not root (its sandboxes run as itself) gets the limit on
+	// top of the processes it already runs.
 	Processes int `json:"processes,omitempty"`
 	// OpenFiles is how many files each process may hold open (RLIMIT_NOFILE). Default 256.
 	OpenFiles int `json:"openFiles,omitempty"`
 	// FileSize is the largest file a process may write (RLIMIT_FSIZE), in bytes. Default 64 MiB.
 	FileSize int64 `json:"fileSize,omitempty"`
-	// Output is how many bytes of stdout and of stderr each are kept (the tail). Default 64 KiB.
+	// Output is how many bytes of stdout and of stderr each are kept (the tail). Default 64 KiB;
+	// at most 16 MiB.
 	Output int `json:"output,omitempty"`
 	// Workspace is how many bytes the workspace may hold; a command that grows it beyond is
 	// killed and its changes discarded. Default 512 MiB.

@@ -93,8 +93,9 @@ var (
 	ErrInvalidCommand = errors.New("invalid sandbox command")
 )
 
-// Bounds of a Command's environment.
+// Bounds of a Command.
 const (
+	maxOutput      = 16 << 20 // Limits.Output: the tail kept of each stream is at most this
 	maxEnvVars     = 256
 	maxEnvNameLen  = 256
 	maxEnvValueLen = 64 << 10
@@ -202,7 +203,11 @@ func (r *Runner) Run(ctx context.Context, dir string, cmd Command) (Output, erro
 	if err := checkWorkdir(dir, cmd.Dir); err != nil {
 		return Output{}, err
 	}
+	if err := ctx.Err(); err != nil {
+		return Output{}, err
+	}
 	lim := cmd.Limits.Over(r.limits)
+	lim.Output = min(lim.Output, maxOutput)
 	l, err := r.prepare(dir, argv, workdir, cmd.Env, lim)
 	if err != nil {
 		return Output{}, err
@@ -300,6 +305,11 @@ func (r *Runner) prepare(dir string, argv []string, workdir string, env map[stri
 			return l, fmt.Errorf("sandbox: %w", err)
 		}
 		l.files = append(l.files, f)
+	}
+	if r.asUser == nil {
+		// RLIMIT_NPROC counts every process of the host user, and a worker that is not root
+		// runs the sandbox as itself: the limit is on top of what the user runs already.
+		lim.Processes += userTasks(r.uid)
 	}
 	l.args = append([]string{"prlimit"}, prlimitArgs(lim)...)
 	l.args = append(l.args, "--", r.bwrap)
@@ -546,6 +556,32 @@ func alive(pid int, ns uint64) bool {
 		return false
 	}
 	return ns == 0 || link == "pid:["+strconv.FormatUint(ns, 10)+"]"
+}
+
+// userTasks returns how many tasks (threads included, as RLIMIT_NPROC counts them) the host user
+// uid runs.
+func userTasks(uid int) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range entries {
+		if c := e.Name()[0]; c < '0' || c > '9' {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat("/proc/"+e.Name(), &st) != nil || int(st.Uid) != uid {
+			continue
+		}
+		// A task directory links its subdirectories (one per thread), "." and "..".
+		if syscall.Stat("/proc/"+e.Name()+"/task", &st) == nil && st.Nlink > 2 {
+			n += int(st.Nlink) - 2
+		} else {
+			n++
+		}
+	}
+	return n
 }
 
 // parentOf returns the parent PID of pid, or 0.
