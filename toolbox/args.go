@@ -16,8 +16,13 @@ type fields map[string]json.RawMessage
 
 // readFields splits args and refuses members not in allowed. The reason is "" when it succeeds.
 func readFields(args toolcore.Arguments, allowed ...string) (fields, string) {
+	return readFieldsJSON(args.Raw(), allowed...)
+}
+
+// readFieldsJSON is readFields of an arguments object's JSON.
+func readFieldsJSON(raw []byte, allowed ...string) (fields, string) {
 	var f fields
-	if err := json.Unmarshal(args.Raw(), &f); err != nil || f == nil {
+	if err := json.Unmarshal(raw, &f); err != nil || f == nil {
 		return nil, "arguments must be a JSON object"
 	}
 	var unknown []string

@@ -80,6 +80,10 @@ type Config struct {
 	// seconds with it. Optional: default time.NewTicker.
 	Ticker func(d time.Duration) (ticks <-chan time.Time, stop func())
 
+	// Sandbox adds the sandbox tools: exec, workspace_read_file, workspace_list_dir,
+	// workspace_write_file and its named commands (sandbox.go). Optional: default nil, none.
+	Sandbox *Sandbox
+
 	// Logger receives what the tools keep from the model but an operator may need, such as the
 	// address a refused host name resolved to. Optional: default zap.NewNop().
 	Logger *zap.Logger

@@ -1,5 +1,6 @@
 // Package toolbox holds ready tools for toolgate, safe by default: echo, add, sleep, http_get,
-// and, inside an operator-chosen directory only, read_file, list_dir and write_file.
+// inside an operator-chosen directory only, read_file, list_dir and write_file, and with a
+// sandbox, exec and the workspace file tools.
 //
 //	reg, err := toolbox.New(toolbox.Config{Root: "/srv/agent-files"})
 //
@@ -32,6 +33,34 @@
 //     arguments before anything is written (toolgate approve / reject). It writes a temporary
 //     file beside the target and renames it over it, never in place, so a hard link to a file
 //     outside the root is replaced, not written through.
+//
+// # Sandbox tools
+//
+// With Config.Sandbox (sandbox.go) the toolbox serves the tools of a coding agent, each working
+// in the workspace of the call's agent run (toolcore.CallRun; the idempotency key of a call of
+// no run), restored from the store the workers share before the call and committed after a call
+// that changed it (package sandbox, docs/sandbox.md):
+//
+//   - exec {"argv":[...]} or {"shell":"..."}, with "stdin", "env" (only the names in
+//     Sandbox.Env, listed in its input schema), "dir" and "timeout", runs the command under
+//     bubblewrap and gives {"exitCode","signal","stdout","stderr","stdoutBytes","stderrBytes",
+//     "truncated","attached","workspace":{"version","changed"}}: the streams' tails, as much as
+//     fits the result; with Sandbox.Parts the whole streams are attached as parts. A non-zero
+//     exit is a result; a limit that ended the command, another worker's commit in between
+//     (sandbox.ErrConflict) or a workspace over its bound is an error result, and the command's
+//     changes are discarded. It is Unsafe with a Reconcile that reads the workspace's head: a
+//     lost attempt that committed is found with the result it recorded; one that committed
+//     nothing left nothing, and runs again when the command has no network
+//     (RerunWhenNotReconciled without Sandbox.AllowHosts); when other calls committed since it
+//     started, its outcome is unknown.
+//   - Sandbox.Commands: tools that run one fixed command, without arguments; Idempotent ones
+//     are retried.
+//   - workspace_write_file {"path","content","executable"} (Idempotent, creates the directories
+//     it needs, owned by the sandbox's user), workspace_read_file and workspace_list_dir
+//     (ReadOnly): read_file, list_dir and write_file's code with the workspace as the root.
+//
+// A call that runs again after its call committed (an idempotent command retried) returns the
+// recorded result and runs nothing.
 //
 // # Validation
 //

@@ -58,6 +58,24 @@ type listDirResult struct {
 // access, so swapping a link after validation gains nothing.
 type files struct {
 	s settings
+	// readTool and listTool name the tools an error message points to, and place the root as the
+	// model knows it. Optional: default read_file, list_dir and "the served directory".
+	readTool, listTool, place string
+}
+
+// names returns the read tool, the list tool and the root's name for messages.
+func (f files) names() (read, list, place string) {
+	read, list, place = f.readTool, f.listTool, f.place
+	if read == "" {
+		read = NameReadFile
+	}
+	if list == "" {
+		list = NameListDir
+	}
+	if place == "" {
+		place = "the served directory"
+	}
+	return read, list, place
 }
 
 func readFileTool(s settings) (toolcore.Tool, error) {
@@ -100,6 +118,11 @@ func listDirTool(s settings) (toolcore.Tool, error) {
 }
 
 func validateReadFile(args toolcore.Arguments) toolcore.Decision[readFileArgs] {
+	return validateReadFileIn(args, "the served directory")
+}
+
+// validateReadFileIn is validateReadFile of a path in place (named as the model knows it).
+func validateReadFileIn(args toolcore.Arguments, place string) toolcore.Decision[readFileArgs] {
 	f, reason := readFields(args, "path", "offset")
 	if reason != "" {
 		return toolcore.Reject[readFileArgs](reason)
@@ -111,7 +134,7 @@ func validateReadFile(args toolcore.Arguments) toolcore.Decision[readFileArgs] {
 	case !present:
 		return toolcore.Reject[readFileArgs](fmt.Sprintf("%q is required", "path"))
 	}
-	if reason := checkPath(p); reason != "" {
+	if reason := checkPathIn(p, "path", place); reason != "" {
 		return toolcore.Reject[readFileArgs](reason)
 	}
 	a := readFileArgs{Path: p}
@@ -130,6 +153,11 @@ func validateReadFile(args toolcore.Arguments) toolcore.Decision[readFileArgs] {
 }
 
 func validateListDir(args toolcore.Arguments) toolcore.Decision[listDirArgs] {
+	return validateListDirIn(args, "the served directory")
+}
+
+// validateListDirIn is validateListDir of a path in place (named as the model knows it).
+func validateListDirIn(args toolcore.Arguments, place string) toolcore.Decision[listDirArgs] {
 	f, reason := readFields(args, "path")
 	if reason != "" {
 		return toolcore.Reject[listDirArgs](reason)
@@ -141,7 +169,7 @@ func validateListDir(args toolcore.Arguments) toolcore.Decision[listDirArgs] {
 	case !present:
 		p = "."
 	}
-	if reason := checkPath(p); reason != "" {
+	if reason := checkPathIn(p, "path", place); reason != "" {
 		return toolcore.Reject[listDirArgs](reason)
 	}
 	return toolcore.Accept(listDirArgs{Path: p})
@@ -151,19 +179,24 @@ func validateListDir(args toolcore.Arguments) toolcore.Decision[listDirArgs] {
 // the same at access time (and follows symbolic links safely); this gives the model a clear
 // reason before any effect.
 func checkPath(p string) string {
+	return checkPathIn(p, "path", "the served directory")
+}
+
+// checkPathIn is checkPath of the member key, in place (named as the model knows it).
+func checkPathIn(p, key, place string) string {
 	switch {
 	case p == "":
-		return fmt.Sprintf(`%q must not be empty; use "." for the served directory`, "path")
+		return fmt.Sprintf(`%q must not be empty; use "." for %s`, key, place)
 	case len(p) > MaxPathBytes:
-		return fmt.Sprintf("%q must be at most %d bytes", "path", MaxPathBytes)
+		return fmt.Sprintf("%q must be at most %d bytes", key, MaxPathBytes)
 	case strings.IndexByte(p, 0) >= 0:
-		return fmt.Sprintf("%q must not contain NUL bytes", "path")
+		return fmt.Sprintf("%q must not contain NUL bytes", key)
 	case strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) || filepath.IsAbs(p) || filepath.VolumeName(p) != "":
-		return fmt.Sprintf("%q must be relative to the served directory, not absolute", "path")
+		return fmt.Sprintf("%q must be relative to %s, not absolute", key, place)
 	case slices.Contains(strings.Split(filepath.ToSlash(p), "/"), ".."):
-		return fmt.Sprintf(`%q must not contain ".." elements`, "path")
+		return fmt.Sprintf(`%q must not contain ".." elements`, key)
 	case !filepath.IsLocal(p):
-		return fmt.Sprintf("%q must name a place inside the served directory", "path")
+		return fmt.Sprintf("%q must name a place inside %s", key, place)
 	}
 	return ""
 }
@@ -173,14 +206,16 @@ func (f files) openRoot() (*os.Root, error) {
 	root, err := os.OpenRoot(f.s.Root)
 	if err != nil {
 		// The operator's path is not the model's business.
-		return nil, errors.New("the served directory is unavailable")
+		_, _, place := f.names()
+		return nil, fmt.Errorf("%s is unavailable", place)
 	}
 	return root, nil
 }
 
 func (f files) read(ctx context.Context, a readFileArgs) (any, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("read_file: %w", context.Cause(ctx))
+		read, _, _ := f.names()
+		return nil, fmt.Errorf("%s: %w", read, context.Cause(ctx))
 	}
 	root, err := f.openRoot()
 	if err != nil {
@@ -192,20 +227,20 @@ func (f files) read(ctx context.Context, a readFileArgs) (any, error) {
 	// in case the path was swapped in between.
 	fi, err := root.Stat(a.Path)
 	if err != nil {
-		return nil, fsError("read", a.Path, err)
+		return nil, f.fsError("read", a.Path, err)
 	}
-	if reason := notRegular(fi); reason != "" {
+	if reason := f.notRegular(fi); reason != "" {
 		return nil, fmt.Errorf("read %q: %s", a.Path, reason)
 	}
 	file, err := root.OpenFile(a.Path, readOpenFlags, 0)
 	if err != nil {
-		return nil, fsError("read", a.Path, err)
+		return nil, f.fsError("read", a.Path, err)
 	}
 	defer file.Close()
 	if fi, err = file.Stat(); err != nil {
-		return nil, fsError("read", a.Path, err)
+		return nil, f.fsError("read", a.Path, err)
 	}
-	if reason := notRegular(fi); reason != "" {
+	if reason := f.notRegular(fi); reason != "" {
 		return nil, fmt.Errorf("read %q: %s", a.Path, reason)
 	}
 	out := readFileResult{Path: shownPath(a.Path), Size: fi.Size(), Offset: a.Offset}
@@ -217,7 +252,7 @@ func (f files) read(ctx context.Context, a readFileArgs) (any, error) {
 	buf := make([]byte, min(int64(f.s.ReadMaxBytes), fi.Size()-a.Offset))
 	n, err := io.ReadFull(io.NewSectionReader(file, a.Offset, int64(len(buf))), buf)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) { // the file shrank
-		return nil, fsError("read", a.Path, err)
+		return nil, f.fsError("read", a.Path, err)
 	}
 	buf = buf[:n]
 	// An offset inside a rune: start at the next rune.
@@ -249,7 +284,8 @@ func (f files) read(ctx context.Context, a readFileArgs) (any, error) {
 
 func (f files) list(ctx context.Context, a listDirArgs) (any, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("list_dir: %w", context.Cause(ctx))
+		_, list, _ := f.names()
+		return nil, fmt.Errorf("%s: %w", list, context.Cause(ctx))
 	}
 	root, err := f.openRoot()
 	if err != nil {
@@ -260,23 +296,23 @@ func (f files) list(ctx context.Context, a listDirArgs) (any, error) {
 	// one) cannot open a FIFO or a device node swapped in after the check.
 	fi, err := root.Stat(a.Path)
 	if err != nil {
-		return nil, fsError("list", a.Path, err)
+		return nil, f.fsError("list", a.Path, err)
 	}
 	if !fi.IsDir() {
-		return nil, fmt.Errorf("list %q: not a directory; use read_file", a.Path)
+		return nil, f.notADirectory(a.Path)
 	}
 	dir, err := root.OpenFile(a.Path, listOpenFlags, 0)
 	if err != nil {
-		return nil, fsError("list", a.Path, err)
+		return nil, f.fsError("list", a.Path, err)
 	}
 	defer dir.Close()
 	if fi, err = dir.Stat(); err != nil {
-		return nil, fsError("list", a.Path, err)
+		return nil, f.fsError("list", a.Path, err)
 	}
 	if !fi.IsDir() {
-		return nil, fmt.Errorf("list %q: not a directory; use read_file", a.Path)
+		return nil, f.notADirectory(a.Path)
 	}
-	var names []string
+	names := []string{} // an empty directory lists [], not null
 	more := false
 	for {
 		entries, err := dir.ReadDir(256)
@@ -291,7 +327,7 @@ func (f files) list(ctx context.Context, a listDirArgs) (any, error) {
 			break
 		}
 		if err != nil {
-			return nil, fsError("list", a.Path, err)
+			return nil, f.fsError("list", a.Path, err)
 		}
 		if len(names) >= maxListScan {
 			more = true
@@ -308,11 +344,18 @@ func (f files) list(ctx context.Context, a listDirArgs) (any, error) {
 	}), nil
 }
 
+// notADirectory is list's error for a path that is not a directory.
+func (f files) notADirectory(p string) error {
+	read, _, _ := f.names()
+	return fmt.Errorf("list %q: not a directory; use %s", p, read)
+}
+
 // notRegular says why fi is not a file read_file reads, or "".
-func notRegular(fi fs.FileInfo) string {
+func (f files) notRegular(fi fs.FileInfo) string {
+	_, list, _ := f.names()
 	switch {
 	case fi.IsDir():
-		return "is a directory; use list_dir"
+		return "is a directory; use " + list
 	case !fi.Mode().IsRegular():
 		return "not a regular file"
 	}
@@ -327,7 +370,8 @@ func shownPath(p string) string {
 }
 
 // fsError explains a file system error without the operator's paths.
-func fsError(op, p string, err error) error {
+func (f files) fsError(op, p string, err error) error {
+	_, _, place := f.names()
 	var pe *fs.PathError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -335,7 +379,7 @@ func fsError(op, p string, err error) error {
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("%s %q: permission denied", op, p)
 	case errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "escapes"):
-		return fmt.Errorf("%s %q: the path leads outside the served directory (symbolic links must stay inside it and be relative)", op, p)
+		return fmt.Errorf("%s %q: the path leads outside %s (symbolic links must stay inside it and be relative)", op, p, place)
 	case errors.As(err, &pe):
 		return fmt.Errorf("%s %q: %s", op, p, pe.Err.Error())
 	default:

@@ -2,6 +2,8 @@ package toolbox
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/toolgate/toolgate/toolcore"
 )
@@ -19,7 +21,8 @@ const (
 )
 
 // Tools returns the tools cfg selects, sorted by name: add, echo, sleep always; http_get unless
-// cfg.DisableHTTP; list_dir, read_file and write_file when cfg.Root is set.
+// cfg.DisableHTTP; list_dir, read_file and write_file when cfg.Root is set; the sandbox tools
+// when cfg.Sandbox is set.
 func Tools(cfg Config) ([]toolcore.Tool, error) {
 	s, err := cfg.settings()
 	if err != nil {
@@ -37,6 +40,35 @@ func Tools(cfg Config) ([]toolcore.Tool, error) {
 	if s.Root != "" {
 		makers = append(makers, func() (toolcore.Tool, error) { return writeFileTool(s) })
 	}
+	if s.Sandbox != nil {
+		more, err := sandboxToolMakers(s)
+		if err != nil {
+			return nil, fmt.Errorf("configure toolbox: %w", err)
+		}
+		makers = append(makers, more...)
+	}
+	return define(makers)
+}
+
+// SandboxTools returns the sandbox tools of cfg.Sandbox alone (Tools returns them among the
+// others), sorted by name: for a worker that adds them to a registry built before its sandbox.
+func SandboxTools(cfg Config) ([]toolcore.Tool, error) {
+	if cfg.Sandbox == nil {
+		return nil, nil
+	}
+	s, err := cfg.settings()
+	if err != nil {
+		return nil, fmt.Errorf("configure toolbox: %w", err)
+	}
+	makers, err := sandboxToolMakers(s)
+	if err != nil {
+		return nil, fmt.Errorf("configure toolbox: %w", err)
+	}
+	return define(makers)
+}
+
+// define runs the makers and sorts their tools by name.
+func define(makers []func() (toolcore.Tool, error)) ([]toolcore.Tool, error) {
 	tools := make([]toolcore.Tool, 0, len(makers))
 	for _, m := range makers {
 		t, err := m()
@@ -45,6 +77,7 @@ func Tools(cfg Config) ([]toolcore.Tool, error) {
 		}
 		tools = append(tools, t)
 	}
+	slices.SortFunc(tools, func(a, b toolcore.Tool) int { return strings.Compare(a.Name(), b.Name()) })
 	return tools, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"unicode/utf8"
 
+	"github.com/toolgate/toolgate/sandbox"
 	"github.com/toolgate/toolgate/toolcore"
 )
 
@@ -91,33 +92,47 @@ func (f files) write(ctx context.Context, a writeFileArgs) (any, error) {
 		return nil, err
 	}
 	defer root.Close()
-	mode := os.FileMode(0o644)
-	if fi, err := root.Lstat(a.Path); err == nil {
+	n, err := f.replaceFile(root, a.Path, a.Content, func(existing os.FileMode) os.FileMode { return existing }, nil)
+	if err != nil {
+		return nil, err
+	}
+	return writeFileResult{Path: a.Path, Bytes: n}, nil
+}
+
+// replaceFile replaces the regular file p under root with content as write describes; mode gives
+// the new file's permission bits from the existing file's (0644 for a new file), and owner, when
+// not nil, owns it.
+func (f files) replaceFile(root *os.Root, p, content string, mode func(existing os.FileMode) os.FileMode, owner *sandbox.Owner) (int, error) {
+	perm := mode(0o644)
+	if fi, err := root.Lstat(p); err == nil {
 		if !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("write %q: not a regular file", a.Path)
+			return 0, fmt.Errorf("write %q: not a regular file", p)
 		}
-		mode = fi.Mode().Perm()
+		perm = mode(fi.Mode().Perm())
 	}
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
-	tmp := filepath.Join(filepath.Dir(a.Path), "."+filepath.Base(a.Path)+".toolgate-"+hex.EncodeToString(nonce[:])+".tmp")
-	file, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	tmp := filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".toolgate-"+hex.EncodeToString(nonce[:])+".tmp")
+	file, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
-		return nil, fsError("write", a.Path, err)
+		return 0, f.fsError("write", p, err)
 	}
-	n, err := file.WriteString(a.Content)
+	n, err := file.WriteString(content)
 	if err == nil {
-		err = file.Chmod(mode) // the umask narrowed OpenFile's mode
+		err = file.Chmod(perm) // the umask narrowed OpenFile's mode
+	}
+	if err == nil && owner != nil {
+		err = file.Chown(owner.UID, owner.GID)
 	}
 	if cerr := file.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = root.Rename(tmp, a.Path)
+		err = root.Rename(tmp, p)
 	}
 	if err != nil {
 		_ = root.Remove(tmp)
-		return nil, fsError("write", a.Path, err)
+		return 0, f.fsError("write", p, err)
 	}
-	return writeFileResult{Path: a.Path, Bytes: n}, nil
+	return n, nil
 }
