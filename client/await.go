@@ -35,7 +35,8 @@ func (c *Client) AwaitToolCall(ctx context.Context, in wire.AwaitToolCallInput) 
 	if err != nil {
 		return toolcore.Result{}, err
 	}
-	if err := c.checkSameCall(ctx, in.WorkflowID, "", canonical); err != nil {
+	queue, err := c.sameCallQueue(ctx, in.WorkflowID, "", canonical)
+	if err != nil {
 		return toolcore.Result{}, awaitError(err)
 	}
 	run := c.sdk.GetWorkflow(ctx, in.WorkflowID, "")
@@ -60,7 +61,7 @@ func (c *Client) AwaitToolCall(ctx context.Context, in wire.AwaitToolCallInput) 
 		select {
 		case o := <-done:
 			if ctx.Err() != nil {
-				return toolcore.Result{}, c.cancelAndWait(ctx, in.WorkflowID, run.GetRunID())
+				return toolcore.Result{}, c.cancelAndWait(ctx, in.WorkflowID, run.GetRunID(), queue)
 			}
 			if o.err != nil {
 				return toolcore.Result{}, awaitError(o.err)

@@ -67,6 +67,12 @@ type Options struct {
 	// DescribeTaskQueue. Optional: default none (Execute waits in silence; ErrNoWorker shows
 	// only when its ctx ends).
 	NoWorker func(NoWorkerEvent)
+	// OtherQueue, when set, is called at once when Execute or Start attaches to a running call
+	// with the same ID that was started on another task queue than TaskQueue (an earlier
+	// submission on a wrong queue): the event names that queue, where the call goes on waiting
+	// (NoWorker then watches that queue, and a canceled Execute asks whether a worker polls it).
+	// Cost: one DescribeWorkflowExecution, only when the queues differ. Optional: default none.
+	OtherQueue func(OtherQueueEvent)
 	// NoWorkerDelay is how long after its start a call waits before Execute asks whether a worker
 	// polls (see NoWorker). Optional: default DefaultNoWorkerDelay (3 s).
 	NoWorkerDelay time.Duration

@@ -16,28 +16,36 @@ import (
 // canonical, an wire.ErrCallConflict saying what differs when it is another call (or unreadable), and
 // a plain error when the history could not be read. Cost: one history read of the run.
 func (c *Client) checkSameCall(ctx context.Context, workflowID, runID string, canonical []byte) error {
+	_, err := c.sameCallQueue(ctx, workflowID, runID, canonical)
+	return err
+}
+
+// sameCallQueue is checkSameCall that also returns the task queue the run was started on.
+func (c *Client) sameCallQueue(ctx context.Context, workflowID, runID string, canonical []byte) (queue string, err error) {
 	recorded, err := c.recordedCall(ctx, workflowID, runID)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if recorded.err != nil {
-		return conflictError(workflowID, recorded.err.Error())
+		return recorded.taskQueue, conflictError(workflowID, recorded.err.Error())
 	}
 	if bytes.Equal(recorded.canonical, canonical) {
-		return nil
+		return recorded.taskQueue, nil
 	}
 	submitted, err := toolcore.ParseToolCall(canonical)
 	if err != nil {
-		return err
+		return recorded.taskQueue, err
 	}
-	return conflictError(workflowID, describeDifference(recorded.call, submitted))
+	return recorded.taskQueue, conflictError(workflowID, describeDifference(recorded.call, submitted))
 }
 
-// recorded is the call a run was started with. err says why it is not a usable call (another
-// workflow type, an undecodable or malformed input); call and canonical are then zero.
+// recorded is the call a run was started with, and the task queue it was started on. err says
+// why it is not a usable call (another workflow type, an undecodable or malformed input); call
+// and canonical are then zero.
 type recorded struct {
 	call      toolcore.ToolCall
 	canonical []byte
+	taskQueue string
 	err       error
 }
 
@@ -59,32 +67,33 @@ func (c *Client) recordedCall(ctx context.Context, workflowID, runID string) (re
 	if attrs == nil {
 		return recorded{err: fmt.Errorf("first history event is %v, not a workflow start", event.GetEventType())}, nil
 	}
+	queue := attrs.GetTaskQueue().GetName()
 	if name := attrs.GetWorkflowType().GetName(); name != wire.ToolCallWorkflowName {
-		return recorded{err: fmt.Errorf("the ID belongs to a %q workflow, not %s", name, wire.ToolCallWorkflowName)}, nil
+		return recorded{taskQueue: queue, err: fmt.Errorf("the ID belongs to a %q workflow, not %s", name, wire.ToolCallWorkflowName)}, nil
 	}
 	payloads := attrs.GetInput().GetPayloads()
 	if len(payloads) != 1 {
-		return recorded{err: fmt.Errorf("recorded input has %d payloads, want 1", len(payloads))}, nil
+		return recorded{taskQueue: queue, err: fmt.Errorf("recorded input has %d payloads, want 1", len(payloads))}, nil
 	}
 	var raw converter.RawValue
 	if err := c.opts.DataConverter.FromPayload(payloads[0], &raw); err != nil {
-		return recorded{err: fmt.Errorf("decode recorded input: %w", err)}, nil
+		return recorded{taskQueue: queue, err: fmt.Errorf("decode recorded input: %w", err)}, nil
 	}
 	// Same rule as the workflow's decoding: JSON or raw bytes of the call JSON.
 	switch encoding := string(raw.Payload().GetMetadata()[converter.MetadataEncoding]); encoding {
 	case converter.MetadataEncodingJSON, converter.MetadataEncodingBinary:
 	default:
-		return recorded{err: fmt.Errorf("recorded input has encoding %q", encoding)}, nil
+		return recorded{taskQueue: queue, err: fmt.Errorf("recorded input has encoding %q", encoding)}, nil
 	}
 	call, err := toolcore.ParseToolCall(raw.Payload().GetData())
 	if err != nil {
-		return recorded{err: fmt.Errorf("recorded input is not a valid call: %w", err)}, nil
+		return recorded{taskQueue: queue, err: fmt.Errorf("recorded input is not a valid call: %w", err)}, nil
 	}
 	canonical, err := call.MarshalJSON()
 	if err != nil {
-		return recorded{err: fmt.Errorf("encode recorded call: %w", err)}, nil
+		return recorded{taskQueue: queue, err: fmt.Errorf("encode recorded call: %w", err)}, nil
 	}
-	return recorded{call: call, canonical: canonical}, nil
+	return recorded{call: call, canonical: canonical, taskQueue: queue}, nil
 }
 
 // describeDifference names what differs between two calls with the same workflow ID; it never

@@ -28,6 +28,9 @@ var (
 	// ErrInputRefused: the call refused an answer (another round, an unknown or answered key,
 	// not a JSON object, too large, a callback's key); the message says why.
 	ErrInputRefused = errors.New("answer refused")
+	// ErrOtherQueue: a submission attached to a running call with the same ID that waits on
+	// another task queue (Options.OtherQueue).
+	ErrOtherQueue = errors.New("the call runs on another task queue")
 )
 
 // conflictError says how the recorded call differs from the submitted one.

@@ -44,7 +44,7 @@ func (c *Client) Execute(ctx context.Context, call toolcore.ToolCall) (result to
 	}
 	ctx, endSpan := c.startCallSpan(ctx, call) // tracing.go
 	defer func() { endSpan(result, err) }()
-	run, err := c.start(ctx, call, canonical)
+	run, queue, err := c.start(ctx, call, canonical)
 	if err != nil {
 		if ctx.Err() != nil {
 			// The start may have reached the server before ctx ended; cancel it if it did.
@@ -53,7 +53,7 @@ func (c *Client) Execute(ctx context.Context, call toolcore.ToolCall) (result to
 		return toolcore.Result{}, err
 	}
 	stop := c.watchNoWorker(ctx, NoWorkerEvent{
-		TaskQueue: c.opts.TaskQueue, WorkflowID: run.GetID(), ToolCallID: call.ID(), ToolName: call.Name(),
+		TaskQueue: queue, WorkflowID: run.GetID(), ToolCallID: call.ID(), ToolName: call.Name(),
 	})
 	progress := c.watchProgress(ctx, run, ProgressEvent{WorkflowID: run.GetID(), ToolCallID: call.ID(), ToolName: call.Name()})
 	consent := c.watchConsent(ctx, run.GetID(), ConsentEvent{WorkflowID: run.GetID(), ToolCallID: call.ID(), ToolName: call.Name()})
@@ -64,7 +64,7 @@ func (c *Client) Execute(ctx context.Context, call toolcore.ToolCall) (result to
 	input.Stop()
 	if err != nil && ctx.Err() != nil {
 		progress.Finish(ctx, false)
-		return toolcore.Result{}, c.cancelAndWait(ctx, run.GetID(), run.GetRunID())
+		return toolcore.Result{}, c.cancelAndWait(ctx, run.GetID(), run.GetRunID(), queue)
 	}
 	progress.Finish(ctx, err == nil) // a result (error results too): its last report, before it
 	return result, err
@@ -84,7 +84,7 @@ func (c *Client) StartRun(ctx context.Context, call toolcore.ToolCall) (workflow
 	if err != nil {
 		return "", "", err
 	}
-	run, err := c.start(ctx, call, canonical)
+	run, _, err := c.start(ctx, call, canonical)
 	if err != nil {
 		return "", "", err
 	}
@@ -127,17 +127,18 @@ func snapshot(call toolcore.ToolCall) ([]byte, error) {
 }
 
 // start starts the workflow of call, or returns the existing run with its ID after checking it
-// holds the same call (wire.ErrCallConflict otherwise).
-func (c *Client) start(ctx context.Context, call toolcore.ToolCall, canonical []byte) (client.WorkflowRun, error) {
+// holds the same call (wire.ErrCallConflict otherwise), and the task queue the run waits on: an
+// existing run's own, reported to Options.OtherQueue when it is another than Options.TaskQueue.
+func (c *Client) start(ctx context.Context, call toolcore.ToolCall, canonical []byte) (client.WorkflowRun, string, error) {
 	id := c.WorkflowID(call.ID())
 	priority := PriorityFrom(ctx)
 	if err := priority.Check(); err != nil {
-		return nil, fmt.Errorf("start call %q: %w", call.ID(), err)
+		return nil, "", fmt.Errorf("start call %q: %w", call.ID(), err)
 	}
 	principal, hasPrincipal := PrincipalFrom(ctx)
 	if hasPrincipal {
 		if err := principal.Check(); err != nil {
-			return nil, fmt.Errorf("start call %q: %w", call.ID(), err)
+			return nil, "", fmt.Errorf("start call %q: %w", call.ID(), err)
 		}
 		if priority.FairnessKey == "" {
 			priority.FairnessKey = PrincipalFairnessKey(principal)
@@ -192,15 +193,17 @@ func (c *Client) start(ctx context.Context, call toolcore.ToolCall, canonical []
 	}
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
-		if err := c.checkSameCall(ctx, id, started.RunId, canonical); err != nil {
-			return nil, err
+		queue, err := c.sameCallQueue(ctx, id, started.RunId, canonical)
+		if err != nil {
+			return nil, "", err
 		}
-		return c.sdk.GetWorkflow(ctx, id, started.RunId), nil
+		c.reportOtherQueue(ctx, id, started.RunId, queue, call)
+		return c.sdk.GetWorkflow(ctx, id, started.RunId), queue, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", id, err)
+		return nil, "", fmt.Errorf("start %s: %w", id, err)
 	}
-	return run, nil
+	return run, c.opts.TaskQueue, nil
 }
 
 // deadlineSlack: a deadline error of the result long poll this close to ctx's own deadline is
@@ -246,17 +249,17 @@ func isDeadlineError(err error) bool {
 }
 
 // cancelAndWait cancels the run, waits until it is closed and returns context.Cause(ctx), joined
-// with what kept it from confirming the close: an ErrNoWorker error when no worker polls the task
-// queue (then it does not wait). ctx has ended; the wait uses a detached context
-// bounded by CancelWaitTimeout.
-func (c *Client) cancelAndWait(ctx context.Context, workflowID, runID string) error {
+// with what kept it from confirming the close: an ErrNoWorker error when no worker polls queue,
+// the task queue the run waits on (then it does not wait). ctx has ended; the wait uses a
+// detached context bounded by CancelWaitTimeout.
+func (c *Client) cancelAndWait(ctx context.Context, workflowID, runID, queue string) error {
 	cause := context.Cause(ctx)
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.CancelWaitTimeout)
 	defer cancel()
 	if err := c.sdk.CancelWorkflow(wctx, workflowID, runID); err != nil && !isNotFound(err) {
 		return errors.Join(cause, fmt.Errorf("cancel %s: %w", workflowID, err))
 	}
-	if err := c.checkPollers(wctx); err != nil {
+	if err := c.checkPollers(wctx, queue); err != nil {
 		// Nothing can close the workflow now. The cancel request is recorded: the worker that
 		// finally polls sees it before anything else and ends the call canceled, running nothing.
 		return errors.Join(cause, fmt.Errorf("%s: %w", workflowID, err))
@@ -284,13 +287,14 @@ func (c *Client) abandon(ctx context.Context, workflowID string, canonical []byt
 		return errors.Join(cause, fmt.Errorf("describe %s: %w", workflowID, err))
 	}
 	runID := desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
-	if err := c.checkSameCall(wctx, workflowID, runID, canonical); err != nil {
+	queue, err := c.sameCallQueue(wctx, workflowID, runID, canonical)
+	if err != nil {
 		if errors.Is(err, wire.ErrCallConflict) {
 			return cause
 		}
 		return errors.Join(cause, err)
 	}
-	return c.cancelAndWait(ctx, workflowID, runID)
+	return c.cancelAndWait(ctx, workflowID, runID, queue)
 }
 
 func isNotFound(err error) bool {

@@ -12,7 +12,9 @@ import (
 // or found absent; an attempt still running is attached to; the merged result has one step per
 // effect in undo order, each as its last attempt left it.
 func TestPlanUndo(t *testing.T) {
-	e := func(id string) wire.UndoEffect { return wire.UndoEffect{ToolCallID: id, ToolName: "book", IdempotencyKey: "k-" + id} }
+	e := func(id string) wire.UndoEffect {
+		return wire.UndoEffect{ToolCallID: id, ToolName: "book", IdempotencyKey: "k-" + id}
+	}
 	effects := []wire.UndoEffect{e("1"), e("2"), e("3")}
 	done := func(id string, s wire.UndoStatus) map[string]wire.UndoStep {
 		return map[string]wire.UndoStep{"k-" + id: {Effect: e(id), Status: s}}

@@ -177,6 +177,7 @@ func runCall(ctx context.Context, a *app, o callOptions, args []string) error {
 	copts := o.conn.toolgateOptions(o.taskQueue, o.scope)
 	// Not a log line: shown at every log level, since the call would otherwise wait in silence.
 	copts.NoWorker = func(ev tgclient.NoWorkerEvent) { view.println(noWorkerNotice(ev.TaskQueue)) }
+	copts.OtherQueue = func(ev tgclient.OtherQueueEvent) { view.println(otherQueueNotice(ev)) }
 	copts.OnProgress, copts.ProgressInterval = view.hook(), progressInterval
 	copts.OnLog = view.logHook()
 	copts.OnConsent = func(ev tgclient.ConsentEvent) { view.println(consentNotice(ev)) }
@@ -241,6 +242,14 @@ func (o callOptions) prompting(callOnStdin bool, stdin io.Reader) (bool, error) 
 // after the start (client.Options.NoWorker). The call keeps waiting.
 func noWorkerNotice(taskQueue string) string {
 	return fmt.Sprintf("toolgate: no worker polls task queue %q yet (is the worker running, on this queue and namespace?); the call waits for one, Ctrl-C cancels it", taskQueue)
+}
+
+// otherQueueNotice is the line call prints on stderr, at once, when the call's ID names a running
+// call started on another task queue (client.Options.OtherQueue): it waits there, not here.
+func otherQueueNotice(ev tgclient.OtherQueueEvent) string {
+	return safetext.String(fmt.Sprintf("toolgate: %s is already running, started on task queue %q (not %q): this call attached to it and waits with it; "+
+		"a worker on %q runs it, or cancel it (toolgate cancel %s) and call again under a new call ID (docs/agents.md, a call stuck on another queue)",
+		ev.WorkflowID, ev.TaskQueue, ev.Requested, ev.TaskQueue, ev.WorkflowID))
 }
 
 // consentNotice is the line call prints on stderr, once per request, while the call waits for its

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -69,6 +70,13 @@ func (e escapingWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// consoleText is err's text for a console log message: the lines of a joined error (errors.Join
+// puts a newline between them, which escapingWriter would show as a literal \u000a) joined with
+// "; ". Other control characters are still escaped by escapingWriter.
+func consoleText(err error) string {
+	return strings.Join(strings.FieldsFunc(err.Error(), func(r rune) bool { return r == '\n' }), "; ")
 }
 
 // newLogger builds the zap logger every line of the CLI, the worker and the Temporal SDK goes

@@ -98,7 +98,7 @@ func run(ctx context.Context, args []string, s streams, lookupEnv func(string) (
 	}
 	jsonLogs := a.logOpts.format == "json"
 	if !jsonLogs {
-		msg += ": " + err.Error()
+		msg += ": " + consoleText(err)
 	}
 	if code == ExitCanceled {
 		a.logger.Warn(msg, errorFields(err, jsonLogs)...) // an outcome someone chose, not a fault
