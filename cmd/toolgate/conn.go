@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	sdkworker "go.temporal.io/sdk/worker"
@@ -44,6 +45,10 @@ type connOptions struct {
 	// keys is the process's keyring of codecKey, shared by the copies of these options (set by
 	// addConnFlags). Optional: default nil, the keys are read once per client.
 	keys *codecKeys
+	// tracer, when set (not a flag: from --otlp-endpoint, otel.go), traces the client's calls:
+	// the Temporal client carries toolgate's client tracing interceptor and toolgate's client
+	// makes its call spans with it. Optional: default nil, no client spans.
+	tracer trace.TracerProvider
 }
 
 func addConnFlags(cmd *cobra.Command, o *connOptions) {
@@ -150,6 +155,9 @@ func (o connOptions) clientOptions(logger *zap.Logger) (client.Options, error) {
 	if o.apiKey != "" {
 		opts.Credentials = client.NewAPIKeyStaticCredentials(o.apiKey)
 	}
+	if o.tracer != nil {
+		opts.Interceptors = append(opts.Interceptors, tgclient.TracingInterceptor(o.tracer))
+	}
 	if loopback.Address(o.address) {
 		// The SDK gzips every gRPC message; over loopback that costs about 5 % of a call's CPU
 		// (BENCHMARKS.md) and saves nothing. The server answers uncompressed requests uncompressed.
@@ -207,7 +215,7 @@ func (o connOptions) toolgate(c client.Client, taskQueue, scope string) *tgclien
 // toolgateOptions are the options of toolgate's client, for a caller that adds its own.
 func (o connOptions) toolgateOptions(taskQueue, scope string) tgclient.Options {
 	dc, _ := o.dataConverter(nil) // dial has loaded the same keys without error
-	return tgclient.Options{TaskQueue: taskQueue, Scope: scope, Namespace: o.namespace, DataConverter: dc}
+	return tgclient.Options{TaskQueue: taskQueue, Scope: scope, Namespace: o.namespace, DataConverter: dc, TracerProvider: o.tracer}
 }
 
 // dataConverter is the converter of --codec-key: the process's reloading keyring when the options

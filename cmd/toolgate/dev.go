@@ -45,6 +45,7 @@ type devOptions struct {
 	credStore      credentialStoreFlags
 	partStore      partStoreFlags // parts.go
 	callbacks      callbackFlags
+	traces         traceOptions // otel.go
 }
 
 func newDevCommand(a *app) *cobra.Command {
@@ -131,6 +132,7 @@ Without a --callback-key-secret secret, dev seals the URLs with a key of its own
 	addCredentialStoreFlags(cmd, a, &o.credStore, credentialStoreDev)
 	addPartStoreFlags(cmd, a, &o.partStore, "(default <data-dir>/parts; a temporary directory with --in-memory)")
 	addCallbackFlags(cmd, &o.callbacks)
+	addTraceFlags(cmd, &o.traces, true)
 	cmd.MarkFlagsMutuallyExclusive("data-dir", "in-memory", "db")
 	return cmd
 }
@@ -175,6 +177,11 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	traces, err := o.traces.start(ctx, a.lookupEnv, "toolgate-dev", a.logger)
+	if err != nil {
+		return err
+	}
+	defer traces.shutdown() // after the worker stopped: its last spans are flushed
 	dataDir := ""
 	if !o.inMemory && o.db == "" {
 		dataDir, err = filepath.Abs(o.dataDir)
@@ -281,7 +288,7 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 	}
 	defer func() { err = closeMetrics(ms, err) }()
 	uiOrigin.Store(srv.UIAddress())
-	conn := connOptions{address: srv.FrontendAddress(), namespace: srv.Namespace(), codecKey: o.codecKey, keys: devKeys}
+	conn := connOptions{address: srv.FrontendAddress(), namespace: srv.Namespace(), codecKey: o.codecKey, keys: devKeys, tracer: traces.tracerProvider()}
 	if ms != nil {
 		conn.metrics = ms.Handler()
 	}
@@ -319,7 +326,8 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 		}
 	}
 	w, err := worker.New(c, srv.Namespace(), reg, worker.Options{TaskQueue: o.taskQueue, StopTimeout: o.stopTimeout, Logger: a.logger, DataConverter: dc, Policy: decider,
-		Secrets: secretSource, Credentials: creds, Callbacks: callbackURLs, Parts: parts})
+		Secrets: secretSource, Credentials: creds, Callbacks: callbackURLs, Parts: parts,
+		TracerProvider: traces.tracerProvider(), TraceContent: o.traces.content})
 	if err != nil {
 		c.Close()
 		return errors.Join(fmt.Errorf("create worker: %w", err), stopServer())

@@ -41,6 +41,7 @@ type mcpOptions struct {
 	partStore                   partStoreFlags // parts.go
 	// requestStateKeyFile is --request-state-key-file ("" for a random key).
 	requestStateKeyFile string
+	traces              traceOptions // otel.go
 }
 
 // mcpAuthOptions are the authentication flags of `toolgate mcp --listen`.
@@ -151,6 +152,7 @@ The tool list comes from the workers' catalog; when no worker answers, from this
 	addToolboxFlags(cmd, &o.toolbox)
 	addPolicyFlags(cmd, &o.policy, policyUsageMCP)
 	addMetricsFlag(cmd, &o.metrics)
+	addTraceFlags(cmd, &o.traces, false)
 	addMCPBudgetFlags(cmd, &o.budget)
 	fs := cmd.Flags()
 	fs.StringVar(&o.listen, "listen", "", "serve streamable HTTP on HOST:PORT at /mcp instead of stdio")
@@ -216,6 +218,12 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 			return err
 		}
 	}
+	traces, err := o.traces.start(ctx, a.lookupEnv, "toolgate-mcp", a.logger)
+	if err != nil {
+		return err
+	}
+	defer traces.shutdown() // after the server stopped: its last spans are flushed
+	o.conn.tracer = traces.tracerProvider()
 	c, ms, closeAll, err := dialMetered(ctx, a.logger, o.metrics, o.conn) // the SDK client's request metrics
 	if err != nil {
 		return err

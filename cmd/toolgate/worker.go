@@ -32,6 +32,7 @@ type workerOptions struct {
 	mcpHeartbeat  time.Duration
 	mcpTimeout    time.Duration
 	workflowCache int
+	traces        traceOptions // otel.go
 	deployment    worker.Deployment
 	oauth         oauthFlags
 	credStore     credentialStoreFlags
@@ -145,6 +146,7 @@ every one opens. Every worker of a fleet reads the same key, so any of them serv
 	addMetricsFlag(cmd, &o.metrics)
 	addCallCountFlags(cmd, &o.metrics)
 	addWorkflowCacheFlag(cmd, &o.workflowCache)
+	addTraceFlags(cmd, &o.traces, true)
 	cmd.Flags().DurationVar(&o.stopTimeout, "stop-timeout", 30*time.Second, "on Ctrl-C, how long running tools may finish before the worker interrupts them (drain)")
 	cmd.Flags().BoolVar(&o.setup, "setup", false, "register the search attributes on the namespace first, when allowed")
 	cmd.Flags().StringVar(&o.deployment.Name, "deployment-name", "", "join this worker deployment (with --build-id): a new build rolls out by toolgate deploy promote (default none: unversioned)")
@@ -234,6 +236,12 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 		return err
 	}
 	defer callbackEP.close()
+	traces, err := o.traces.start(ctx, a.lookupEnv, "toolgate-worker", a.logger)
+	if err != nil {
+		return err
+	}
+	defer traces.shutdown() // after the worker stopped: its last spans are flushed
+	o.conn.tracer = traces.tracerProvider()
 	c, ms, closeAll, err := dialMetered(ctx, a.logger, o.metrics, o.conn)
 	if err != nil {
 		return err
@@ -266,7 +274,8 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 		return err
 	}
 	w, err := worker.New(c, o.conn.namespace, reg, worker.Options{TaskQueue: o.taskQueue, StopTimeout: o.stopTimeout, Logger: a.logger,
-		Deployment: o.deployment, DataConverter: dc, Policy: decider, Secrets: secretSource, Credentials: creds, Callbacks: callbackURLs, Parts: parts})
+		Deployment: o.deployment, DataConverter: dc, Policy: decider, Secrets: secretSource, Credentials: creds, Callbacks: callbackURLs, Parts: parts,
+		TracerProvider: traces.tracerProvider(), TraceContent: o.traces.content})
 	if err != nil {
 		return fmt.Errorf("create worker: %w", err)
 	}
