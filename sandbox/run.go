@@ -1,23 +1,16 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
-	"runtime"
-	"strconv"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"time"
 	"unicode/utf8"
 )
@@ -110,15 +103,19 @@ type Runner struct {
 	bwrap   string // bubblewrap's absolute path
 	prlimit string // util-linux prlimit's absolute path: it sets the rlimits and execs bwrap
 	limits  Limits // cfg.Limits with defaults
-	// asUser is set when the worker is root: the sandbox then runs as cfg.UID/cfg.GID.
-	asUser *syscall.Credential
-	uid    int // the sandbox's uid (inside and out)
-	gid    int
+	// switchUser is set when the worker is root: the sandbox then runs as uid/gid, else as
+	// the worker's own user.
+	switchUser bool
+	uid        int // the sandbox's uid (inside and out)
+	gid        int
 }
 
 // NewRunner checks that bubblewrap can run here and returns a Runner; an error wrapping
 // ErrUnavailable says why it cannot.
 func NewRunner(cfg RunnerConfig) (*Runner, error) {
+	if err := platformSupported(); err != nil {
+		return nil, err
+	}
 	name := cfg.Bwrap
 	if name == "" {
 		name = "bwrap"
@@ -148,7 +145,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 		if r.gid <= 0 {
 			r.gid = 65534
 		}
-		r.asUser = &syscall.Credential{Uid: uint32(r.uid), Gid: uint32(r.gid), Groups: []uint32{}}
+		r.switchUser = true
 	} else {
 		r.uid, r.gid = os.Getuid(), os.Getgid()
 	}
@@ -208,11 +205,7 @@ func (r *Runner) Run(ctx context.Context, dir string, cmd Command) (Output, erro
 	}
 	lim := cmd.Limits.Over(r.limits)
 	lim.Output = min(lim.Output, maxOutput)
-	l, err := r.prepare(dir, argv, workdir, cmd.Env, lim)
-	if err != nil {
-		return Output{}, err
-	}
-	return r.supervise(ctx, l, lim, dir, cmd.Stdin)
+	return r.execute(ctx, dir, argv, workdir, cmd, lim)
 }
 
 // checkCommand validates cmd and returns the argv to run inside and the working directory
@@ -281,178 +274,6 @@ func truncate(s string, n int) string {
 	return strings.ToValidUTF8(s[:n], "") + "..."
 }
 
-// prepare builds the launch of argv in workspace dir.
-func (r *Runner) prepare(dir string, argv []string, workdir string, env map[string]string, lim Limits) (l *launch, err error) {
-	l = &launch{env: r.sandboxEnv(env)}
-	defer func() {
-		if err != nil {
-			for _, f := range l.files {
-				f.Close()
-			}
-		}
-	}()
-	// fdStatus is filled by supervise; a placeholder keeps the numbering.
-	l.files = append(l.files, nil)
-	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return l, fmt.Errorf("sandbox workspace %s: %w", dir, err)
-	}
-	l.files = append(l.files, os.NewFile(uintptr(fd), dir))
-	passwd, group, hosts := etcFiles(r.uid, r.gid)
-	for _, data := range []string{passwd, group, hosts} {
-		f, err := dataPipe(data)
-		if err != nil {
-			return l, fmt.Errorf("sandbox: %w", err)
-		}
-		l.files = append(l.files, f)
-	}
-	if r.asUser == nil {
-		// RLIMIT_NPROC counts every process of the host user, and a worker that is not root
-		// runs the sandbox as itself: the limit is on top of what the user runs already.
-		lim.Processes += userTasks(r.uid)
-	}
-	l.args = append([]string{"prlimit"}, prlimitArgs(lim)...)
-	l.args = append(l.args, "--", r.bwrap)
-	l.args = append(l.args, r.bwrapArgs(lim, workdir)...)
-	l.args = append(l.args, "--")
-	l.args = append(l.args, argv...)
-	return l, nil
-}
-
-// supervise starts l and waits for it, killing the sandbox's process tree when ctx ends, the
-// wall clock runs out or the workspace grows beyond lim.Workspace.
-func (r *Runner) supervise(ctx context.Context, l *launch, lim Limits, dir string, stdin []byte) (Output, error) {
-	statusR, statusW, err := os.Pipe()
-	if err != nil {
-		for _, f := range l.files[1:] {
-			f.Close()
-		}
-		return Output{}, fmt.Errorf("sandbox: %w", err)
-	}
-	l.files[0] = statusW
-	stdout, stderr := &tail{max: lim.Output}, &tail{max: lim.Output}
-	c := &exec.Cmd{
-		Path: r.prlimit, Args: l.args, Env: l.env, Dir: "/",
-		Stdout: stdout, Stderr: stderr, ExtraFiles: l.files,
-		SysProcAttr: &syscall.SysProcAttr{
-			Setpgid:    true,
-			Pdeathsig:  syscall.SIGKILL,
-			Credential: r.asUser,
-		},
-		// Every holder of the output pipes is in the sandbox and dies with it; this only bounds
-		// the wait should the kernel be slow.
-		WaitDelay: 10 * time.Second,
-	}
-	if len(stdin) > 0 {
-		c.Stdin = bytes.NewReader(stdin)
-	}
-	// The parent-death signal follows the thread that forked bwrap: keep this goroutine on it,
-	// so that no other goroutine can end the thread while the sandbox runs.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	started := time.Now()
-	err = c.Start()
-	for _, f := range l.files {
-		f.Close()
-	}
-	if err != nil {
-		statusR.Close()
-		return Output{}, fmt.Errorf("sandbox start: %w", err)
-	}
-	st := readStatus(statusR)
-	waited := make(chan error, 1)
-	go func() { waited <- c.Wait() }()
-
-	pgid := c.Process.Pid
-	kill := func() {
-		if pid := st.child.Load(); pid > 0 && parentOf(int(pid)) == pgid {
-			// The sandbox's init: the kernel kills the rest of its PID namespace, and bwrap
-			// (waiting for it) reports the kill.
-			syscall.Kill(int(pid), syscall.SIGKILL)
-			return
-		}
-		syscall.Kill(-pgid, syscall.SIGKILL)
-	}
-	wall := time.NewTimer(lim.Wall)
-	defer wall.Stop()
-	every := watchEvery
-	watch := time.NewTimer(every)
-	defer watch.Stop()
-	var limit string
-	var ctxErr error
-	var waitErr error
-wait:
-	for {
-		select {
-		case waitErr = <-waited:
-			break wait
-		case <-ctx.Done():
-			if ctxErr == nil {
-				ctxErr = ctx.Err()
-				kill()
-			}
-		case <-wall.C:
-			if limit == "" {
-				limit = "wall"
-			}
-			kill()
-		case <-watch.C:
-			t := time.Now()
-			if workspaceBytes(dir, lim.Workspace) > lim.Workspace {
-				if limit == "" {
-					limit = "workspace"
-				}
-				kill()
-			}
-			// A big workspace is walked less often: at most a third of the time.
-			every = max(watchEvery, 2*time.Since(t))
-			watch.Reset(every)
-		}
-	}
-	<-st.done
-	if err := st.awaitGone(); err != nil {
-		return Output{}, err
-	}
-	out := Output{
-		Stdout: stdout.String(), Stderr: stderr.String(),
-		StdoutBytes: stdout.total, StderrBytes: stderr.total,
-		Truncated: stdout.truncated() || stderr.truncated(),
-		Limit:     limit,
-		Duration:  time.Since(started),
-	}
-	code, ok := st.exitCode()
-	switch {
-	case ok:
-		out.ExitCode = code
-	case c.ProcessState != nil && c.ProcessState.Exited() && st.child.Load() == 0 && ctxErr == nil && limit == "":
-		// bwrap itself failed before the command started; its message is on stderr.
-		return Output{}, fmt.Errorf("sandbox start: bubblewrap exit %d: %s", c.ProcessState.ExitCode(), truncate(strings.TrimSpace(out.Stderr), 1024))
-	case c.ProcessState != nil && c.ProcessState.Exited():
-		out.ExitCode = c.ProcessState.ExitCode()
-	case c.ProcessState != nil:
-		if ws, ok := c.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		}
-		out.ExitCode = code
-	default:
-		return Output{}, fmt.Errorf("sandbox wait: %w", waitErr)
-	}
-	if n := out.ExitCode - 128; n > 0 && n <= 64 {
-		sig := syscall.Signal(n)
-		out.ExitCode, out.Signal = -1, sig.String()
-		if out.Limit == "" && sig == syscall.SIGXCPU {
-			out.Limit = "cpu"
-		}
-		if out.Limit == "" && sig == syscall.SIGXFSZ {
-			out.Limit = "fileSize"
-		}
-	}
-	if ctxErr != nil {
-		return out, ctxErr
-	}
-	return out, nil
-}
-
 // watchEvery is how often the workspace's size is measured while a command runs (at least).
 const watchEvery = 100 * time.Millisecond
 
@@ -475,139 +296,6 @@ func workspaceBytes(dir string, limit int64) int64 {
 		return nil
 	})
 	return n
-}
-
-// status is what bwrap reports on its --json-status-fd: the sandbox's init (its host PID and
-// PID namespace) and, at the end, the command's exit code.
-type status struct {
-	child atomic.Int64 // the host PID of the sandbox's init (PID 1 inside), once reported
-	pidNS atomic.Uint64
-	code  atomic.Int64 // exit code + 1; 0: not reported
-	done  chan struct{}
-}
-
-// readStatus reads bwrap's status documents from rd until it ends.
-func readStatus(rd io.ReadCloser) *status {
-	st := &status{done: make(chan struct{})}
-	go func() {
-		defer close(st.done)
-		defer rd.Close()
-		// Only bwrap writes here (the sandbox's processes do not hold the descriptor); the
-		// documents are a few hundred bytes.
-		dec := json.NewDecoder(io.LimitReader(rd, 64<<10))
-		for {
-			var doc struct {
-				ChildPID *int64  `json:"child-pid"`
-				PIDNS    *uint64 `json:"pid-namespace"`
-				ExitCode *int64  `json:"exit-code"`
-			}
-			if err := dec.Decode(&doc); err != nil {
-				io.Copy(io.Discard, rd)
-				return
-			}
-			if doc.ChildPID != nil && *doc.ChildPID > 0 && st.child.Load() == 0 {
-				if doc.PIDNS != nil {
-					st.pidNS.Store(*doc.PIDNS)
-				}
-				st.child.Store(*doc.ChildPID)
-			}
-			if doc.ExitCode != nil {
-				st.code.Store(*doc.ExitCode + 1)
-			}
-		}
-	}()
-	return st
-}
-
-// exitCode returns the command's exit code, if bwrap reported it.
-func (st *status) exitCode() (int, bool) {
-	c := st.code.Load()
-	return int(c - 1), c > 0
-}
-
-// awaitGone returns once the sandbox's PID namespace is empty: its init is gone or a zombie
-// (the kernel lets a namespace's init finish exiting only after every other process in it).
-// bwrap waits for its init, so this returns at once unless bwrap itself was killed.
-func (st *status) awaitGone() error {
-	pid := st.child.Load()
-	if pid <= 0 {
-		return nil
-	}
-	deadline := time.Now().Add(time.Minute)
-	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
-		if !alive(int(pid), st.pidNS.Load()) {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("sandbox: the processes of sandbox init %d did not end within a minute of being killed", pid)
-		}
-		time.Sleep(pause)
-	}
-}
-
-// alive reports whether pid is still the (not yet exited) init of the PID namespace ns.
-func alive(pid int, ns uint64) bool {
-	proc := "/proc/" + strconv.Itoa(pid)
-	if state, _ := procStat(pid); state == 0 || state == 'Z' || state == 'X' {
-		return false
-	}
-	link, err := os.Readlink(proc + "/ns/pid")
-	if err != nil {
-		return false
-	}
-	return ns == 0 || link == "pid:["+strconv.FormatUint(ns, 10)+"]"
-}
-
-// userTasks returns how many tasks (threads included, as RLIMIT_NPROC counts them) the host user
-// uid runs.
-func userTasks(uid int) int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, e := range entries {
-		if c := e.Name()[0]; c < '0' || c > '9' {
-			continue
-		}
-		var st syscall.Stat_t
-		if syscall.Stat("/proc/"+e.Name(), &st) != nil || int(st.Uid) != uid {
-			continue
-		}
-		// A task directory links its subdirectories (one per thread), "." and "..".
-		if syscall.Stat("/proc/"+e.Name()+"/task", &st) == nil && st.Nlink > 2 {
-			n += int(st.Nlink) - 2
-		} else {
-			n++
-		}
-	}
-	return n
-}
-
-// parentOf returns the parent PID of pid, or 0.
-func parentOf(pid int) int {
-	_, ppid := procStat(pid)
-	return ppid
-}
-
-// procStat returns the state letter and parent PID of pid from /proc/PID/stat (0, 0 when it is
-// gone).
-func procStat(pid int) (state byte, ppid int) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0
-	}
-	// pid (comm) state ppid ...: comm may hold anything, so parse after the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0
-	}
-	fields := strings.Fields(string(b[i+1:]))
-	if len(fields) < 2 || len(fields[0]) != 1 {
-		return 0, 0
-	}
-	ppid, _ = strconv.Atoi(fields[1])
-	return fields[0][0], ppid
 }
 
 // tail keeps the last max bytes written to it and counts them all.

@@ -1,0 +1,18 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"context"
+	"fmt"
+)
+
+// platformSupported: bubblewrap runs on Linux only.
+func platformSupported() error {
+	return fmt.Errorf("%w: bubblewrap sandboxes run on Linux only", ErrUnavailable)
+}
+
+// execute is never reached: NewRunner fails here.
+func (r *Runner) execute(ctx context.Context, dir string, argv []string, workdir string, cmd Command, lim Limits) (Output, error) {
+	return Output{}, platformSupported()
+}
