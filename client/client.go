@@ -102,6 +102,13 @@ type Options struct {
 	// on a namespace with toolgate's search attributes) and calls it from one goroutine, never
 	// after it returned: keep it short. Optional: default none (nothing is read).
 	OnConsent func(ConsentEvent)
+	// OnApproval, when set, hears each wait of a call Execute waits on for an approval decision,
+	// once, with what a reviewer decides on (the wait goes on: a reviewer decides through
+	// `toolgate approve` or DecideByWorkflowID). Execute reads the call every ConsentInterval,
+	// as for OnConsent (one DescribeWorkflowExecution; the query only while the call's ToolOutcome
+	// says it waits: namespaces without the search attributes never report). Optional: default
+	// none.
+	OnApproval func(ApprovalEvent)
 	// ConsentInterval is how often Execute reads a running call for OnConsent. Optional:
 	// default DefaultConsentInterval (1 s).
 	ConsentInterval time.Duration

@@ -57,10 +57,12 @@ func (c *Client) Execute(ctx context.Context, call toolcore.ToolCall) (result to
 	})
 	progress := c.watchProgress(ctx, run, ProgressEvent{WorkflowID: run.GetID(), ToolCallID: call.ID(), ToolName: call.Name()})
 	consent := c.watchConsent(ctx, run.GetID(), ConsentEvent{WorkflowID: run.GetID(), ToolCallID: call.ID(), ToolName: call.Name()})
+	approval := c.watchApproval(ctx, run.GetID(), ApprovalEvent{WorkflowID: run.GetID(), ToolCallID: call.ID(), ToolName: call.Name()})
 	input := c.watchInput(ctx, run.GetID(), InputEvent{WorkflowID: run.GetID(), ToolCallID: call.ID(), ToolName: call.Name()})
 	result, err = c.wait(ctx, run)
 	stop() // before cancelAndWait, which reports a missing worker itself
 	consent.Stop()
+	approval.Stop()
 	input.Stop()
 	if err != nil && ctx.Err() != nil {
 		progress.Finish(ctx, false)

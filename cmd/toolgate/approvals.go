@@ -3,10 +3,12 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os/user"
 	"strings"
 	"time"
 
@@ -122,8 +124,10 @@ func newDecideCommand(a *app, approve bool) *cobra.Command {
 		Long: `Show the waiting call (tool, arguments, call hash, deadline) and ` + verb + ` it: ` + effect + `.
 The decision names the call hash shown, so it applies to exactly that call: if the call or the
 tool's definition differ, the call refuses it. Asks for confirmation on the terminal unless --yes.
-The reviewer is --reviewer, default $USER, of --reviewer-issuer when the tool's Reviewers name
-"<issuer>|<subject>". The decision (who, when, hash) is recorded in the call's history.
+The reviewer is --reviewer, default the subject of the connection's bearer token (a JWT's sub:
+--api-key or $TEMPORAL_API_KEY), else $USER, $LOGNAME or the OS account's name, of
+--reviewer-issuer when the tool's Reviewers name "<issuer>|<subject>". The decision (who, when,
+hash) is recorded in the call's history.
 
 Exit codes: 0 decided, 2 no such call / not waiting / decision refused / not confirmed, 5 failure.`,
 		Example: `  toolgate approvals
@@ -137,7 +141,7 @@ Exit codes: 0 decided, 2 no such call / not waiting / decision refused / not con
 	addConnFlags(cmd, &o.conn)
 	addTargetFlags(cmd, &o.target)
 	fs := cmd.Flags()
-	fs.StringVar(&o.reviewer, "reviewer", "", "who decides (default $USER)")
+	fs.StringVar(&o.reviewer, "reviewer", "", "who decides (default the bearer token's subject, else $USER, $LOGNAME or the OS account)")
 	fs.StringVar(&o.issuer, "reviewer-issuer", "", `issuer of the reviewer's identity, for Reviewers entries "<issuer>|<subject>" (default none)`)
 	fs.BoolVar(&o.yes, "yes", false, "decide without asking for confirmation (for scripts)")
 	if !approve {
@@ -153,12 +157,9 @@ func runDecide(ctx context.Context, a *app, o decideOptions, approve bool, args 
 	if err != nil {
 		return err
 	}
-	reviewer := strings.TrimSpace(o.reviewer)
-	if reviewer == "" {
-		reviewer, _ = a.lookupEnv("USER")
-	}
-	if strings.TrimSpace(reviewer) == "" {
-		return badInput(errors.New("name the reviewer with --reviewer (USER is not set)"))
+	reviewer, err := reviewerIdentity(o.reviewer, o.conn.apiKey, a.lookupEnv, user.Current)
+	if err != nil {
+		return badInput(err)
 	}
 	c, err := o.conn.dial(ctx, a.logger)
 	if err != nil {
@@ -209,6 +210,52 @@ func runDecide(ctx context.Context, a *app, o decideOptions, approve bool, args 
 		_, err = fmt.Fprintf(a.out, "%-9s %s\n%-9s %s\n", "approved", safetext.String(string(rec.Arguments)), "as hash", rec.ApprovedCallHash)
 	}
 	return err
+}
+
+// maxTokenBytes bounds the bearer token reviewerIdentity reads a subject from.
+const maxTokenBytes = 16 << 10
+
+// reviewerIdentity is who decides: --reviewer (flag); else the subject (sub) of the bearer token
+// the connection authenticates with, when it is a JWT (a frontend that binds decisions to the
+// caller, reviewauth, accepts no other; the server verifies the token, this only reads it); else
+// $USER, $LOGNAME, else the name of the OS account running the command (what whoami prints).
+// None of them is an error saying how to name one.
+func reviewerIdentity(flag, bearerToken string, lookupEnv func(string) (string, bool), currentUser func() (*user.User, error)) (string, error) {
+	if r := strings.TrimSpace(flag); r != "" {
+		return r, nil
+	}
+	if sub := tokenSubject(bearerToken); sub != "" {
+		return sub, nil
+	}
+	for _, name := range []string{"USER", "LOGNAME"} {
+		if v, _ := lookupEnv(name); strings.TrimSpace(v) != "" {
+			return strings.TrimSpace(v), nil
+		}
+	}
+	if u, err := currentUser(); err == nil && strings.TrimSpace(u.Username) != "" {
+		return strings.TrimSpace(u.Username), nil
+	}
+	return "", errors.New("name the reviewer with --reviewer: no identity is known (the connection has no bearer token with a subject, $USER and $LOGNAME are unset, and the OS account has no name)")
+}
+
+// tokenSubject returns the sub claim of token when it is a JWT, else "". The signature is not
+// checked: the server authenticates the token; this only names the caller it will see.
+func tokenSubject(token string) string {
+	parts := strings.Split(token, ".")
+	if len(token) > maxTokenBytes || len(parts) != 3 {
+		return ""
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "="))
+	if err != nil {
+		return ""
+	}
+	var claims struct {
+		Subject string `json:"sub"`
+	}
+	if json.Unmarshal(payload, &claims) != nil {
+		return ""
+	}
+	return strings.TrimSpace(claims.Subject)
 }
 
 // reviewerText is who decided, for a human: the reviewer, and its issuer in parentheses.

@@ -181,6 +181,7 @@ func runCall(ctx context.Context, a *app, o callOptions, args []string) error {
 	copts.OnProgress, copts.ProgressInterval = view.hook(), progressInterval
 	copts.OnLog = view.logHook()
 	copts.OnConsent = func(ev tgclient.ConsentEvent) { view.println(consentNotice(ev)) }
+	copts.OnApproval = func(ev tgclient.ApprovalEvent) { view.println(approvalNotice(ev)) }
 	copts.OnInput, copts.InputInterval = inputNotice(view.println), progressInterval
 	if prompting {
 		dir, _ := os.Getwd() // unknown: the root offered is "file:///."
@@ -250,6 +251,13 @@ func otherQueueNotice(ev tgclient.OtherQueueEvent) string {
 	return safetext.String(fmt.Sprintf("toolgate: %s is already running, started on task queue %q (not %q): this call attached to it and waits with it; "+
 		"a worker on %q runs it, or cancel it (toolgate cancel %s) and call again under a new call ID (docs/agents.md, a call stuck on another queue)",
 		ev.WorkflowID, ev.TaskQueue, ev.Requested, ev.TaskQueue, ev.WorkflowID))
+}
+
+// approvalNotice is the plain line call prints on stderr, once per wait, whatever the terminal,
+// while the call waits for an approval decision (client.Options.OnApproval): how to decide.
+func approvalNotice(ev tgclient.ApprovalEvent) string {
+	return safetext.String(fmt.Sprintf("toolgate: the call waits for approval of %s (call hash %s) until %s: toolgate approve %s (or reject); the call goes on once decided, Ctrl-C cancels it",
+		ev.ToolName, ev.State.CallHash, ev.State.Deadline.UTC().Format(time.RFC3339), ev.WorkflowID))
 }
 
 // consentNotice is the line call prints on stderr, once per request, while the call waits for its

@@ -1,0 +1,133 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"os/exec"
+	"os/user"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/client"
+	"github.com/toolgate/toolgate/internal/devtest"
+	"github.com/toolgate/toolgate/internal/testbin"
+	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
+)
+
+// TestApproveWithoutUSER: `toolgate approve` without --reviewer and without $USER (as under
+// systemd, cron or a container) decides as the identity it knows: the subject of the connection's
+// bearer token when it is a JWT, else the OS account running it.
+func TestApproveWithoutUSER(t *testing.T) {
+	me, err := user.Current()
+	require.NoError(t, err)
+	require.NotEmpty(t, me.Username, "the test needs an OS account with a name")
+	payload := base64.RawURLEncoding.EncodeToString([]byte(`{"sub":"alice@example.com","iss":"https://id.example.com"}`))
+	jwt := "eyJhbGciOiJub25lIn0." + payload + ".c2ln"
+	tests := []struct {
+		name  string
+		env   []string
+		extra []string
+		want  string
+	}{
+		{name: "the OS account", want: me.Username},
+		{name: "the bearer token's subject", env: []string{"TEMPORAL_API_KEY=" + jwt}, extra: []string{"--tls=false"}, want: "alice@example.com"},
+	}
+	e := newEnv(t, define(t, "guarded", toolcore.Options{RequireApproval: true},
+		func(context.Context, args) (any, error) { return "done", nil }))
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := "approve-" + e.queue + "-" + string(rune('a'+i))
+			wid, err := e.client.Start(e.ctx(), call(t, id, "guarded", `{"left":1,"right":2}`))
+			require.NoError(t, err)
+			require.Eventually(t, func() bool {
+				st, err := e.client.ApprovalByWorkflowID(e.ctx(), wid)
+				return err == nil && st.Waiting
+			}, testTimeout, 20*time.Millisecond, "the call waits for approval")
+
+			bin, err := testbin.Toolgate()
+			require.NoError(t, err)
+			srv := devtest.Server(t)
+			cmd := exec.Command(bin, append([]string{"approve", wid, "--yes", "--address", srv.FrontendAddress(), "--namespace", srv.Namespace()}, tt.extra...)...)
+			for _, kv := range testbin.ChildEnv(tt.env...) {
+				if !strings.HasPrefix(kv, "USER=") && !strings.HasPrefix(kv, "LOGNAME=") {
+					cmd.Env = append(cmd.Env, kv)
+				}
+			}
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "toolgate approve without $USER: %s", out)
+			assert.Contains(t, string(out), "approved by "+tt.want)
+
+			res, err := e.client.ResultByWorkflowID(e.ctx(), wid)
+			require.NoError(t, err)
+			assert.False(t, res.IsError(), "the approved call ran: %s", res.Content())
+		})
+	}
+}
+
+// TestCallSaysItWaitsForApproval: `toolgate call` of a tool that needs approval, its stderr a
+// pipe (not a terminal), prints one plain line saying the call waits and how to decide, then
+// finishes once a reviewer approves.
+func TestCallSaysItWaitsForApproval(t *testing.T) {
+	e := newEnv(t, define(t, "guarded", toolcore.Options{RequireApproval: true},
+		func(context.Context, args) (any, error) { return "done", nil }))
+	id := "approve-call-" + e.queue
+	wid := wire.WorkflowID("", id)
+	bin, err := testbin.Toolgate()
+	require.NoError(t, err)
+	srv := devtest.Server(t)
+	cmd := exec.Command(bin, "call", "guarded", `{"left":1,"right":2}`, "--id", id, "--task-queue", e.queue,
+		"--address", srv.FrontendAddress(), "--namespace", srv.Namespace())
+	cmd.Env = testbin.ChildEnv()
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	lines := make(chan string, 64)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	var all []string
+	for notice := ""; notice == ""; {
+		select {
+		case line, ok := <-lines:
+			require.True(t, ok, "toolgate call ended without the notice: %s", strings.Join(all, "\n"))
+			all = append(all, line)
+			if strings.Contains(line, "the call waits for approval of guarded") {
+				notice = line
+				assert.Contains(t, line, "toolgate approve "+wid)
+			}
+		case <-time.After(testTimeout):
+			require.FailNow(t, "toolgate call printed no line about the approval wait", strings.Join(all, "\n"))
+		}
+	}
+
+	anyone := client.New(e.sdk, client.Options{TaskQueue: e.queue, Namespace: srv.Namespace()})
+	st, err := anyone.ApprovalByWorkflowID(e.ctx(), wid)
+	require.NoError(t, err)
+	_, err = anyone.DecideByWorkflowID(e.ctx(), wid, true, wire.ApprovalDecision{CallHash: st.CallHash, Reviewer: "reviewer"})
+	require.NoError(t, err)
+	for line := range lines {
+		all = append(all, line)
+	}
+	require.NoError(t, cmd.Wait(), strings.Join(all, "\n"))
+	assert.Contains(t, stdout.String(), `"isError":false`)
+	notices := 0
+	for _, l := range all {
+		if strings.Contains(l, "waits for approval") {
+			notices++
+		}
+	}
+	assert.Equal(t, 1, notices, "once per wait")
+}
