@@ -28,6 +28,12 @@ import (
 // ToolCallWorkflow children with their real activity.
 func agentEnv(t *testing.T, model Model, extra ...toolcore.Tool) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
+	return agentEnvWith(t, model, toolbox.Config{}, extra...)
+}
+
+// agentEnvWith is agentEnv with the toolbox of cfg (its sandbox tools too, when cfg.Sandbox is set).
+func agentEnvWith(t *testing.T, model Model, cfg toolbox.Config, extra ...toolcore.Tool) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(time.Minute)
@@ -35,7 +41,7 @@ func agentEnv(t *testing.T, model Model, extra ...toolcore.Tool) *testsuite.Test
 	// past the 1 s deadlock detector while others start.
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Hour})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "agent-test", TaskQueue: TaskQueue})
-	tools, err := toolbox.Tools(toolbox.Config{})
+	tools, err := toolbox.Tools(cfg)
 	require.NoError(t, err)
 	reg, err := toolcore.NewRegistry(append(tools, extra...)...)
 	require.NoError(t, err)
@@ -150,6 +156,12 @@ func TestFlagsFollowTheTemporalEnvironment(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "127.0.0.1:7233", cfg.address)
 	assert.Equal(t, "toolgate", cfg.toolTaskQueue)
+	assert.Equal(t, "What is 20 + 22?", cfg.prompt, "the arithmetic example's prompt")
+	cfg, err = parseFlags([]string{"-example", "coding"}, func(string) string { return "" })
+	require.NoError(t, err)
+	assert.Equal(t, CodingPrompt, cfg.prompt, "the coding example's prompt")
+	_, err = parseFlags([]string{"-example", "poetry"}, func(string) string { return "" })
+	assert.ErrorContains(t, err, `-example "poetry": want arithmetic or coding`)
 }
 
 // TestWithoutServerSaysHowToStartOne: with nothing listening at the address, the agent fails

@@ -22,6 +22,16 @@
 // -max-tool-calls N gives the run a budget of N tool calls (AgentInput.MaxToolCalls,
 // workflows.WithBudget): a call beyond it starts nothing and the model reads BUDGET_EXCEEDED.
 //
+// # The coding example
+//
+// -example coding plays [CodingScript] against a worker whose sandbox is on (`toolgate dev
+// --sandbox`; docs/sandbox.md): the model writes hello.sh with workspace_write_file, runs it with
+// exec (`sh hello.sh`, under bubblewrap, which writes out.txt) and reads out.txt with
+// workspace_read_file, one call per turn, then answers with what it read. The three calls share
+// the agent run's workspace (its name is the agent's workflow ID), kept in the sandbox's store
+// after each call that changed it: a call that lands on another worker, or a retry after a lost
+// one, finds the files the run's earlier calls left.
+//
 // # The loop
 //
 // [AgentWorkflow] asks the model for its next turn (the [Model] behind the CallModel activity: a

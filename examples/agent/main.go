@@ -39,6 +39,7 @@ type config struct {
 	workflowID    string
 	prompt        string
 	scriptPath    string
+	example       string
 	json          bool
 	historyPath   string
 	timeout       time.Duration
@@ -62,8 +63,9 @@ func parseFlags(args []string, getenv func(string) string) (config, error) {
 	fs.StringVar(&c.taskQueue, "task-queue", TaskQueue, "task queue of the agent worker this process runs")
 	fs.StringVar(&c.toolTaskQueue, "tool-task-queue", env("TOOLGATE_TASK_QUEUE", wire.DefaultTaskQueue), "task queue of the toolgate worker that runs the tools [$TOOLGATE_TASK_QUEUE]")
 	fs.StringVar(&c.workflowID, "id", "", "agent workflow ID; a running agent with this ID is resumed, not started again (default: agent-<time>)")
-	fs.StringVar(&c.prompt, "prompt", "What is 20 + 22?", "the user's prompt")
-	fs.StringVar(&c.scriptPath, "script", "", "JSON file of the scripted model's turns ({\"turns\":[{\"text\":...,\"toolCalls\":[...]}]}; default: the add-and-echo script)")
+	fs.StringVar(&c.prompt, "prompt", "", "the user's prompt (default: the example's)")
+	fs.StringVar(&c.example, "example", "arithmetic", "the scripted model's conversation: arithmetic (add and echo) or coding (write a shell script, run it with exec, read its output: a worker with the sandbox on, toolgate dev --sandbox)")
+	fs.StringVar(&c.scriptPath, "script", "", "JSON file of the scripted model's turns ({\"turns\":[{\"text\":...,\"toolCalls\":[...]}]}; default: the -example's script)")
 	fs.BoolVar(&c.json, "json", false, "print the workflow ID, run ID and the agent's result as one JSON object")
 	fs.StringVar(&c.historyPath, "history", "", "write the finished agent run's event history to this JSON file (the format `toolgate replay` and the replay tests read)")
 	fs.IntVar(&c.maxToolCalls, "max-tool-calls", 0, "the run's budget of tool calls: a call beyond it is answered BUDGET_EXCEEDED and starts nothing (0: no budget)")
@@ -71,12 +73,29 @@ func parseFlags(args []string, getenv func(string) string) (config, error) {
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
+	if _, ok := examples[c.example]; !ok {
+		err := fmt.Errorf("-example %q: want arithmetic or coding", c.example)
+		fmt.Fprintln(fs.Output(), err)
+		return config{}, err
+	}
+	if c.prompt == "" {
+		c.prompt = examples[c.example].prompt
+	}
 	if fs.NArg() > 0 {
 		err := fmt.Errorf("unexpected arguments: %q", fs.Args())
 		fmt.Fprintln(fs.Output(), err)
 		return config{}, err
 	}
 	return c, nil
+}
+
+// examples are the scripted conversations -example picks.
+var examples = map[string]struct {
+	prompt string
+	model  func() ScriptedModel
+}{
+	"arithmetic": {"What is 20 + 22?", ArithmeticModel},
+	"coding":     {CodingPrompt, CodingModel},
 }
 
 // output is what -json prints.
@@ -105,7 +124,7 @@ func main() {
 // run dials the server, starts the agent worker, runs (or resumes) one agent workflow and prints
 // its answer.
 func run(ctx context.Context, cfg config, stdout io.Writer) error {
-	model := ArithmeticModel()
+	model := examples[cfg.example].model()
 	if cfg.scriptPath != "" {
 		script, err := readScript(cfg.scriptPath)
 		if err != nil {
