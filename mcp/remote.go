@@ -298,6 +298,7 @@ func Mount(ctx context.Context, prefix string, transport NewTransport, opts Moun
 		askHandlers(clientOpts, &r.askers)
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "toolgate", Version: "dev"}, clientOpts)
+	client.AddSendingMiddleware(injectTrace) // the attempt's trace context in params._meta (tracing.go)
 	if err := installTaskMethods(client); err != nil {
 		return nil, err
 	}

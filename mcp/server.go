@@ -7,6 +7,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/blobs"
 	"github.com/toolgate/toolgate/client"
@@ -81,6 +82,11 @@ type Options struct {
 	// Optional: default none (only short text parts and links are returned; each other part is
 	// a text naming its claim).
 	Parts blobs.Store
+	// TracerProvider makes a SERVER span per request, "{mcp.method.name} {target}", a child of
+	// the trace context the request's params._meta carries (traceparent, tracestate; tracing.go);
+	// the call a tools/call starts continues it when tg's Temporal client carries
+	// client.TracingInterceptor. Optional: default nil, OpenTelemetry's global provider.
+	TracerProvider trace.TracerProvider
 }
 
 // DefaultPollRetry is the reconnection delay of a stream closed by Options.PollAfter.
@@ -131,7 +137,9 @@ func NewServer(tg *client.Client, tools []toolcore.ToolInfo, opts Options) *sdk.
 	// Outside the handlers and tasks: the last progress report before a result over stdio
 	// (progressack.go), no answer to a cancelled request (cancelreply.go).
 	s.AddReceivingMiddleware(ackFinalProgress, answerCancelled)
-	newBudgets(opts.Budget, tools).install(s) // outermost: before a task starts a call
+	newBudgets(opts.Budget, tools).install(s) // before a task starts a call
+	// Outermost: a span for every request, the ones the budget refuses too (tracing.go).
+	s.AddReceivingMiddleware(traceRequests(opts.TracerProvider))
 	return s
 }
 

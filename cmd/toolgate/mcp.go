@@ -264,7 +264,7 @@ func runMCP(ctx context.Context, a *app, o mcpOptions) (err error) {
 	server := mcp.NewServer(tg, tools, mcp.Options{PollAfter: o.http.pollAfter,
 		TaskSupportForbidden: o.taskForbidden, TaskSupportRequired: o.taskRequired, TaskTTL: retention,
 		PrincipalClaims: claims, Grants: grants, Budget: budget, Policy: decider, Parts: parts,
-		RequestStateKey: stateKey})
+		RequestStateKey: stateKey, TracerProvider: traces.tracerProvider()})
 	if o.listen == "" {
 		err := server.Run(ctx, mcp.Transport(&sdk.StdioTransport{}))
 		if errors.Is(err, context.Canceled) {
