@@ -32,6 +32,7 @@ const (
 	fdPasswd    = 5 // --ro-bind-data: /etc/passwd
 	fdGroup     = 6 // --ro-bind-data: /etc/group
 	fdHosts     = 7 // --ro-bind-data: /etc/hosts
+	fdBlock     = 8 // --block-fd (a command with AllowHosts): the command waits for its proxy
 )
 
 // launch is one prepared sandbox start: the prlimit and bwrap command line, the environment and
@@ -40,6 +41,9 @@ type launch struct {
 	args  []string   // prlimit's argv (prlimit ... -- bwrap ... -- command)
 	env   []string   // the sandbox's whole environment (bwrap passes its own on)
 	files []*os.File // ExtraFiles: fd 3, 4, ...; closed in this process after Start
+	// release, for a command with AllowHosts, is the write end of fdBlock: writing to it (once
+	// the proxy listens) lets the command start.
+	release *os.File
 }
 
 // prlimitArgs returns the options of prlimit that set lim's rlimits. RLIMIT_CPU's soft limit
@@ -132,8 +136,8 @@ func dataPipe(data string) (*os.File, error) {
 }
 
 // sandboxEnv returns the command's whole environment: env (validated) with PATH, HOME and TMPDIR
-// set by the sandbox, sorted.
-func (r *Runner) sandboxEnv(env map[string]string) []string {
+// (and the proxy's variables when proxied) set by the sandbox, sorted.
+func (r *Runner) sandboxEnv(env map[string]string, proxied bool) []string {
 	path := sandboxPath
 	for _, p := range slices.Backward(r.cfg.ReadOnly) {
 		if fi, err := os.Stat(filepath.Join(p, "bin")); err == nil && fi.IsDir() {
@@ -143,6 +147,11 @@ func (r *Runner) sandboxEnv(env map[string]string) []string {
 	out := []string{"PATH=" + path, "HOME=/workspace", "TMPDIR=/tmp"}
 	for name, value := range env {
 		out = append(out, name+"="+value)
+	}
+	if proxied {
+		for _, name := range proxyEnv {
+			out = append(out, name+"="+proxyURL)
+		}
 	}
 	slices.Sort(out)
 	return out

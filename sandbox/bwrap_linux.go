@@ -20,22 +20,21 @@ import (
 func platformSupported() error { return nil }
 
 // execute runs argv in the sandbox of workspace dir (cmd is checked, lim complete).
-func (r *Runner) execute(ctx context.Context, dir string, argv []string, workdir string, cmd Command, lim Limits) (Output, error) {
-	l, err := r.prepare(dir, argv, workdir, cmd.Env, lim)
+// allow, when set, are the "host:port" its proxy lets it reach.
+func (r *Runner) execute(ctx context.Context, dir string, argv []string, workdir string, cmd Command, lim Limits, allow map[string]bool) (Output, error) {
+	l, err := r.prepare(dir, argv, workdir, cmd.Env, lim, allow != nil)
 	if err != nil {
 		return Output{}, err
 	}
-	return r.supervise(ctx, l, lim, dir, cmd.Stdin)
+	return r.supervise(ctx, l, lim, dir, cmd.Stdin, allow)
 }
 
 // prepare builds the launch of argv in workspace dir.
-func (r *Runner) prepare(dir string, argv []string, workdir string, env map[string]string, lim Limits) (l *launch, err error) {
-	l = &launch{env: r.sandboxEnv(env)}
+func (r *Runner) prepare(dir string, argv []string, workdir string, env map[string]string, lim Limits, proxied bool) (l *launch, err error) {
+	l = &launch{env: r.sandboxEnv(env, proxied)}
 	defer func() {
 		if err != nil {
-			for _, f := range l.files {
-				f.Close()
-			}
+			l.closeFiles()
 		}
 	}()
 	// fdStatus is filled by supervise; a placeholder keeps the numbering.
@@ -61,6 +60,14 @@ func (r *Runner) prepare(dir string, argv []string, workdir string, env map[stri
 	l.args = append([]string{"prlimit"}, prlimitArgs(lim)...)
 	l.args = append(l.args, "--", r.bwrap)
 	l.args = append(l.args, r.bwrapArgs(lim, workdir)...)
+	if proxied {
+		rd, wr, err := os.Pipe()
+		if err != nil {
+			return l, fmt.Errorf("sandbox: %w", err)
+		}
+		l.files, l.release = append(l.files, rd), wr
+		l.args = append(l.args, "--block-fd", strconv.Itoa(fdBlock))
+	}
 	l.args = append(l.args, "--")
 	l.args = append(l.args, argv...)
 	return l, nil
@@ -68,12 +75,17 @@ func (r *Runner) prepare(dir string, argv []string, workdir string, env map[stri
 
 // supervise starts l and waits for it, killing the sandbox's process tree when ctx ends, the
 // wall clock runs out or the workspace grows beyond lim.Workspace.
-func (r *Runner) supervise(ctx context.Context, l *launch, lim Limits, dir string, stdin []byte) (Output, error) {
+// With allow, the command waits (bwrap's --block-fd) until its proxy listens in its network
+// namespace.
+func (r *Runner) supervise(ctx context.Context, l *launch, lim Limits, dir string, stdin []byte, allow map[string]bool) (Output, error) {
+	defer func() {
+		if l.release != nil {
+			l.release.Close()
+		}
+	}()
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
-		for _, f := range l.files[1:] {
-			f.Close()
-		}
+		l.closeFiles()
 		return Output{}, fmt.Errorf("sandbox: %w", err)
 	}
 	l.files[0] = statusW
@@ -99,9 +111,7 @@ func (r *Runner) supervise(ctx context.Context, l *launch, lim Limits, dir strin
 	defer runtime.UnlockOSThread()
 	started := time.Now()
 	err = c.Start()
-	for _, f := range l.files {
-		f.Close()
-	}
+	l.closeFiles()
 	if err != nil {
 		statusR.Close()
 		return Output{}, fmt.Errorf("sandbox start: %w", err)
@@ -126,13 +136,28 @@ func (r *Runner) supervise(ctx context.Context, l *launch, lim Limits, dir strin
 	watch := time.NewTimer(every)
 	defer watch.Stop()
 	var limit string
-	var ctxErr error
-	var waitErr error
+	var ctxErr, waitErr, proxyErr error
+	var known <-chan struct{} // the sandbox's init is known: start the proxy
+	if allow != nil {
+		known = st.known
+	}
 wait:
 	for {
 		select {
 		case waitErr = <-waited:
 			break wait
+		case <-known:
+			known = nil
+			p, err := r.startProxy(int(st.child.Load()), pgid, allow)
+			if err != nil {
+				proxyErr = err
+				kill()
+				break
+			}
+			defer p.close()
+			l.release.Write([]byte{1})
+			l.release.Close()
+			l.release = nil
 		case <-ctx.Done():
 			if ctxErr == nil {
 				ctxErr = ctx.Err()
@@ -159,6 +184,9 @@ wait:
 	<-st.done
 	if err := st.awaitGone(); err != nil {
 		return Output{}, err
+	}
+	if proxyErr != nil {
+		return Output{}, fmt.Errorf("sandbox proxy: %w", proxyErr)
 	}
 	out := Output{
 		Stdout: stdout.String(), Stderr: stderr.String(),
@@ -207,11 +235,12 @@ type status struct {
 	pidNS atomic.Uint64
 	code  atomic.Int64 // exit code + 1; 0: not reported
 	done  chan struct{}
+	known chan struct{} // closed once child is set
 }
 
 // readStatus reads bwrap's status documents from rd until it ends.
 func readStatus(rd io.ReadCloser) *status {
-	st := &status{done: make(chan struct{})}
+	st := &status{done: make(chan struct{}), known: make(chan struct{})}
 	go func() {
 		defer close(st.done)
 		defer rd.Close()
@@ -233,6 +262,7 @@ func readStatus(rd io.ReadCloser) *status {
 					st.pidNS.Store(*doc.PIDNS)
 				}
 				st.child.Store(*doc.ChildPID)
+				close(st.known)
 			}
 			if doc.ExitCode != nil {
 				st.code.Store(*doc.ExitCode + 1)
@@ -340,4 +370,13 @@ func (r *Runner) credential() *syscall.Credential {
 		return nil
 	}
 	return &syscall.Credential{Uid: uint32(r.uid), Gid: uint32(r.gid), Groups: []uint32{}}
+}
+
+// closeFiles closes the launch's descriptors (after Start, or when it cannot start).
+func (l *launch) closeFiles() {
+	for _, f := range l.files {
+		if f != nil {
+			f.Close()
+		}
+	}
 }

@@ -13,6 +13,6 @@ func platformSupported() error {
 }
 
 // execute is never reached: NewRunner fails here.
-func (r *Runner) execute(ctx context.Context, dir string, argv []string, workdir string, cmd Command, lim Limits) (Output, error) {
+func (r *Runner) execute(ctx context.Context, dir string, argv []string, workdir string, cmd Command, lim Limits, allow map[string]bool) (Output, error) {
 	return Output{}, platformSupported()
 }

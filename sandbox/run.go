@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -28,6 +30,11 @@ type RunnerConfig struct {
 	ReadOnly []string
 	// Limits are the default limits of every command. Optional: default DefaultLimits.
 	Limits Limits
+	// Dial connects the proxy of a command with AllowHosts to an allowed "host:port"; it must
+	// refuse private, loopback and metadata addresses (the worker passes the guarded dialer of
+	// toolbox's http_get). Optional: without it a command with AllowHosts fails with
+	// ErrUnavailable.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Command is one command to run in a workspace.
@@ -46,7 +53,11 @@ type Command struct {
 	// a directory there (no symlink on the way). Optional: default the root.
 	Dir string
 	// AllowHosts are the host names the command may reach over HTTP(S) through the sandbox's
-	// proxy (HTTP_PROXY/HTTPS_PROXY set inside). Optional: default none (no network at all).
+	// proxy (HTTP_PROXY/HTTPS_PROXY set inside, so Env may not set them): "name" allows ports 80
+	// and 443, "name:port" that port; at most 64. The sandbox still has no network of its own:
+	// only the proxy, on 127.0.0.1 inside, reaches out. It needs a worker running as root (the
+	// proxy listens in the sandbox's network namespace) and RunnerConfig.Dial, else Run fails
+	// with ErrUnavailable. Optional: default none (no network at all).
 	AllowHosts []string
 	// Limits override the runner's for this command (zero fields keep the runner's).
 	Limits Limits
@@ -194,8 +205,17 @@ func (r *Runner) Run(ctx context.Context, dir string, cmd Command) (Output, erro
 	if err != nil {
 		return Output{}, err
 	}
+	var allow map[string]bool
 	if len(cmd.AllowHosts) > 0 {
-		return Output{}, fmt.Errorf("%w: AllowHosts (network through a proxy for named hosts) is not supported yet: a sandboxed command has no network", ErrUnavailable)
+		if allow, err = allowHosts(cmd.AllowHosts); err != nil {
+			return Output{}, err
+		}
+		switch {
+		case !r.switchUser:
+			return Output{}, fmt.Errorf("%w: AllowHosts needs a worker running as root (its proxy listens in the sandbox's network namespace)", ErrUnavailable)
+		case r.cfg.Dial == nil:
+			return Output{}, fmt.Errorf("%w: AllowHosts needs the runner's Dial (RunnerConfig.Dial)", ErrUnavailable)
+		}
 	}
 	if err := checkWorkdir(dir, cmd.Dir); err != nil {
 		return Output{}, err
@@ -205,7 +225,7 @@ func (r *Runner) Run(ctx context.Context, dir string, cmd Command) (Output, erro
 	}
 	lim := cmd.Limits.Over(r.limits)
 	lim.Output = min(lim.Output, maxOutput)
-	return r.execute(ctx, dir, argv, workdir, cmd, lim)
+	return r.execute(ctx, dir, argv, workdir, cmd, lim, allow)
 }
 
 // checkCommand validates cmd and returns the argv to run inside and the working directory
@@ -233,7 +253,7 @@ func checkCommand(cmd Command) (argv []string, workdir string, err error) {
 		switch {
 		case len(name) > maxEnvNameLen || !envName.MatchString(name):
 			return nil, "", fmt.Errorf("%w: environment name %q is not [A-Za-z_][A-Za-z0-9_]* (at most %d bytes)", ErrInvalidCommand, truncate(name, 64), maxEnvNameLen)
-		case name == "PATH" || name == "HOME" || name == "TMPDIR":
+		case name == "PATH" || name == "HOME" || name == "TMPDIR" || len(cmd.AllowHosts) > 0 && slices.Contains(proxyEnv, name):
 			return nil, "", fmt.Errorf("%w: the sandbox sets %s", ErrInvalidCommand, name)
 		case len(value) > maxEnvValueLen || strings.IndexByte(value, 0) >= 0:
 			return nil, "", fmt.Errorf("%w: environment value of %s is longer than %d bytes or holds a NUL byte", ErrInvalidCommand, name, maxEnvValueLen)
