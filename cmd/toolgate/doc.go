@@ -5,7 +5,7 @@
 //	toolgate worker [--setup]          a worker with the toolbox against any Temporal frontend
 //	toolgate call NAME [JSON]          run one call, print the result message (or a call on stdin)
 //	toolgate result ID                 wait for a call and print its result message
-//	toolgate status ID                 a call's state, attempt, progress, approval and questions
+//	toolgate status ID                 a call's state, queue, attempts, wait, failure, progress; a run's calls
 //	toolgate list [--tool NAME ...]    find calls by tool, outcome, principal, agent run, time; count per outcome
 //	toolgate cancel ID                 ask a running call to stop
 //	toolgate answer ID KEY=ANSWER...   answer the questions a call's tool asks mid-run

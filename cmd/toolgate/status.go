@@ -27,13 +27,20 @@ func newStatusCommand(a *app) *cobra.Command {
 	var o statusOptions
 	cmd := &cobra.Command{
 		Use:   "status [WORKFLOW_ID]",
-		Short: "Show a call's state, attempt and latest progress",
+		Short: "Show a call's state, queue, attempts, wait and latest progress, or an agent run's calls",
 		Long: `Show where a call is, without waiting: its state (running, completed, failed, canceled,
-terminated, timedOut), the attempt of its tool, the latest progress and checkpoint the tool
+terminated, timedOut), its task queue, the attempt of its tool that runs and how many attempts
+started (retries, drained attempts and questions included), the message of the last failed
+attempt, what a running call waits for (approval, consent, input, the retry timer, or a worker on
+a named task queue), the error of a call that failed (a fatal tool error's message), the latest progress and checkpoint the tool
 reported, its latest log messages (the last five; with --json all its heartbeats carry), the
 URL where its principal consents while it waits for that (docs/secrets.md),
 the questions its tool asks while it waits for input (each key, method, message and fields,
-the deadline, and the toolgate answer command; docs/talkback.md) and, once completed, its result message. One "key value" line each, or a JSON object with --json:
+the deadline, and the toolgate answer command; docs/talkback.md) and, once completed, its result message.
+For an agent run (any other workflow) it shows the run's type, queue, state and error, and each tool
+call the run made, read from its history: call ID, tool, how it ran (child, inline, attached),
+outcome (running, ok, a result error code, canceled, fatal, ...), its workflow and message.
+One "key value" line each, or a JSON object with --json:
 
   {"workflowId":"toolcall-x","runId":"...","toolCallId":"x","toolName":"sleep","state":"running","attempt":1,"progress":{"completed":3,"total":600,"message":"..."}}
 
@@ -55,15 +62,28 @@ Exit code 0 whatever the call's state; 2 if there is no such call; 5 on other fa
 type statusJSON struct {
 	WorkflowID string `json:"workflowId"`
 	RunID      string `json:"runId"`
-	ToolCallID string `json:"toolCallId"`
-	ToolName   string `json:"toolName"`
-	State      string `json:"state"`
-	Attempt    int    `json:"attempt"`
-	// RetryAt and LastFailure: the tool waits for its next attempt (backoff or Retry-After).
-	RetryAt     *time.Time         `json:"retryAt,omitempty"`
-	LastFailure string             `json:"lastFailure,omitempty"`
-	Progress    *toolcore.Progress `json:"progress,omitempty"`
-	Checkpoint  json.RawMessage    `json:"checkpoint,omitempty"`
+	// WorkflowType is ToolCallWorkflow for a call; an agent run's lists its Calls.
+	WorkflowType string `json:"workflowType,omitempty"`
+	ToolCallID   string `json:"toolCallId"`
+	ToolName     string `json:"toolName"`
+	// TaskQueue is the task queue of the workflow.
+	TaskQueue string `json:"taskQueue,omitempty"`
+	State     string `json:"state"`
+	// Attempt is the running attempt's number (0: no tool runs); Attempts how many started.
+	Attempt  int `json:"attempt"`
+	Attempts int `json:"attempts"`
+	// RetryAt: the tool waits for its next attempt (backoff or Retry-After). LastFailure is the
+	// message of the tool's last failed attempt.
+	RetryAt     *time.Time `json:"retryAt,omitempty"`
+	LastFailure string     `json:"lastFailure,omitempty"`
+	// Waiting is what the running call waits for (approval, consent, input, retry, worker).
+	Waiting *tgclient.Wait `json:"waiting,omitempty"`
+	// Calls are an agent run's tool calls, in the order it started them.
+	Calls []tgclient.RunCall `json:"calls,omitempty"`
+	// Error is the message of a call or run that failed, was canceled, terminated or timed out.
+	Error      string             `json:"error,omitempty"`
+	Progress   *toolcore.Progress `json:"progress,omitempty"`
+	Checkpoint json.RawMessage    `json:"checkpoint,omitempty"`
 	// Logs are the running tool's latest log messages (toolcore.Log), oldest first.
 	Logs   []toolcore.LogMessage `json:"logs,omitempty"`
 	Result *toolcore.Result      `json:"result,omitempty"`
@@ -112,18 +132,23 @@ func awaitingApproval(ctx context.Context, cl *tgclient.Client, workflowID strin
 
 func writeStatus(w io.Writer, st tgclient.Status, waiting *wire.ApprovalState, asJSON bool) error {
 	out := statusJSON{
-		WorkflowID:  st.WorkflowID,
-		RunID:       st.RunID,
-		ToolCallID:  st.ToolCallID,
-		ToolName:    st.ToolName,
-		State:       st.State.String(),
-		Attempt:     st.Attempt,
-		LastFailure: st.LastFailure,
-		Progress:    st.Progress,
-		Checkpoint:  st.Checkpoint,
-		Logs:        st.Logs,
-		Result:      st.Result,
-		Principal:   st.Principal,
+		WorkflowID:   st.WorkflowID,
+		RunID:        st.RunID,
+		WorkflowType: st.WorkflowType,
+		ToolCallID:   st.ToolCallID,
+		ToolName:     st.ToolName,
+		TaskQueue:    st.TaskQueue,
+		State:        st.State.String(),
+		Attempt:      st.Attempt,
+		Attempts:     st.Attempts,
+		LastFailure:  st.LastFailure,
+		Waiting:      st.Waiting,
+		Calls:        st.Calls,
+		Progress:     st.Progress,
+		Checkpoint:   st.Checkpoint,
+		Logs:         st.Logs,
+		Result:       st.Result,
+		Principal:    st.Principal,
 	}
 	if !st.RetryAt.IsZero() {
 		at := st.RetryAt.UTC()
@@ -133,19 +158,38 @@ func writeStatus(w io.Writer, st tgclient.Status, waiting *wire.ApprovalState, a
 		p := st.Priority
 		out.Priority = &p
 	}
+	if st.Err != nil {
+		out.Error = st.Err.Error()
+	}
 	out.Approval = waiting
 	out.Consent = st.Consent
 	out.Input = st.Input
 	if asJSON {
 		return writeJSON(w, out)
 	}
+	if out.WorkflowType != "" && out.WorkflowType != wire.ToolCallWorkflowName {
+		return writeLines(w, runLines(out))
+	}
 	lines := [][2]string{
 		{"workflow", out.WorkflowID},
 		{"run", out.RunID},
 		{"call", out.ToolCallID},
 		{"tool", out.ToolName},
+		{"queue", out.TaskQueue},
 		{"state", out.State},
-		{"attempt", strconv.Itoa(out.Attempt)},
+	}
+	if out.Attempt > 0 {
+		lines = append(lines, [2]string{"attempt", strconv.Itoa(out.Attempt)})
+	}
+	lines = append(lines, [2]string{"attempts", strconv.Itoa(out.Attempts)})
+	if out.Waiting != nil {
+		lines = append(lines, [2]string{"waits for", waitText(*out.Waiting)})
+	}
+	if out.LastFailure != "" && out.RetryAt == nil {
+		lines = append(lines, [2]string{"failure", "last attempt failed: " + out.LastFailure})
+	}
+	if out.Error != "" {
+		lines = append(lines, [2]string{"error", out.Error})
 	}
 	if p := out.Priority; p != nil {
 		lines = append(lines, [2]string{"priority", priorityText(*p)})
@@ -180,6 +224,75 @@ func writeStatus(w io.Writer, st tgclient.Status, waiting *wire.ApprovalState, a
 		lines = append(lines, [2]string{"result", string(data)})
 	}
 	return writeLines(w, lines)
+}
+
+// runLines are status's lines of an agent run: its type, queue and state, one line per tool call
+// it made (call ID, tool, how it ran, outcome, its workflow and message when it has them), and the
+// run's error.
+func runLines(out statusJSON) [][2]string {
+	lines := [][2]string{
+		{"workflow", out.WorkflowID},
+		{"run", out.RunID},
+		{"type", out.WorkflowType},
+		{"queue", out.TaskQueue},
+		{"state", out.State},
+		{"calls", runCallsSummary(out.Calls)},
+	}
+	for _, c := range out.Calls {
+		text := c.ToolCallID + " " + c.ToolName + " " + c.Kind + " " + c.Outcome
+		if c.WorkflowID != "" {
+			text += " " + c.WorkflowID
+		}
+		if c.Message != "" {
+			text += ": " + c.Message
+		}
+		lines = append(lines, [2]string{"call", text})
+	}
+	if out.Principal != nil {
+		lines = append(lines, [2]string{"principal", principalText(*out.Principal)})
+	}
+	if out.Error != "" {
+		lines = append(lines, [2]string{"error", out.Error})
+	}
+	return lines
+}
+
+// runCallsSummary counts an agent run's calls per outcome: "3: 2 ok, 1 TOOL_EXECUTION_FAILED".
+func runCallsSummary(calls []tgclient.RunCall) string {
+	var order []string
+	count := map[string]int{}
+	for _, c := range calls {
+		if count[c.Outcome] == 0 {
+			order = append(order, c.Outcome)
+		}
+		count[c.Outcome]++
+	}
+	parts := make([]string, 0, len(order))
+	for _, o := range order {
+		parts = append(parts, strconv.Itoa(count[o])+" "+o)
+	}
+	text := strconv.Itoa(len(calls))
+	if len(parts) > 0 {
+		text += ": " + strings.Join(parts, ", ")
+	}
+	return text
+}
+
+// waitText says what a running call waits for: "approval", "consent", "input", "the retry timer
+// until T", "a worker on task queue Q (since T)".
+func waitText(w tgclient.Wait) string {
+	switch w.Kind {
+	case tgclient.WaitRetry:
+		return "the retry timer until " + w.Until.UTC().Format(time.RFC3339)
+	case tgclient.WaitWorker:
+		text := "a worker on task queue " + w.TaskQueue
+		if !w.Since.IsZero() {
+			text += " (since " + w.Since.UTC().Format(time.RFC3339) + ")"
+		}
+		return text
+	default:
+		return string(w.Kind)
+	}
 }
 
 // approvalLines are status's lines of a call waiting for approval: since when, until when, the
