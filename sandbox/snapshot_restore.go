@@ -24,7 +24,6 @@ type restorer struct {
 	workspace string
 	owner     *Owner
 	children  map[string][]Entry // by parent path ("" for the root)
-	fetched   int64              // objects read from the store
 }
 
 func newRestorer(ctx context.Context, objects blobs.Store, workspace string, owner *Owner, entries []Entry) *restorer {
@@ -56,16 +55,29 @@ func (r *restorer) restoreDir(dir *os.Root, rel string) error {
 			}
 		}
 	}
+	// Files first, several at once; then links and directories, one by one.
+	var files []Entry
+	for _, e := range want {
+		if e.kind() == 0 {
+			files = append(files, e)
+		}
+	}
+	err = each(r.ctx, files, func(e Entry) int64 { return e.Size }, func(ctx context.Context, e Entry) error {
+		if err := r.restoreFile(ctx, dir, path.Base(e.Path), e); err != nil {
+			return fmt.Errorf("restore %q: %w", e.Path, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	for _, e := range want {
 		name := path.Base(e.Path)
-		var err error
 		switch e.kind() {
 		case fs.ModeDir:
 			err = r.restoreSubdir(dir, name, e)
 		case fs.ModeSymlink:
 			err = r.restoreLink(dir, name, e)
-		default:
-			err = r.restoreFile(dir, name, e)
 		}
 		if err != nil {
 			return fmt.Errorf("restore %q: %w", e.Path, err)
@@ -151,7 +163,7 @@ func (r *restorer) owned(info fs.FileInfo) bool {
 	return ok && uid == r.owner.UID && gid == r.owner.GID
 }
 
-func (r *restorer) restoreFile(dir *os.Root, name string, e Entry) error {
+func (r *restorer) restoreFile(ctx context.Context, dir *os.Root, name string, e Entry) error {
 	info, err := dir.Lstat(name)
 	switch {
 	case err == nil && info.Mode().IsRegular() && info.Size() == e.Size && links(info) == 1:
@@ -166,12 +178,13 @@ func (r *restorer) restoreFile(dir *os.Root, name string, e Entry) error {
 		if err := dir.RemoveAll(name); err != nil {
 			return err
 		}
+		err = fs.ErrNotExist
 	}
-	obj, err := r.objects.Get(r.ctx, fileKey(r.workspace, e.SHA256))
+	exists := err == nil
+	obj, err := r.objects.Get(ctx, fileKey(r.workspace, e.SHA256))
 	if err != nil {
 		return err
 	}
-	r.fetched++
 	data, err := decodeObject(obj, e.Size)
 	if err != nil {
 		return err
@@ -179,7 +192,7 @@ func (r *restorer) restoreFile(dir *os.Root, name string, e Entry) error {
 	if int64(len(data)) != e.Size || sha256Hex(data) != e.SHA256 {
 		return errors.New("object does not match its SHA-256")
 	}
-	return r.writeFile(dir, name, data, e.perm())
+	return r.writeFile(dir, name, data, e.perm(), exists)
 }
 
 // fixFile sets the owner and mode of a kept file through a descriptor opened without following.
@@ -198,16 +211,18 @@ func (r *restorer) fixFile(dir *os.Root, name string, info fs.FileInfo, perm fs.
 }
 
 // writeFile writes data to a new file beside name (O_EXCL: never through an existing name) and
-// renames it over name.
-func (r *restorer) writeFile(dir *os.Root, name string, data []byte, perm fs.FileMode) error {
-	var rnd [8]byte
-	_, _ = rand.Read(rnd[:]) // crypto/rand does not fail
-	tmp := ".toolgate-restore-" + hex.EncodeToString(rnd[:])
+// renames it over name; a name that did not exist is created in place, with O_EXCL too.
+func (r *restorer) writeFile(dir *os.Root, name string, data []byte, perm fs.FileMode, exists bool) error {
+	tmp := name
+	if exists {
+		var rnd [8]byte
+		_, _ = rand.Read(rnd[:]) // crypto/rand does not fail
+		tmp = ".toolgate-restore-" + hex.EncodeToString(rnd[:])
+	}
 	f, err := dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)
 	if err != nil {
 		return err
 	}
-	defer dir.Remove(tmp) //nolint:errcheck // after the rename: no such file
 	_, err = f.Write(data)
 	if err == nil && r.owner != nil {
 		err = f.Chown(r.owner.UID, r.owner.GID)
@@ -218,8 +233,12 @@ func (r *restorer) writeFile(dir *os.Root, name string, data []byte, perm fs.Fil
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil && exists {
+		err = dir.Rename(tmp, name)
+	}
 	if err != nil {
+		_ = dir.Remove(tmp)
 		return err
 	}
-	return dir.Rename(tmp, name)
+	return nil
 }

@@ -387,19 +387,23 @@ func (ws *Workspace) commit(ctx context.Context, call string, record json.RawMes
 			stored[e.SHA256] = true
 		}
 	}
-	objects := ws.w.cfg.Store.Objects
+	var put []Entry
 	for _, e := range s.entries {
-		if e.kind() != 0 || stored[e.SHA256] {
-			continue
+		if e.kind() == 0 && !stored[e.SHA256] {
+			stored[e.SHA256] = true // once
+			put = append(put, e)
 		}
+	}
+	objects := ws.w.cfg.Store.Objects
+	err = each(ctx, put, func(e Entry) int64 { return e.Size }, func(ctx context.Context, e Entry) error {
 		content, err := readFile(root, e.Path, e.SHA256, e.Size)
 		if err != nil {
-			return Head{}, false, fmt.Errorf("read %q: %w", e.Path, err)
+			return fmt.Errorf("read %q: %w", e.Path, err)
 		}
-		if err := objects.Put(ctx, fileKey(ws.Name, e.SHA256), encodeObject(content)); err != nil {
-			return Head{}, false, err
-		}
-		stored[e.SHA256] = true
+		return objects.Put(ctx, fileKey(ws.Name, e.SHA256), encodeObject(content))
+	})
+	if err != nil {
+		return Head{}, false, err
 	}
 	if err := objects.Put(ctx, manifestKey(ws.Name, sum), encodeObject(data)); err != nil {
 		return Head{}, false, err
