@@ -204,7 +204,10 @@ func (c *Client) WorkflowID(callID string) string { return wire.WorkflowID(c.opt
 
 // detectAttributes reports whether starts should set ToolName and ToolCallId, whether
 // ToolPrincipal, and whether ToolSubject. It detects once and caches the answer; a detection cut
-// short by the caller's ctx is not cached.
+// short by the caller's ctx, or by a server that could not answer then (unavailable, overloaded,
+// an internal error: a database restarting), is not cached: that start goes without the
+// attributes (its workflow upserts ToolName and ToolCallId when it closes, and an ok outcome stays
+// unset as always) and the next start detects again.
 func (c *Client) detectAttributes(ctx context.Context) (set, principal, subject bool) {
 	a := c.attrs
 	a.mu.Lock()
@@ -215,7 +218,7 @@ func (c *Client) detectAttributes(ctx context.Context) (set, principal, subject 
 	dctx, cancel := context.WithTimeout(ctx, detectTimeout)
 	defer cancel()
 	missing, err := searchattr.MissingIn(dctx, c.sdk.OperatorService(), c.opts.Namespace)
-	if err != nil && ctx.Err() != nil {
+	if err != nil && (ctx.Err() != nil || transientDetection(err)) {
 		return false, false, false
 	}
 	// A failed detection (no operator permission, old server) means "do not set": a start with
@@ -225,6 +228,19 @@ func (c *Client) detectAttributes(ctx context.Context) (set, principal, subject 
 	a.principal = a.set && has(wire.SearchAttributeToolPrincipal)
 	a.subject = a.set && has(wire.SearchAttributeToolSubject)
 	return a.set, a.principal, a.subject
+}
+
+// transientDetection reports whether a detection failed for a reason that passes (the server or
+// its database unavailable, overloaded, timed out, an internal error), not for what the caller
+// may do or the server has.
+func transientDetection(err error) bool {
+	var unavailable *serviceerror.Unavailable
+	var deadline *serviceerror.DeadlineExceeded
+	var exhausted *serviceerror.ResourceExhausted
+	var internal *serviceerror.Internal
+	var canceled *serviceerror.Canceled
+	return errors.As(err, &unavailable) || errors.As(err, &deadline) || errors.As(err, &exhausted) ||
+		errors.As(err, &internal) || errors.As(err, &canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // disableSearchAttributes records that the namespace refused them.
