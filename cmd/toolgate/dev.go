@@ -45,6 +45,7 @@ type devOptions struct {
 	credStore      credentialStoreFlags
 	partStore      partStoreFlags // parts.go
 	callbacks      callbackFlags
+	sandbox        sandboxFlags // sandbox.go
 	traces         traceOptions // otel.go
 }
 
@@ -90,6 +91,11 @@ dev server has one history shard, fixed for the life of a database: give it data
 A URL with a password belongs in $TOOLGATE_DB, never on the command line: every local user can
 read a process's arguments in /proc.
 
+--sandbox serves the sandbox tools as toolgate worker --sandbox-dir does (see its help), with the
+workspaces' store in <data-dir>/sandbox/store (a temporary directory with --in-memory) and their
+local copies in a temporary directory (or --sandbox-dir); it needs bubblewrap (make setup). It is
+off by default: exec runs any command a model writes, so a dev server serves it only when asked.
+
 --callback-listen ADDR serves the callback endpoint as toolgate worker does (see its help).
 Without a --callback-key-secret secret, dev seals the URLs with a key of its own kept in
 <data-dir>/callback.key (made anew at each start with --in-memory or --db).`,
@@ -99,6 +105,7 @@ Without a --callback-key-secret secret, dev seals the URLs with a key of its own
   toolgate dev --data-dir ./.toolgate --root ./docs --allow-host example.com
   toolgate dev --db postgres://me@127.0.0.1:5432/toolgate_dev
   toolgate dev --callback-listen 127.0.0.1:8251
+  toolgate dev --sandbox --sandbox-ro /usr/local/go
   TOOLGATE_DB="$(cat /run/secrets/toolgate-db-url)" toolgate dev`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -132,6 +139,7 @@ Without a --callback-key-secret secret, dev seals the URLs with a key of its own
 	addCredentialStoreFlags(cmd, a, &o.credStore, credentialStoreDev)
 	addPartStoreFlags(cmd, a, &o.partStore, "(default <data-dir>/parts; a temporary directory with --in-memory)")
 	addCallbackFlags(cmd, &o.callbacks)
+	addSandboxFlags(cmd, a, &o.sandbox, true)
 	addTraceFlags(cmd, &o.traces, true)
 	cmd.MarkFlagsMutuallyExclusive("data-dir", "in-memory", "db")
 	return cmd
@@ -202,6 +210,13 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 	if !o.inMemory {
 		// Under --data-dir also with --db: where toolgate result and mcp look by default.
 		o.partStore.DefaultDir = devPartStoreDir(o.dataDir)
+	}
+	o.sandbox.InMemory, o.sandbox.TempWork = o.inMemory, true
+	if !o.inMemory { // as the part store: where toolgate sandbox looks by default
+		o.sandbox.store.DefaultDir = filepath.Join(devSandboxDir(o.dataDir), "store")
+	}
+	if err := o.sandbox.check(); err != nil {
+		return err
 	}
 	consent, err := o.oauth.open()
 	if err != nil {
@@ -314,6 +329,15 @@ func runDev(ctx context.Context, a *app, o devOptions) (err error) {
 		return errors.Join(err, stopServer())
 	}
 	defer partsCloser.Close()
+	sb, err := o.sandbox.open(ctx, a.logger.Named("sandbox"), credentialKeys(keys), parts != nil)
+	if err == nil {
+		defer sb.Close()
+		err = sb.register(reg, a.logger.Named("sandbox"))
+	}
+	if err != nil {
+		c.Close()
+		return errors.Join(err, stopServer())
+	}
 	var callbackURLs activities.CallbackURLs
 	if callbackEP != nil {
 		keys, err := devCallbackKeys(secretSource, callbackEP.keyName, dataDir)

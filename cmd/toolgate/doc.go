@@ -24,6 +24,7 @@
 //	toolgate codec-server              the codec-server protocol, so the Web UI decodes payloads
 //	toolgate codec keys                a key file's key IDs and roles, and the keys processes hold
 //	toolgate credentials list|revoke|rekey  stored per-user OAuth tokens; delete one; re-encrypt all
+//	toolgate sandbox list|show|rm      the sandbox workspaces in the store: list, show one's files, remove one
 //	toolgate mcp [--listen ADDR]       the worker's tools as durable MCP tools
 //
 // ID is a workflow ID (toolcall-<call ID>) or --call-id. The list is the command table of main.go

@@ -41,6 +41,7 @@ func commands() []func(*app) *cobra.Command {
 		newCodecServerCommand,
 		newCodecCommand,
 		newCredentialsCommand,
+		newSandboxCommand,
 		newMCPCommand,
 		newDocsCommand, // hidden: docs/cli.md
 	}

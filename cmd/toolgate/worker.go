@@ -38,6 +38,7 @@ type workerOptions struct {
 	credStore     credentialStoreFlags
 	partStore     partStoreFlags // parts.go
 	callbacks     callbackFlags
+	sandbox       sandboxFlags // sandbox.go
 }
 
 func newWorkerCommand(a *app) *cobra.Command {
@@ -123,7 +124,19 @@ start with --callback-url (default http://ADDR/callback; a non-loopback ADDR nee
 --callback-url) and are sealed with the key in the secret --callback-key-secret (callback_key) of
 --secrets-dir or --secrets-env-prefix: one key a line, at least 32 bytes, the first seals and
 every one opens. Every worker of a fleet reads the same key, so any of them serves any URL;
---callback-url without --callback-listen mints URLs that other workers serve (docs/talkback.md).`,
+--callback-url without --callback-listen mints URLs that other workers serve (docs/talkback.md).
+
+--sandbox-dir DIR serves the sandbox tools (docs/sandbox.md): exec runs a command under
+bubblewrap in the workspace of the call's agent run, and workspace_write_file,
+workspace_read_file and workspace_list_dir reach its files. DIR holds this worker's local copies;
+the workspaces themselves are kept in --sandbox-store DIR or PostgreSQL
+(--sandbox-store-postgres-file), which every worker of the fleet shares, sealed with
+--codec-key's keys when given: a call on another worker, or after this one is lost, finds the
+files the run's earlier calls left. Commands run with no network, as an unprivileged user, with
+only HOME, PATH, TMPDIR and the --sandbox-env names exec's env sets; --sandbox-ro binds more host
+paths read-only (a toolchain). --sandbox-command NAME=LINE adds a tool that runs one fixed line
+(--sandbox-idempotent-command: declared idempotent, so retried), and --sandbox-no-exec leaves
+exec out. The worker removes workspaces no call committed for --sandbox-retention (7 days).`,
 		Example: `  toolgate worker --setup
   TEMPORAL_ADDRESS=temporal.example.com:7233 toolgate worker --task-queue tools --root /srv/docs
   toolgate worker --metrics-listen 127.0.0.1:9464
@@ -133,7 +146,8 @@ every one opens. Every worker of a fleet reads the same key, so any of them serv
   toolgate worker --secrets-dir /run/secrets --mcp web=https://mcp.example.com/mcp --mcp-bearer web=web_token
   TEMPORAL_API_KEY=... toolgate worker --address ns.acct.tmprl.cloud:7233 -n ns.acct
   toolgate worker --codec-key keys.txt --oauth-providers providers.json --credentials-dir /var/lib/toolgate/credentials
-  toolgate worker --secrets-dir /run/secrets --callback-listen 0.0.0.0:8251 --callback-url https://hooks.example.com/callback`,
+  toolgate worker --secrets-dir /run/secrets --callback-listen 0.0.0.0:8251 --callback-url https://hooks.example.com/callback
+  toolgate worker --sandbox-dir /var/lib/toolgate/sandbox --sandbox-store /srv/shared/sandbox-store --sandbox-ro /usr/local/go --sandbox-idempotent-command 'run_tests=go test ./...'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runWorker(cmd.Context(), a, o)
@@ -165,6 +179,7 @@ every one opens. Every worker of a fleet reads the same key, so any of them serv
 	addCredentialStoreFlags(cmd, a, &o.credStore, credentialStoreWorker)
 	addPartStoreFlags(cmd, a, &o.partStore, "(default none: a tool's rich result with parts to keep fails its call; with one, the images, audio and resources of --mcp servers' results are kept as parts too)")
 	addCallbackFlags(cmd, &o.callbacks)
+	addSandboxFlags(cmd, a, &o.sandbox, false)
 	return cmd
 }
 
@@ -178,6 +193,9 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 	}
 	reg, err := o.toolbox.registry(a.logger.Named("toolbox"))
 	if err != nil {
+		return err
+	}
+	if err := o.sandbox.check(); err != nil {
 		return err
 	}
 	secretSource, err := o.secrets.source(a.lookupEnv)
@@ -269,6 +287,14 @@ func runWorker(ctx context.Context, a *app, o workerOptions) (err error) {
 		return err
 	}
 	defer partsCloser.Close()
+	sb, err := o.sandbox.open(ctx, a.logger.Named("sandbox"), credentialKeys(keys), parts != nil)
+	if err != nil {
+		return err
+	}
+	defer sb.Close()
+	if err := sb.register(reg, a.logger.Named("sandbox")); err != nil {
+		return err
+	}
 	callbackURLs, err := callbackEP.serve(ctx, a.logger, c, secretSource)
 	if err != nil {
 		return err
