@@ -73,7 +73,8 @@ func callOptions(ctx workflow.Context) CallOptions {
 
 // ExecuteToolCall runs call from workflow code as a child ToolCallWorkflow and returns its
 // outcome the way client.Execute does: the linked result (error results included), or a genuine
-// *toolcore.NonRecoverableToolError (stop the agent run), a *toolcore.ContractError
+// *toolcore.NonRecoverableToolError (stop the agent run; returned inside a non-retryable
+// ApplicationError, see FatalErrorMessage), a *toolcore.ContractError
 // (INVALID_TOOL_CALL), wire.ErrCallCanceled / wire.ErrCallTerminated / wire.ErrCallTimedOut / wire.ErrCallConflict,
 // or the parent's own cancellation (a *temporal.CanceledError when ctx is canceled).
 //
@@ -147,14 +148,14 @@ func ExecuteToolCall(ctx workflow.Context, call toolcore.ToolCall) (toolcore.Res
 		if ctx.Err() != nil {
 			return toolcore.Result{}, err
 		}
-		return toolcore.Result{}, callerr.Map(id, err)
+		return toolcore.Result{}, fatalError(callerr.Map(id, err))
 	}
 	var result toolcore.Result
 	if err := child.Get(ctx, &result); err != nil {
 		if ctx.Err() != nil {
 			return toolcore.Result{}, err
 		}
-		return toolcore.Result{}, callerr.Map(id, err)
+		return toolcore.Result{}, fatalError(callerr.Map(id, err))
 	}
 	recordChild(ctx, opts, call, id, result)
 	return result, nil
@@ -178,7 +179,7 @@ func awaitExisting(ctx workflow.Context, opts CallOptions, workflowID, canonical
 		if ctx.Err() != nil {
 			return toolcore.Result{}, err
 		}
-		return toolcore.Result{}, callerr.Map(workflowID, err)
+		return toolcore.Result{}, fatalError(callerr.Map(workflowID, err))
 	}
 	return result, nil
 }

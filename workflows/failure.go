@@ -15,6 +15,28 @@ import (
 // attempt ended without a verdict from the tool (timeout, lost worker, worker stop).
 const OutcomeUnknownMessage = "outcome unknown: the tool may or may not have run"
 
+// FatalErrorMessage is the message of the error ExecuteToolCall, ExecuteRound and Inline return
+// for a fatal tool error: a non-retryable *temporal.ApplicationError of type
+// wire.ErrTypeNonRecoverable whose cause is the genuine *toolcore.NonRecoverableToolError
+// (errors.As and toolcore.AsNonRecoverable find it). An agent workflow that returns it as it is
+// ends failed, not retryable: the failure converter reads only the top-level error, and a plain
+// Go error would be recorded retryable.
+const FatalErrorMessage = "fatal tool error: the agent run stops"
+
+// fatalError returns err in the shape workflow code may return as it is: when err holds a
+// genuine NonRecoverableToolError (and is not that shape already), the non-retryable
+// ApplicationError of FatalErrorMessage caused by err; else err unchanged.
+func fatalError(err error) error {
+	if _, ok := toolcore.AsNonRecoverable(err); !ok {
+		return err
+	}
+	if appErr, ok := err.(*temporal.ApplicationError); ok && appErr.Type() == wire.ErrTypeNonRecoverable && appErr.NonRetryable() {
+		return err
+	}
+	return temporal.NewApplicationErrorWithOptions(FatalErrorMessage, wire.ErrTypeNonRecoverable,
+		temporal.ApplicationErrorOptions{NonRetryable: true, Cause: err})
+}
+
 // failureMessage is the model-visible message of a TOOL_EXECUTION_FAILED result for an activity
 // that ended without returning a result. It depends only on the failure recorded in history and
 // the tool's options, so it is the same on every replay.

@@ -96,7 +96,8 @@ func (in *Inline) workflows() *Workflows {
 }
 
 // ExecuteToolCall runs call in the agent workflow and returns what workflows.ExecuteToolCall
-// would: the linked result (error results included), a genuine *toolcore.NonRecoverableToolError,
+// would: the linked result (error results included), a genuine *toolcore.NonRecoverableToolError
+// (inside a non-retryable ApplicationError, see FatalErrorMessage),
 // a *toolcore.ContractError (INVALID_TOOL_CALL), or a *temporal.CanceledError when ctx is
 // canceled (the tool has stopped: the activity waits for its cancellation).
 func (in *Inline) ExecuteToolCall(ctx workflow.Context, call toolcore.ToolCall) (toolcore.Result, error) {
@@ -156,11 +157,14 @@ func (in *Inline) ExecuteRound(ctx workflow.Context, calls []toolcore.ToolCall, 
 
 // inlineError maps the workflow-level errors of execute to what ExecuteToolCall returns for them.
 func inlineError(err error) error {
+	if _, ok := toolcore.AsNonRecoverable(err); ok { // a call run as a child (approval-gated)
+		return fatalError(err)
+	}
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) {
 		switch appErr.Type() {
 		case wire.ErrTypeNonRecoverable:
-			return toolcore.NewNonRecoverableToolError(appErr.Message())
+			return fatalError(toolcore.NewNonRecoverableToolError(appErr.Message()))
 		case wire.ErrTypeInvalidToolCall:
 			return &toolcore.ContractError{Code: toolcore.CodeInvalidToolCall, Message: appErr.Message()}
 		}

@@ -59,7 +59,7 @@ func executeRound(ctx workflow.Context, calls []toolcore.ToolCall, opts toolcore
 	if ctx.Err() != nil {
 		ended = temporal.NewCanceledError()
 	}
-	return outcomes, toolcore.RoundError(outcomes, ended)
+	return outcomes, fatalError(toolcore.RoundError(outcomes, ended))
 }
 
 // outcomeOf maps what ExecuteToolCall returned for call i to its outcome.
