@@ -68,7 +68,7 @@ func TestExecuteToolSpanAndDuration(t *testing.T) {
 			assert.Equal(t, "execute_tool "+tt.tool, s.Name())
 			attrs := map[string]string{}
 			for _, kv := range s.Attributes() {
-				attrs[string(kv.Key)] = kv.Value.Emit()
+				attrs[string(kv.Key)] = kv.Value.String()
 			}
 			want := map[string]string{
 				"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tt.tool, "gen_ai.tool.call.id": "call-7",

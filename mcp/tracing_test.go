@@ -102,7 +102,7 @@ func TestMCPCallTrace(t *testing.T) {
 	assert.Equal(t, trace.SpanKindServer, server.SpanKind())
 	attrs := map[string]string{}
 	for _, kv := range server.Attributes() {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	assert.Equal(t, "tools/call", attrs["mcp.method.name"])
 	assert.Equal(t, "echo", attrs["gen_ai.tool.name"])

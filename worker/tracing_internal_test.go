@@ -100,7 +100,7 @@ func TestAgentRunSpanIsInvokeAgent(t *testing.T) {
 	assert.Equal(t, "invoke_agent roundAgent", ended[0].Name())
 	attrs := map[string]string{}
 	for _, kv := range ended[0].Attributes() {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	assert.Equal(t, "invoke_agent", attrs[activities.AttrOperationName])
 	assert.Equal(t, "roundAgent", attrs[AttrAgentName])

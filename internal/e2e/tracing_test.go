@@ -107,7 +107,7 @@ func (tr spanTree) named(name string) []sdktrace.ReadOnlySpan {
 func attrsOf(s sdktrace.ReadOnlySpan) map[string]string {
 	m := map[string]string{}
 	for _, kv := range s.Attributes() {
-		m[string(kv.Key)] = kv.Value.Emit()
+		m[string(kv.Key)] = kv.Value.String()
 	}
 	return m
 }
