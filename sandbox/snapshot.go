@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -21,9 +22,12 @@ import (
 	"github.com/toolgate/toolgate/blobs"
 )
 
-// A snapshot is a manifest (the JSON of []Entry, sorted by path) and one object per distinct
-// regular file's bytes, each stored compressed under a key derived from the workspace and the
-// bytes' SHA-256. The workspace's files are walked with Lstat and opened one directory at a time
+// A snapshot is a manifest (the commit's token and its []Entry, sorted by path) and one object
+// per distinct regular file's bytes, each stored compressed under a key derived from the
+// workspace, the bytes' SHA-256 and the token of the commit that first stored them
+// (Entry.Object). A commit refers only to objects its head's manifest lists or to objects it
+// stored itself, so a prune of an older snapshot, or a losing commit deleting what it stored,
+// never deletes an object another commit relies on. The workspace's files are walked with Lstat and opened one directory at a time
 // beneath the workspace root (os.Root, O_NOFOLLOW, and the opened file checked to be the one
 // Lstat saw), so no symlink the sandbox wrote is ever followed on the host.
 
@@ -51,12 +55,34 @@ func keyPrefix(workspace string) string {
 	return "ws" + hex.EncodeToString(sum[:16])
 }
 
-// fileKey is the object key of a file's bytes with SHA-256 sum (hex).
-func fileKey(workspace, sum string) string { return keyPrefix(workspace) + "-" + sum }
+// fileKey is the object key of a file's bytes with SHA-256 sum (hex), stored by the commit of
+// token object.
+func fileKey(workspace string, e Entry) string {
+	return keyPrefix(workspace) + "-" + e.SHA256 + "-" + e.Object
+}
 
 // manifestKey is the object key of a manifest with SHA-256 sum (hex): "_" keeps manifests apart
 // from files whose bytes happen to be a manifest's.
 func manifestKey(workspace, sum string) string { return keyPrefix(workspace) + "_" + sum }
+
+// newToken returns a commit's token: 16 random hex digits.
+func newToken() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand does not fail
+	return hex.EncodeToString(b[:])
+}
+
+// isToken reports whether s is a token (16 lowercase hex digits).
+func isToken(s string) bool { return len(s) == 16 && isHex(s) }
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // Object encodings: the first byte of every stored object.
 const (
@@ -137,16 +163,32 @@ func (e Entry) kind() fs.FileMode { return fs.FileMode(e.Mode) & fs.ModeType }
 
 func (e Entry) perm() fs.FileMode { return fs.FileMode(e.Mode) & permBits }
 
+// manifest is a manifest object: the token of the commit that made it (so every commit's
+// manifest is its own object) and the entries.
+type manifest struct {
+	Commit  string  `json:"commit"`
+	Entries []Entry `json:"entries"`
+}
+
 // encodeManifest is the manifest object's bytes (before compression) and their SHA-256.
-func encodeManifest(entries []Entry) ([]byte, string, error) {
+func encodeManifest(token string, entries []Entry) ([]byte, string, error) {
 	if entries == nil {
 		entries = []Entry{}
 	}
-	data, err := json.Marshal(entries)
+	data, err := json.Marshal(manifest{Commit: token, Entries: entries})
 	if err != nil {
 		return nil, "", fmt.Errorf("encode manifest: %w", err)
 	}
 	return data, sha256Hex(data), nil
+}
+
+// sameFiles reports whether two lists of entries describe the same files (whichever commit
+// stored their bytes).
+func sameFiles(a, b []Entry) bool {
+	return slices.EqualFunc(a, b, func(x, y Entry) bool {
+		x.Object, y.Object = "", ""
+		return x == y
+	})
 }
 
 // checkManifest refuses a manifest that could write outside the workspace or beyond its bounds:
@@ -181,11 +223,8 @@ func checkManifest(entries []Entry, maxBytes int64) error {
 		case fs.ModeDir:
 			dirs[p] = true
 		case 0:
-			if e.Size < 0 || len(e.SHA256) != sha256.Size*2 || strings.ToLower(e.SHA256) != e.SHA256 {
-				return fmt.Errorf("manifest entry %d: file %q without a size and SHA-256", i, p)
-			}
-			if _, err := hex.DecodeString(e.SHA256); err != nil {
-				return fmt.Errorf("manifest entry %d: file %q: SHA-256 is not hex", i, p)
+			if e.Size < 0 || len(e.SHA256) != sha256.Size*2 || !isHex(e.SHA256) || !isToken(e.Object) {
+				return fmt.Errorf("manifest entry %d: file %q without a size, SHA-256 and object", i, p)
 			}
 			total += e.Size
 			if total > maxBytes || total < 0 {
@@ -215,14 +254,14 @@ func loadManifest(ctx context.Context, objects blobs.Store, workspace, sum strin
 	if sha256Hex(data) != sum {
 		return nil, fmt.Errorf("manifest %s: its bytes do not match its SHA-256", sum)
 	}
-	var entries []Entry
-	if err := json.Unmarshal(data, &entries); err != nil {
+	var m manifest
+	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", sum, err)
 	}
-	if err := checkManifest(entries, maxBytes); err != nil {
+	if err := checkManifest(m.Entries, maxBytes); err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", sum, err)
 	}
-	return entries, nil
+	return m.Entries, nil
 }
 
 // scanned is a workspace as a walk found it.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -22,8 +22,10 @@ import (
 // It returns the path of a source file, relative to dir.
 func benchWorkspace(b *testing.B, dir string, size int64) (source string) {
 	var written int64
-	src := filepath.Join(runtime.GOROOT(), "src")
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	require.NoError(b, err)
+	src := filepath.Join(strings.TrimSpace(string(goroot)), "src")
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || written >= size/2 {
 			return fs.SkipAll
 		}

@@ -181,7 +181,7 @@ func (r *restorer) restoreFile(ctx context.Context, dir *os.Root, name string, e
 		err = fs.ErrNotExist
 	}
 	exists := err == nil
-	obj, err := r.objects.Get(ctx, fileKey(r.workspace, e.SHA256))
+	obj, err := r.objects.Get(ctx, fileKey(r.workspace, e))
 	if err != nil {
 		return err
 	}

@@ -370,37 +370,53 @@ func (ws *Workspace) commit(ctx context.Context, call string, record json.RawMes
 		return Head{}, false, err
 	}
 	defer root.Close()
-	data, sum, err := encodeManifest(s.entries)
-	if err != nil {
-		return Head{}, false, err
-	}
-	if sum == ws.Head.Manifest || (ws.Head.Version == 0 && len(s.entries) == 0) {
-		return ws.Head, false, ws.saveState(false)
-	}
 	old, err := ws.manifest(ctx)
 	if err != nil {
 		return Head{}, false, err
 	}
-	stored := make(map[string]bool, len(old))
+	if sameFiles(s.entries, old) {
+		return ws.Head, false, ws.saveState(false)
+	}
+	// Bytes the head's manifest has keep their object; the others are stored under this
+	// commit's token, once each.
+	token := newToken()
+	objectOf := make(map[string]string, len(old))
 	for _, e := range old {
 		if e.kind() == 0 {
-			stored[e.SHA256] = true
+			objectOf[e.SHA256] = e.Object
 		}
 	}
 	var put []Entry
-	for _, e := range s.entries {
-		if e.kind() == 0 && !stored[e.SHA256] {
-			stored[e.SHA256] = true // once
-			put = append(put, e)
+	for i, e := range s.entries {
+		if e.kind() != 0 {
+			continue
 		}
+		object, ok := objectOf[e.SHA256]
+		if !ok {
+			object = token
+			objectOf[e.SHA256] = token
+			put = append(put, Entry{Path: e.Path, Size: e.Size, SHA256: e.SHA256, Object: token})
+		}
+		s.entries[i].Object = object
+	}
+	data, sum, err := encodeManifest(token, s.entries)
+	if err != nil {
+		return Head{}, false, err
 	}
 	objects := ws.w.cfg.Store.Objects
+	// What this commit stored is its own: deleted again when it does not become the head.
+	stored := false
+	defer func() {
+		if !stored {
+			ws.w.deleteObjects(context.WithoutCancel(ctx), ws.Name, put, sum)
+		}
+	}()
 	err = each(ctx, put, func(e Entry) int64 { return e.Size }, func(ctx context.Context, e Entry) error {
 		content, err := readFile(root, e.Path, e.SHA256, e.Size)
 		if err != nil {
 			return fmt.Errorf("read %q: %w", e.Path, err)
 		}
-		return objects.Put(ctx, fileKey(ws.Name, e.SHA256), encodeObject(content))
+		return objects.Put(ctx, fileKey(ws.Name, e), encodeObject(content))
 	})
 	if err != nil {
 		return Head{}, false, err
@@ -420,8 +436,11 @@ func (ws *Workspace) commit(ctx context.Context, call string, record json.RawMes
 		Updated:   ws.w.cfg.Now().UTC(),
 	}
 	if err := ws.w.cfg.Store.Heads.Swap(ctx, ws.Name, ws.Head.Version, next); err != nil {
+		// Only a conflict says the head is not this commit; after another error it may be.
+		stored = !errors.Is(err, ErrConflict)
 		return Head{}, false, err
 	}
+	stored = true
 	before := ws.Head
 	ws.Head, ws.entries, ws.loaded = next, s.entries, true
 	if err := ws.saveState(false); err != nil {
@@ -433,9 +452,10 @@ func (ws *Workspace) commit(ctx context.Context, call string, record json.RawMes
 }
 
 // prune deletes the objects of the snapshot before prev (prev.Prev) that neither prev (its
-// entries were) nor the new head (now) uses, and that snapshot's manifest.
+// entries were) nor the new head (now) uses, and that snapshot's manifest. A later commit never
+// refers to them: it refers to the new head's objects or to its own.
 func (w *Workspaces) prune(ctx context.Context, name string, prev Head, were, now []Entry) {
-	if prev.Prev == "" || prev.Prev == prev.Manifest {
+	if prev.Prev == "" {
 		return
 	}
 	older, err := loadManifest(ctx, w.cfg.Store.Objects, name, prev.Prev, w.cfg.MaxBytes)
@@ -445,19 +465,28 @@ func (w *Workspaces) prune(ctx context.Context, name string, prev Head, were, no
 	used := map[string]bool{}
 	for _, list := range [][]Entry{were, now} {
 		for _, e := range list {
-			used[e.SHA256] = true
+			if e.kind() == 0 {
+				used[fileKey(name, e)] = true
+			}
 		}
 	}
+	var unused []Entry
 	for _, e := range older {
-		if e.kind() == 0 && !used[e.SHA256] {
-			used[e.SHA256] = true // once
-			_ = w.cfg.Store.Objects.Delete(ctx, fileKey(name, e.SHA256))
+		if e.kind() == 0 && !used[fileKey(name, e)] {
+			used[fileKey(name, e)] = true // once
+			unused = append(unused, e)
 		}
 	}
-	_, nowSum, err := encodeManifest(now)
-	if err == nil && nowSum != prev.Prev {
-		_ = w.cfg.Store.Objects.Delete(ctx, manifestKey(name, prev.Prev))
-	}
+	w.deleteObjects(ctx, name, unused, prev.Prev)
+}
+
+// deleteObjects deletes, as far as it can, the objects of entries and the manifest sum.
+func (w *Workspaces) deleteObjects(ctx context.Context, name string, entries []Entry, sum string) {
+	_ = each(ctx, entries, func(Entry) int64 { return 0 }, func(ctx context.Context, e Entry) error {
+		_ = w.cfg.Store.Objects.Delete(ctx, fileKey(name, e))
+		return nil
+	})
+	_ = w.cfg.Store.Objects.Delete(ctx, manifestKey(name, sum))
 }
 
 // Discard returns the local directory to Head (the changes of a call that failed or was not
@@ -494,10 +523,12 @@ type Entry struct {
 	// Mode is the file's type and permission bits (setuid, setgid and sticky bits are never
 	// kept).
 	Mode uint32 `json:"mode"`
-	// Size and SHA256 describe a regular file's bytes; Link is a symlink's target (kept as
-	// written, never followed).
+	// Size and SHA256 describe a regular file's bytes; Object names the commit that stored
+	// them (a token, part of the object's key). Link is a symlink's target (kept as written,
+	// never followed).
 	Size   int64  `json:"size,omitempty"`
 	SHA256 string `json:"sha256,omitempty"`
+	Object string `json:"object,omitempty"`
 	Link   string `json:"link,omitempty"`
 }
 
@@ -553,7 +584,7 @@ func (w *Workspaces) remove(ctx context.Context, name string, wait bool) (bool, 
 			}
 			for _, e := range entries {
 				if e.kind() == 0 {
-					if err := objects.Delete(ctx, fileKey(name, e.SHA256)); err != nil {
+					if err := objects.Delete(ctx, fileKey(name, e)); err != nil {
 						return false, err
 					}
 				}

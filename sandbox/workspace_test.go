@@ -187,17 +187,22 @@ func TestWorkspaceConflict(t *testing.T) {
 	w1, w2 := s.worker(t), s.worker(t)
 	a, b := open(t, w1, "run-1"), open(t, w2, "run-1")
 	write(t, a.Dir, "a.txt", "from a", 0o644)
+	write(t, a.Dir, "same.txt", "both wrote this", 0o644)
 	write(t, b.Dir, "b.txt", "from b", 0o644)
+	write(t, b.Dir, "same.txt", "both wrote this", 0o644)
 	commit(t, a, "call-a")
+	objects := s.objectFiles(t)
 	_, _, err := b.Commit(context.Background(), "call-b", nil)
 	require.ErrorIs(t, err, sandbox.ErrConflict)
 	assert.Contains(t, err.Error(), `"call-a"`)
+	assert.Equal(t, objects, s.objectFiles(t), "the losing commit leaves no object behind")
 	require.NoError(t, b.Discard(context.Background()))
 	assert.Empty(t, tree(t, b.Dir))
 	b.Close()
 
-	b = open(t, w2, "run-1")
-	assert.Equal(t, map[string]string{"a.txt": "-rw-r--r-- from a"}, tree(t, b.Dir))
+	// The winner's objects survive the loser's cleanup, though it stored the same bytes.
+	b = open(t, s.worker(t), "run-1")
+	assert.Equal(t, map[string]string{"a.txt": "-rw-r--r-- from a", "same.txt": "-rw-r--r-- both wrote this"}, tree(t, b.Dir))
 }
 
 // TestWorkspaceUnchangedCommitsNothing: a Commit without changes stores nothing and keeps the
@@ -331,26 +336,39 @@ func TestWorkspaceMaliciousManifestIsRefused(t *testing.T) {
 			{Path: "a", Mode: uint32(fs.ModeSymlink) | 0o777, Link: host},
 		}},
 	}
+	t.Run("ValidControl", func(t *testing.T) {
+		s := newShared(t)
+		plant(t, s, "run-1", []sandbox.Entry{{Path: "ok", Mode: 0o644, Size: 3, SHA256: sha("pwn")}})
+		ws := open(t, s.worker(t), "run-1")
+		assert.Equal(t, map[string]string{"ok": "-rw-r--r-- pwn"}, tree(t, ws.Dir))
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newShared(t)
-			ctx := context.Background()
-			name := "run-1"
-			require.NoError(t, s.store.Objects.Put(ctx, sandbox.FileKeyForTest(name, sha("pwn")), sandbox.EncodeObjectForTest([]byte("pwn"))))
-			data, err := json.Marshal(tt.entries)
-			require.NoError(t, err)
-			sum := sha(string(data))
-			require.NoError(t, s.store.Objects.Put(ctx, sandbox.ManifestKeyForTest(name, sum), sandbox.EncodeObjectForTest(data)))
-			require.NoError(t, s.store.Heads.Swap(ctx, name, 0, sandbox.Head{Workspace: name, Version: 1, Manifest: sum}))
-
-			w := s.worker(t)
-			_, err = w.Open(ctx, name)
+			plant(t, s, "run-1", tt.entries)
+			_, err := s.worker(t).Open(context.Background(), "run-1")
 			require.Error(t, err)
 			assert.Empty(t, tree(t, host))
 			_, err = os.Stat(filepath.Join(filepath.Dir(host), "pwn"))
 			assert.True(t, os.IsNotExist(err))
 		})
 	}
+}
+
+// plant makes a manifest of entries (each file's bytes "pwn") the head of workspace name.
+func plant(t *testing.T, s *shared, name string, entries []sandbox.Entry) {
+	ctx := context.Background()
+	for i := range entries {
+		if entries[i].SHA256 != "" {
+			entries[i].Object = "0123456789abcdef"
+			require.NoError(t, s.store.Objects.Put(ctx, sandbox.FileKeyForTest(name, entries[i]), sandbox.EncodeObjectForTest([]byte("pwn"))))
+		}
+	}
+	data, err := json.Marshal(map[string]any{"commit": "0123456789abcdef", "entries": entries})
+	require.NoError(t, err)
+	sum := sha(string(data))
+	require.NoError(t, s.store.Objects.Put(ctx, sandbox.ManifestKeyForTest(name, sum), sandbox.EncodeObjectForTest(data)))
+	require.NoError(t, s.store.Heads.Swap(ctx, name, 0, sandbox.Head{Workspace: name, Version: 1, Manifest: sum}))
 }
 
 // TestWorkspaceHardLinks: two names of one file are two files of one object; a local file

@@ -1,0 +1,92 @@
+package cluster_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/internal/blobstoretest"
+	"github.com/toolgate/toolgate/internal/headstest"
+	"github.com/toolgate/toolgate/sandbox"
+)
+
+
+// TestSandboxSQLStoreOnPostgres runs the heads' behaviours (headstest: compare-and-set, one
+// winner of concurrent swaps, list, delete) on SQLHeads, and two workers sharing a sealed
+// SQLStore (restore on the other worker, a conflict, objects ciphertext in the table, Remove),
+// in a real PostgreSQL 15.
+func TestSandboxSQLStoreOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL")
+	}
+	fresh := startBlobPostgres(t)
+	ctx := context.Background()
+	t.Run("Heads", func(t *testing.T) {
+		headstest.Run(t, func(t *testing.T) sandbox.Heads {
+			db := fresh(t, "")
+			errs := make(chan error, 3)
+			for range 3 {
+				go func() { errs <- (&sandbox.SQLHeads{DB: db}).EnsureSchema(ctx) }()
+			}
+			for range 3 {
+				require.NoError(t, <-errs)
+			}
+			return &sandbox.SQLHeads{DB: db}
+		})
+	})
+	t.Run("Workspaces", func(t *testing.T) {
+		db := fresh(t, "")
+		store, err := sandbox.SQLStore(ctx, db, blobstoretest.Keyring(t, "k1"))
+		require.NoError(t, err)
+		worker := func() *sandbox.Workspaces {
+			w, err := sandbox.NewWorkspaces(sandbox.Config{Dir: filepath.Join(t.TempDir(), "ws"), Store: store})
+			require.NoError(t, err)
+			return w
+		}
+		w1, w2 := worker(), worker()
+		a, err := w1.Open(ctx, "run-1")
+		require.NoError(t, err)
+		defer a.Close()
+		require.NoError(t, os.WriteFile(filepath.Join(a.Dir, "main.go"), []byte("package main // plaintext-marker\n"), 0o644))
+		head, changed, err := a.Commit(ctx, "call-1", []byte(`{"exitCode":0}`))
+		require.NoError(t, err)
+		require.True(t, changed)
+		a.Close()
+
+		b, err := w2.Open(ctx, "run-1")
+		require.NoError(t, err)
+		defer b.Close()
+		assert.Equal(t, head.Version, b.Head.Version)
+		data, err := os.ReadFile(filepath.Join(b.Dir, "main.go"))
+		require.NoError(t, err)
+		assert.Equal(t, "package main // plaintext-marker\n", string(data))
+
+		// Both at version 1: the second commit conflicts.
+		a, err = w1.Open(ctx, "run-1")
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(a.Dir, "a"), []byte("a"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(b.Dir, "b"), []byte("b"), 0o644))
+		_, _, err = a.Commit(ctx, "call-a", nil)
+		require.NoError(t, err)
+		_, _, err = b.Commit(ctx, "call-b", nil)
+		require.ErrorIs(t, err, sandbox.ErrConflict)
+		assert.Contains(t, err.Error(), `"call-a"`)
+		require.NoError(t, b.Discard(ctx))
+		a.Close()
+		b.Close()
+
+		var plain int
+		require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM toolgate_sandbox_objects
+			WHERE position('plaintext-marker'::bytea in data) > 0 OR substring(data from 1 for 4) <> 'tgb1'::bytea`).Scan(&plain))
+		assert.Zero(t, plain, "objects in plaintext")
+
+		require.NoError(t, w2.Remove(ctx, "run-1"))
+		var left int
+		require.NoError(t, db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM toolgate_sandbox_objects) + (SELECT count(*) FROM toolgate_sandbox_heads)`).Scan(&left))
+		assert.Zero(t, left)
+	})
+}
