@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"regexp"
 	"slices"
 	"time"
@@ -126,6 +127,19 @@ type SandboxCommand struct {
 	// build): the tool is Idempotent and retried after a lost worker. Optional: default false,
 	// the tool is Unsafe like exec, with exec's Reconcile.
 	Idempotent bool
+}
+
+// PublicDialer returns http_get's guarded dial for others that connect on a model's behalf (the
+// sandbox's proxy: sandbox.RunnerConfig.Dial): it resolves the host with cfg.Resolver, refuses
+// loopback, private, link-local and metadata addresses unless cfg.AllowHosts lists them, and
+// connects to exactly the addresses it checked, within cfg.HTTPTimeout.
+func PublicDialer(cfg Config) (func(ctx context.Context, network, addr string) (net.Conn, error), error) {
+	s, err := cfg.settings()
+	if err != nil {
+		return nil, fmt.Errorf("configure toolbox: %w", err)
+	}
+	g := &guard{allow: s.allow, resolver: s.Resolver, timeout: s.HTTPTimeout}
+	return g.DialContext, nil
 }
 
 // sandboxTools holds what the sandbox tools share.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -177,4 +178,18 @@ func TestSandboxConfigRejects(t *testing.T) {
 		names = append(names, tool.Name())
 	}
 	assert.Equal(t, []string{NameAdd, NameEcho, NameSleep, NameWorkspaceListDir, NameWorkspaceReadFile, NameWorkspaceWriteFile}, names, fmt.Sprint(names))
+}
+
+// The sandbox's proxy dials as http_get does: a name that resolves to a loopback, private or
+// metadata address is refused without a connection, unless the operator allows it.
+func TestPublicDialerRefusesInternalAddresses(t *testing.T) {
+	dial, err := PublicDialer(Config{Resolver: fakeResolver{"internal.test": {netip.MustParseAddr("10.1.2.3")}}})
+	require.NoError(t, err)
+	for _, addr := range []string{"127.0.0.1:80", "internal.test:443", "169.254.169.254:80", "[::1]:443"} {
+		_, err := dial(context.Background(), "tcp", addr)
+		var refused *refusedError
+		assert.ErrorAs(t, err, &refused, addr)
+	}
+	_, err = PublicDialer(Config{AllowHosts: []string{"bad host"}})
+	assert.Error(t, err)
 }

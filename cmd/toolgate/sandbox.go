@@ -106,6 +106,7 @@ type sandboxFlags struct {
 	readOnly   []string
 	retention  time.Duration
 	env        []string
+	allowHosts []string
 	commands   []string // NAME=LINE
 	idempotent []string // NAME=LINE
 	noExec     bool
@@ -134,6 +135,7 @@ func addSandboxFlags(cmd *cobra.Command, a *app, f *sandboxFlags, dev bool) {
 	fs.StringArrayVar(&f.readOnly, "sandbox-ro", nil, "bind this host path read-only at the same path inside the sandbox, its bin directory first in PATH, such as /usr/local/go (repeat; /usr is bound already)")
 	fs.DurationVar(&f.retention, "sandbox-retention", sandbox.DefaultRetention, "remove a workspace (snapshots and local copies) no call committed for this long; the worker sweeps every hour")
 	fs.StringArrayVar(&f.env, "sandbox-env", nil, "a variable exec's env argument may set, such as GOFLAGS (repeat; default none: commands get only HOME, PATH and TMPDIR)")
+	fs.StringArrayVar(&f.allowHosts, "sandbox-allow-host", nil, "a host name (name or name:port; ports 80 and 443 by default) commands may reach over HTTP(S) through the sandbox's proxy, on public addresses only, such as proxy.golang.org (repeat; default none: no network at all). Needs a worker running as root; exec is then not run again after a lost worker")
 	fs.StringArrayVar(&f.commands, "sandbox-command", nil, "NAME=LINE: a tool NAME that runs the shell line LINE in the workspace, unsafe like exec (repeat)")
 	fs.StringArrayVar(&f.idempotent, "sandbox-idempotent-command", nil, "NAME=LINE: a tool NAME that runs LINE, declared idempotent (retried after a lost worker), such as 'run_tests=go test ./...' (repeat)")
 	fs.BoolVar(&f.noExec, "sandbox-no-exec", false, "leave exec out: models run only the --sandbox-command tools")
@@ -193,6 +195,9 @@ func (f *sandboxFlags) check() error {
 	if _, err := f.namedCommands(); err != nil {
 		return err
 	}
+	if len(f.allowHosts) > 0 && os.Geteuid() != 0 {
+		return badInput(errors.New("--sandbox-allow-host needs a worker running as root: the proxy listens in the sandbox's network namespace"))
+	}
 	dsn, err := f.store.postgresDSN()
 	if err != nil {
 		return err
@@ -243,7 +248,14 @@ func (f *sandboxFlags) open(ctx context.Context, logger *zap.Logger, keys codec.
 	if err != nil {
 		return nil, err
 	}
-	runner, err := sandbox.NewRunner(sandbox.RunnerConfig{ReadOnly: f.readOnly, Limits: limits})
+	rc := sandbox.RunnerConfig{ReadOnly: f.readOnly, Limits: limits}
+	if len(f.allowHosts) > 0 {
+		// The proxy dials as http_get does: public addresses only, exactly those checked.
+		if rc.Dial, err = toolbox.PublicDialer(toolbox.Config{Logger: logger}); err != nil {
+			return nil, err
+		}
+	}
+	runner, err := sandbox.NewRunner(rc)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
@@ -288,7 +300,7 @@ func (f *sandboxFlags) open(ctx context.Context, logger *zap.Logger, keys codec.
 		_ = s.Close()
 		return nil, badInput(fmt.Errorf("--sandbox-dir: %w", err))
 	}
-	s.cfg = &toolbox.Sandbox{Workspaces: ws, Runner: runner, Env: f.env, Limits: limits, Parts: parts, Commands: commands, DisableExec: f.noExec, Owner: owner}
+	s.cfg = &toolbox.Sandbox{Workspaces: ws, Runner: runner, Env: f.env, AllowHosts: f.allowHosts, Limits: limits, Parts: parts, Commands: commands, DisableExec: f.noExec, Owner: owner}
 	sweepCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.stop = stop
 	s.swept.Add(1)

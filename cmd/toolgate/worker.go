@@ -132,9 +132,10 @@ workspace_read_file and workspace_list_dir reach its files. DIR holds this worke
 the workspaces themselves are kept in --sandbox-store DIR or PostgreSQL
 (--sandbox-store-postgres-file), which every worker of the fleet shares, sealed with
 --codec-key's keys when given: a call on another worker, or after this one is lost, finds the
-files the run's earlier calls left. Commands run with no network, as an unprivileged user, with
-only HOME, PATH, TMPDIR and the --sandbox-env names exec's env sets; --sandbox-ro binds more host
-paths read-only (a toolchain). --sandbox-command NAME=LINE adds a tool that runs one fixed line
+files the run's earlier calls left. Commands run as an unprivileged user with no network (or only
+the --sandbox-allow-host names, through a proxy, on public addresses), with only HOME, PATH,
+TMPDIR and the --sandbox-env names exec's env sets; --sandbox-ro binds more host paths read-only
+(a toolchain). --sandbox-command NAME=LINE adds a tool that runs one fixed line
 (--sandbox-idempotent-command: declared idempotent, so retried), and --sandbox-no-exec leaves
 exec out. The worker removes workspaces no call committed for --sandbox-retention (7 days).`,
 		Example: `  toolgate worker --setup
