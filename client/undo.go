@@ -52,7 +52,9 @@ func (c *Client) Undo(ctx context.Context, workflowID string) (wire.UndoResult, 
 //   - otherwise the effects no earlier attempt compensated, skipped or found absent (failed,
 //     remaining and unresolved ones, and those an ended attempt did not reach) go to a new
 //     attempt, the next UndoWorkflow ID; a concurrent start of the same attempt attaches to it;
-//   - when none is left, nothing starts.
+//   - when none is left, nothing starts;
+//   - when no worker polls the queue the attempt would run (or runs) on, it returns at once an
+//     ErrNoWorker error naming that queue, and starts nothing.
 //
 // So no effect is compensated twice, as long as the namespace keeps the attempts' histories
 // (retention). A compensation an attempt had started when it was terminated runs again in the
@@ -79,6 +81,9 @@ func (c *Client) UndoWith(ctx context.Context, workflowID string, opts UndoOptio
 	plan := planUndo(run.effects, attempts)
 	switch {
 	case plan.running != "":
+		if err := c.checkPollers(ctx, plan.runningQueue); err != nil {
+			return wire.UndoResult{}, fmt.Errorf("undo %s: %s waits: %w", workflowID, plan.running, err)
+		}
 		res, err := c.undoResult(ctx, c.sdk.GetWorkflow(ctx, plan.running, ""))
 		if err != nil {
 			return wire.UndoResult{}, fmt.Errorf("undo %s: %w", workflowID, err)
@@ -93,6 +98,10 @@ func (c *Client) UndoWith(ctx context.Context, workflowID string, opts UndoOptio
 	queue := opts.TaskQueue
 	if queue == "" {
 		queue = run.undoQueue
+	}
+	if err := c.checkPollers(ctx, queue); err != nil {
+		// Started there, the attempt would wait, and a rerun would attach to it.
+		return wire.UndoResult{}, fmt.Errorf("undo %s: nothing started: %w", workflowID, err)
 	}
 	id := wire.UndoWorkflowID(workflowID, next)
 	summary := "undo " + workflowID
@@ -133,6 +142,7 @@ func (c *Client) undoResult(ctx context.Context, run client.WorkflowRun) (wire.U
 // undoAttempt is what one earlier UndoWorkflow of a run did.
 type undoAttempt struct {
 	workflowID string
+	taskQueue  string
 	closed     bool
 	// done holds, by idempotency key, the effects it compensated, skipped or found absent
 	// (read from its completed CompensateTool activities, so also of an attempt that was
@@ -180,7 +190,7 @@ func (c *Client) readUndoAttempt(id, run string, hist *historypb.History) (a und
 	if in.RunID != run {
 		return undoAttempt{}, false, nil
 	}
-	a = undoAttempt{workflowID: id, closed: closes(events[len(events)-1].GetEventType()), done: map[string]wire.UndoStep{}}
+	a = undoAttempt{workflowID: id, taskQueue: started.GetTaskQueue().GetName(), closed: closes(events[len(events)-1].GetEventType()), done: map[string]wire.UndoStep{}}
 	scheduled := map[int64]wire.UndoEffect{}
 	for _, ev := range events {
 		switch ev.GetEventType() {
@@ -215,8 +225,9 @@ func (c *Client) readUndoAttempt(id, run string, hist *historypb.History) (a und
 
 // undoPlan is what an undo does next, given the earlier attempts.
 type undoPlan struct {
-	// running is the workflow ID of an attempt that has not closed: attach to it.
-	running string
+	// running is the workflow ID of an attempt that has not closed: attach to it; it waits on
+	// runningQueue.
+	running, runningQueue string
 	// done holds the steps earlier attempts finished (not the running one's), by key.
 	done map[string]wire.UndoStep
 	// todo are the effects left for a new attempt, in completion order.
@@ -228,7 +239,7 @@ func planUndo(effects []wire.UndoEffect, attempts []undoAttempt) undoPlan {
 	p := undoPlan{done: map[string]wire.UndoStep{}}
 	for i, a := range attempts {
 		if !a.closed && i == len(attempts)-1 {
-			p.running = a.workflowID
+			p.running, p.runningQueue = a.workflowID, a.taskQueue
 			break
 		}
 		maps.Copy(p.done, a.done)

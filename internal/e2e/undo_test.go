@@ -198,3 +198,29 @@ func toolgateCLIExit(t *testing.T, args ...string) (string, int) {
 	require.NoError(t, err, "toolgate %v: %s", args, stderr.String())
 	return string(out), 0
 }
+
+// TestUndoOnAQueueWithoutWorker: `toolgate undo --task-queue` naming a queue no worker polls
+// fails at once naming it (exit 5) and starts nothing, so the undo without the flag then runs.
+func TestUndoOnAQueueWithoutWorker(t *testing.T) {
+	queue, undone, _ := undoAgent(t)
+	agentID := runUndoAgent(t, queue)
+	nowhere := "nowhere-" + queue
+
+	bin, err := testbin.Toolgate()
+	require.NoError(t, err)
+	srv := devtest.Server(t)
+	cmd := exec.Command(bin, "undo", agentID, "--task-queue", nowhere, "--address", srv.FrontendAddress(), "--namespace", srv.Namespace())
+	cmd.Env = testbin.ChildEnv()
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "%s", out)
+	assert.Equal(t, 5, exit.ExitCode())
+	assert.Contains(t, string(out), `no worker polls task queue "`+nowhere+`"`)
+	assert.Empty(t, undone())
+	_, err = devtest.Client(t).DescribeWorkflowExecution(context.Background(), wire.UndoWorkflowID(agentID, 1), "")
+	assert.Error(t, err, "no attempt was started")
+
+	_, code := toolgateCLIExit(t, "undo", agentID)
+	assert.Equal(t, 0, code)
+	assert.Len(t, undone(), 3, "the undo without the flag compensates the three bookings")
+}
