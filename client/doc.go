@@ -61,6 +61,10 @@
 // once, while the call keeps waiting. When ctx ends with no worker polling, Execute does not wait
 // for the close and joins an [ErrNoWorker] error naming the queue.
 //
+// A call ID names one execution: a submission that attaches to a running call started on another
+// queue waits on that queue. [Options.OtherQueue] hears of it at once ([ErrOtherQueue], naming
+// the queue), and the no-worker watch and the check on cancel look at that queue.
+//
 // # Search attributes
 //
 // When the namespace has the Keyword search attributes ToolName and ToolCallId (detected once per
