@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -270,13 +271,30 @@ type scanned struct {
 	bytes   int64
 	files   int64
 	skipped []string // fifos, sockets, devices: removed, not kept
+	known   hashes   // the SHA-256 of files as the last scan found them
+	hashes  hashes   // as this scan found them
 }
 
-// scan walks the workspace rooted at root: directories, regular files (hashed) and symlinks
-// become entries; other types are removed from the local copy and named in skipped. More than
-// maxBytes of files, or maxEntries entries, is ErrWorkspaceTooLarge.
-func scan(ctx context.Context, root *os.Root, maxBytes int64) (*scanned, error) {
-	s := &scanned{}
+// hashes are the SHA-256 of files by path, each with the identity it had when hashed (device,
+// inode, size, modification and change times): a file whose identity is unchanged is not read
+// again. Only files changed a while before they were hashed are kept (racyWindow), so a change
+// within one tick of the file system's clock cannot hide behind an unchanged time.
+type hashes map[string]hashed
+
+type hashed struct {
+	id  fileID
+	sum string
+}
+
+// racyWindow is how long after a file's last change its hash is trusted by identity alone.
+var racyWindow = 2 * time.Second
+
+// scan walks the workspace rooted at root: directories, regular files (hashed, unless known
+// has them with their identity) and symlinks become entries; other types are removed from the
+// local copy and named in skipped. More than maxBytes of files, or maxEntries entries, is
+// ErrWorkspaceTooLarge.
+func scan(ctx context.Context, root *os.Root, maxBytes int64, known hashes) (*scanned, error) {
+	s := &scanned{known: known, hashes: hashes{}}
 	if err := s.walk(ctx, root, "", maxBytes); err != nil {
 		return nil, err
 	}
@@ -319,9 +337,19 @@ func (s *scanned) walk(ctx context.Context, dir *os.Root, rel string, maxBytes i
 			if s.bytes > maxBytes {
 				return fmt.Errorf("%w: more than %d bytes", ErrWorkspaceTooLarge, maxBytes)
 			}
-			sum, size, err := hashFile(dir, name, info)
-			if err != nil {
-				return fmt.Errorf("read %q: %w", p, err)
+			id, idOK := identify(info)
+			sum, size := "", info.Size()
+			if k, ok := s.known[p]; ok && idOK && k.id == id {
+				sum = k.sum
+			} else {
+				hashedAt := time.Now()
+				if sum, size, err = hashFile(dir, name, info); err != nil {
+					return fmt.Errorf("read %q: %w", p, err)
+				}
+				idOK = idOK && id.changed < hashedAt.Add(-racyWindow).UnixNano()
+			}
+			if idOK {
+				s.hashes[p] = hashed{id: id, sum: sum}
 			}
 			s.files++
 			s.entries = append(s.entries, Entry{Path: p, Mode: perm, Size: size, SHA256: sum})

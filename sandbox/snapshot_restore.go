@@ -24,6 +24,7 @@ type restorer struct {
 	workspace string
 	owner     *Owner
 	children  map[string][]Entry // by parent path ("" for the root)
+	known     hashes             // files' hashes at the last scan, by identity
 }
 
 func newRestorer(ctx context.Context, objects blobs.Store, workspace string, owner *Owner, entries []Entry) *restorer {
@@ -168,7 +169,7 @@ func (r *restorer) restoreFile(ctx context.Context, dir *os.Root, name string, e
 	switch {
 	case err == nil && info.Mode().IsRegular() && info.Size() == e.Size && links(info) == 1:
 		// Kept when the bytes match; a file linked elsewhere is always replaced, never chmod'ed.
-		if sum, _, err := hashFile(dir, name, info); err == nil && sum == e.SHA256 {
+		if sum, err := r.sum(dir, name, e.Path, info); err == nil && sum == e.SHA256 {
 			if info.Mode()&(permBits|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) == e.perm() && r.owned(info) {
 				return nil
 			}
@@ -193,6 +194,17 @@ func (r *restorer) restoreFile(ctx context.Context, dir *os.Root, name string, e
 		return errors.New("object does not match its SHA-256")
 	}
 	return r.writeFile(dir, name, data, e.perm(), exists)
+}
+
+// sum is the SHA-256 of the file at rel: known by its identity, else read.
+func (r *restorer) sum(dir *os.Root, name, rel string, info fs.FileInfo) (string, error) {
+	if k, ok := r.known[rel]; ok {
+		if id, ok := identify(info); ok && id == k.id {
+			return k.sum, nil
+		}
+	}
+	sum, _, err := hashFile(dir, name, info)
+	return sum, err
 }
 
 // fixFile sets the owner and mode of a kept file through a descriptor opened without following.

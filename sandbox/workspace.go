@@ -51,7 +51,8 @@ type Workspaces struct {
 	cfg Config
 
 	mu    sync.Mutex
-	locks map[string]*turn // by workspace name, while held or awaited
+	locks map[string]*turn  // by workspace name, while held or awaited
+	known map[string]hashes // by workspace name: its files' hashes at its last scan
 }
 
 // turn is one workspace's lock on this worker: a token in a channel, so a wait can end with ctx.
@@ -89,7 +90,7 @@ func NewWorkspaces(cfg Config) (*Workspaces, error) {
 	if err := os.Chmod(cfg.Dir, 0o711); err != nil {
 		return nil, fmt.Errorf("sandbox workspaces: %w", err)
 	}
-	return &Workspaces{cfg: cfg, locks: map[string]*turn{}}, nil
+	return &Workspaces{cfg: cfg, locks: map[string]*turn{}, known: map[string]hashes{}}, nil
 }
 
 // Workspace is one workspace opened for one call: its local directory holds exactly the
@@ -288,6 +289,7 @@ func (ws *Workspace) restore(ctx context.Context) error {
 	}
 	defer root.Close()
 	r := newRestorer(ctx, ws.w.cfg.Store.Objects, ws.Name, ws.w.cfg.Owner, entries)
+	r.known = ws.w.hashesOf(ws.Name)
 	return r.restoreDir(root, "")
 }
 
@@ -364,11 +366,12 @@ func (ws *Workspace) commit(ctx context.Context, call string, record json.RawMes
 	if err != nil {
 		return Head{}, false, err
 	}
-	s, err := scan(ctx, root, ws.w.cfg.MaxBytes)
+	s, err := scan(ctx, root, ws.w.cfg.MaxBytes, ws.w.hashesOf(ws.Name))
 	if err != nil {
 		root.Close()
 		return Head{}, false, err
 	}
+	ws.w.setHashes(ws.Name, s.hashes)
 	defer root.Close()
 	old, err := ws.manifest(ctx)
 	if err != nil {
@@ -449,6 +452,24 @@ func (ws *Workspace) commit(ctx context.Context, call string, record json.RawMes
 	// Best effort: objects a failed prune leaves stay in the store, never read again.
 	ws.w.prune(ctx, ws.Name, before, old, s.entries)
 	return next, true, nil
+}
+
+// hashesOf returns the workspace's hashes at its last scan on this worker (nil: none).
+func (w *Workspaces) hashesOf(name string) hashes {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.known[name]
+}
+
+// setHashes keeps the workspace's hashes of a scan (nil forgets them).
+func (w *Workspaces) setHashes(name string, h hashes) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if h == nil {
+		delete(w.known, name)
+		return
+	}
+	w.known[name] = h
 }
 
 // prune deletes the objects of the snapshot before prev (prev.Prev) that neither prev (its
@@ -597,6 +618,7 @@ func (w *Workspaces) remove(ctx context.Context, name string, wait bool) (bool, 
 			return false, err
 		}
 	}
+	w.setHashes(name, nil)
 	return true, w.removeLocal(w.paths(name))
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -233,6 +234,35 @@ func TestWorkspaceUnchangedCommitsNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "call-1", got.Call)
 	assert.Equal(t, objects, s.objectFiles(t))
+}
+
+// TestWorkspaceSeesChangesBehindAnUnchangedTime: a file rewritten with the same size and
+// modification time is committed (its change time moved), though scans trust known hashes.
+func TestWorkspaceSeesChangesBehindAnUnchangedTime(t *testing.T) {
+	sandbox.TrustHashesForTest(t)
+	s := newShared(t)
+	ws := open(t, s.worker(t), "run-1")
+	write(t, ws.Dir, "a", "aaaa", 0o644)
+	commit(t, ws, "c1")
+	p := filepath.Join(ws.Dir, "a")
+	before, err := os.Lstat(p)
+	require.NoError(t, err)
+	for i := 0; ; i++ { // until the file system's clock has ticked
+		require.NoError(t, os.WriteFile(p, []byte(fmt.Sprintf("%04d", i)), 0o644))
+		require.NoError(t, os.Chtimes(p, before.ModTime(), before.ModTime()))
+		now, err := os.Lstat(p)
+		require.NoError(t, err)
+		if now.Sys().(*syscall.Stat_t).Ctim != before.Sys().(*syscall.Stat_t).Ctim {
+			break
+		}
+	}
+	head, changed, err := ws.Commit(context.Background(), "c2", nil)
+	require.NoError(t, err)
+	assert.True(t, changed)
+	assert.Equal(t, int64(2), head.Version)
+	_, changed, err = ws.Commit(context.Background(), "c3", nil)
+	require.NoError(t, err)
+	assert.False(t, changed)
 }
 
 // TestWorkspaceStoresEachObjectOnceAndPrunes: identical files are one object; a commit stores
