@@ -6,7 +6,7 @@ WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 BENCHSTAT     := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 PKGS          := ./... ./cmd/toolgate/... ./internal/uitest/...
 
-.PHONY: dev test test-cluster test-oauth setup vet check workflowcheck test-race test-norace fmt lint lint-noserver bench build
+.PHONY: dev test test-cluster test-oauth test-traces setup vet check workflowcheck test-race test-norace fmt lint lint-noserver bench build
 
 ## dev: run toolgate on its embedded default (Temporal server, Web UI, worker with the toolbox).
 dev:
@@ -67,6 +67,14 @@ test-cluster: setup bin/toolgate
 ## OpenID provider in process.
 test-oauth: bin/toolgate
 	TOOLGATE_BIN=$(CURDIR)/bin/toolgate $(GO) test -ldflags=-w -timeout 30m ./cmd/toolgate/internal/oauthtest/ -args -hydra
+
+## test-traces: the long form of the trace tests (cmd/toolgate TestJaegerTraces) against a real
+## Jaeger v1.75.0, built from internal/tools/jaeger (a tools module outside go.work; its cold
+## build costs many minutes of CPU; $TOOLGATE_JAEGER_BIN names a prebuilt one): a call, an MCP call
+## and an agent round exported over OTLP, read back from Jaeger's query API. `make test` runs the
+## short forms (in-process recorders, an in-process OTLP receiver).
+test-traces: bin/toolgate
+	TOOLGATE_BIN=$(CURDIR)/bin/toolgate $(GO) test -ldflags=-w -timeout 45m -run '^TestJaegerTraces$$' ./cmd/toolgate/ -args -jaeger
 
 # bin/toolgate is always relinked (cheap when nothing changed: the build cache has every package);
 # the FORCE prerequisite keeps make from trusting the file's age. Build with plain `go build` for
