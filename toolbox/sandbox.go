@@ -1,6 +1,7 @@
 package toolbox
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/toolgate/toolgate/codec"
 	"github.com/toolgate/toolgate/sandbox"
 	"github.com/toolgate/toolgate/toolcore"
 )
@@ -99,6 +101,11 @@ type Sandbox struct {
 	Commands []SandboxCommand
 	// DisableExec leaves exec out: the model runs only the Commands. Optional: default false.
 	DisableExec bool
+	// Keys seal what a call records with its commit (its result, kept in the workspace's head
+	// beside its name: the heads are plain files or a table) with the codec keyring, as the
+	// store's objects are; a record that is not sealed is then refused. Optional: default none,
+	// records are kept in plaintext.
+	Keys codec.KeySource
 	// Owner owns the files and directories workspace_write_file creates, so that commands may
 	// change them: the sandbox's user (sandbox.Config.Owner). Optional: default the Runner's user
 	// (Runner.UID, Runner.GID) when there is a Runner, else the worker's.
@@ -292,27 +299,79 @@ func (t *sandboxTools) open(ctx context.Context, tool string) (*sandbox.Workspac
 // recorded returns what the call with the running call's idempotency key recorded when it
 // committed ws's head, if it did: an attempt that runs again after its call committed (an
 // idempotent tool retried, a result that was lost) returns the first one's result.
-func recorded[R any](ctx context.Context, head sandbox.Head) (R, bool) {
+func recorded[R any](ctx context.Context, t *sandboxTools, head sandbox.Head) (R, bool) {
 	var r R
 	key := toolcore.IdempotencyKey(ctx)
 	if key == "" || head.Call != key || len(head.Record) == 0 {
 		return r, false
 	}
-	if err := json.Unmarshal(head.Record, &r); err != nil {
+	raw, err := t.openRecord(head)
+	if err != nil {
+		t.logger.Warn("sandbox record unreadable", zap.String("workspace", head.Workspace), zap.Error(err))
+		return r, false
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
 		return r, false
 	}
 	return r, true
 }
 
+// sealedRecord is a record sealed with the codec keyring; no tool's result has these members
+// alone.
+type sealedRecord struct {
+	KeyID  string `json:"keyId"`
+	Sealed []byte `json:"sealed"`
+}
+
+// recordAAD binds a sealed record to its workspace and call: one copied to another head does
+// not open.
+func recordAAD(workspace, call string) []byte {
+	return []byte("toolgate-sandbox-record\x00" + workspace + "\x00" + call)
+}
+
+// sealRecord is raw as the head keeps it: sealed when there are Keys.
+func (t *sandboxTools) sealRecord(workspace, call string, raw []byte) (json.RawMessage, error) {
+	if t.cfg.Keys == nil {
+		return raw, nil
+	}
+	id, sealed, err := codec.Seal(t.cfg.Keys, raw, recordAAD(workspace, call))
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(sealedRecord{KeyID: id, Sealed: sealed})
+}
+
+// openRecord returns the head's record in plaintext: opened when sealed (which needs the Keys);
+// with Keys, a record that is not sealed is refused.
+func (t *sandboxTools) openRecord(head sandbox.Head) ([]byte, error) {
+	var s sealedRecord
+	dec := json.NewDecoder(bytes.NewReader(head.Record))
+	dec.DisallowUnknownFields()
+	isSealed := dec.Decode(&s) == nil && s.KeyID != "" && len(s.Sealed) > 0
+	switch {
+	case isSealed && t.cfg.Keys == nil:
+		return nil, errors.New("the record is sealed and this worker has no codec key")
+	case isSealed:
+		return codec.Open(t.cfg.Keys, s.KeyID, s.Sealed, recordAAD(head.Workspace, head.Call))
+	case t.cfg.Keys != nil:
+		return nil, errors.New("the record is not sealed, and this worker seals records")
+	}
+	return head.Record, nil
+}
+
 // commit commits ws after a call that may have changed it, recording record; on any failure the
 // changes are discarded and the error says why in words for the model.
 func (t *sandboxTools) commit(ctx context.Context, tool string, ws *sandbox.Workspace, record any) (workspaceState, error) {
+	key := toolcore.IdempotencyKey(ctx)
 	raw, err := json.Marshal(record)
+	if err == nil {
+		raw, err = t.sealRecord(ws.Name, key, raw)
+	}
 	if err != nil {
 		t.discard(ctx, tool, ws)
 		return workspaceState{}, fmt.Errorf("%s: record the result: %w", tool, err)
 	}
-	head, changed, err := ws.Commit(ctx, toolcore.IdempotencyKey(ctx), raw)
+	head, changed, err := ws.Commit(ctx, key, raw)
 	if err == nil {
 		if !changed {
 			return workspaceState{Version: ws.Head.Version}, nil

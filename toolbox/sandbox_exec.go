@@ -296,7 +296,7 @@ func (t *sandboxTools) execute(ctx context.Context, tool string, a execArgs) (an
 		return nil, err
 	}
 	defer ws.Close()
-	if r, ok := recorded[execResult](ctx, ws.Head); ok {
+	if r, ok := recorded[execResult](ctx, t, ws.Head); ok {
 		return r, nil
 	}
 	// Before anything runs: Reconcile tells a lost attempt's commit from another call's by it.
@@ -514,9 +514,14 @@ func (t *sandboxTools) reconcile(tool string) func(ctx context.Context, key stri
 			return nil, false, fmt.Errorf("%s: the workspace's store is unavailable", tool)
 		}
 		if key != "" && head.Call == key {
+			raw, err := t.openRecord(head)
 			var r execResult
-			if err := json.Unmarshal(head.Record, &r); err != nil {
-				return nil, false, fmt.Errorf("%s: the workspace's record of the call does not decode: %w", tool, err)
+			if err == nil {
+				err = json.Unmarshal(raw, &r)
+			}
+			if err != nil {
+				t.logger.Error("sandbox record unreadable", zap.String("tool", tool), zap.String("workspace", name), zap.Error(err))
+				return nil, false, fmt.Errorf("%s: the workspace's record of the call cannot be read (the operator's log says why)", tool)
 			}
 			return r, true, nil
 		}

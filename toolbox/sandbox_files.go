@@ -149,7 +149,7 @@ func (t *sandboxTools) write(ctx context.Context, a workspaceWriteArgs) (any, er
 		return nil, err
 	}
 	defer ws.Close()
-	if r, ok := recorded[workspaceWriteResult](ctx, ws.Head); ok {
+	if r, ok := recorded[workspaceWriteResult](ctx, t, ws.Head); ok {
 		return r, nil
 	}
 	f := t.files

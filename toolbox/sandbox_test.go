@@ -1,6 +1,7 @@
 package toolbox
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/toolgate/toolgate/codec"
 	"github.com/toolgate/toolgate/sandbox"
 	"github.com/toolgate/toolgate/toolcore"
 )
@@ -372,4 +374,42 @@ func TestSandboxToolsNeedAWorkspaceName(t *testing.T) {
 	assert.False(t, res.IsError(), "the key names the workspace of a call of no run (in process)")
 	_, err := h.ws.Head(context.Background(), "toolcall-solo")
 	require.NoError(t, err)
+}
+
+// With the codec keyring a call's record is sealed in the workspace's head (the heads are plain
+// files or a table): the command's output is not there in plaintext, and Reconcile and a retry
+// still read it; a worker without the key, or a plaintext record where records are sealed, finds
+// none.
+func TestSandboxRecordsSealed(t *testing.T) {
+	keys, err := codec.NewKeyring(codec.Key{ID: "k1", Secret: bytes.Repeat([]byte{7}, 32)})
+	require.NoError(t, err)
+	store := sandbox.FileStore(t.TempDir(), nil)
+	h := newSandboxHarness(t, Sandbox{Keys: keys}, store, writeOut("f", "1", "the secret output\n"))
+	ctx := context.Background()
+	first, _ := h.callIn(t, ctx, "run-1", "toolcall-a", NameExec, `{"argv":["make"]}`)
+	require.False(t, first.IsError(), first.Content())
+	head, err := h.ws.Head(ctx, "run-1")
+	require.NoError(t, err)
+	assert.NotContains(t, string(head.Record), "secret output")
+	assert.Contains(t, string(head.Record), `"keyId":"k1"`)
+
+	again, _ := h.callIn(t, ctx, "run-1", "toolcall-a", NameExec, `{"argv":["make"]}`)
+	assert.Equal(t, first.Content(), again.Content())
+	assert.Equal(t, int64(1), h.runner.runs.Load(), "the retry read the sealed record")
+	tool, _ := h.reg.Get(NameExec)
+	out, found, err := tool.Reconcile(toolcore.WithExecution(ctx, toolcore.Execution{IdempotencyKey: "toolcall-a", Run: "run-1"}), "toolcall-a")
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, "the secret output\n", out.(execResult).Stdout)
+
+	keyless := newSandboxHarness(t, Sandbox{}, store, writeOut("f", "1", "x"))
+	keylessTool, _ := keyless.reg.Get(NameExec)
+	_, _, err = keylessTool.Reconcile(toolcore.WithExecution(ctx, toolcore.Execution{IdempotencyKey: "toolcall-a", Run: "run-1"}), "toolcall-a")
+	assert.EqualError(t, err, "exec: the workspace's record of the call cannot be read (the operator's log says why)")
+
+	plain := newSandboxHarness(t, Sandbox{}, store, writeOut("g", "2", "plain"))
+	res, _ := plain.callIn(t, ctx, "run-1", "toolcall-b", NameExec, `{"argv":["make"]}`)
+	require.False(t, res.IsError(), res.Content())
+	_, _, err = tool.Reconcile(toolcore.WithExecution(ctx, toolcore.Execution{IdempotencyKey: "toolcall-b", Run: "run-1"}), "toolcall-b")
+	assert.Error(t, err, "a plaintext record where records are sealed")
 }

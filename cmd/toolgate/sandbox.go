@@ -300,7 +300,7 @@ func (f *sandboxFlags) open(ctx context.Context, logger *zap.Logger, keys codec.
 		_ = s.Close()
 		return nil, badInput(fmt.Errorf("--sandbox-dir: %w", err))
 	}
-	s.cfg = &toolbox.Sandbox{Workspaces: ws, Runner: runner, Env: f.env, AllowHosts: f.allowHosts, Limits: limits, Parts: parts, Commands: commands, DisableExec: f.noExec, Owner: owner}
+	s.cfg = &toolbox.Sandbox{Workspaces: ws, Runner: runner, Env: f.env, AllowHosts: f.allowHosts, Keys: keys, Limits: limits, Parts: parts, Commands: commands, DisableExec: f.noExec, Owner: owner}
 	sweepCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.stop = stop
 	s.swept.Add(1)
