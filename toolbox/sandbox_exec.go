@@ -414,6 +414,8 @@ func (t *sandboxTools) shape(out sandbox.Output, state workspaceState) (execResu
 		r.Truncated = true
 		return r
 	}).(execResult)
+	// A tail cut inside a line starts at the next line, when one starts soon.
+	fitted.Stdout, fitted.Stderr = fromLine(fitted.Stdout, out.Stdout), fromLine(fitted.Stderr, out.Stderr)
 	fitted.Truncated = out.Truncated || fitted.Stdout != out.Stdout || fitted.Stderr != out.Stderr
 	fitted.Attached = nil
 	var parts []toolcore.Part
@@ -461,6 +463,18 @@ func limitError(tool string, out sandbox.Output, l sandbox.Limits) error {
 		msg += fmt.Sprintf("; stdout ends %q", tail)
 	}
 	return errors.New(msg)
+}
+
+// fromLine is the tail shown of the stream kept, starting after its first newline when the tail
+// was cut inside a line and a newline comes within 200 bytes.
+func fromLine(shown, kept string) string {
+	if shown == kept || strings.HasSuffix(kept[:len(kept)-len(shown)], "\n") {
+		return shown
+	}
+	if i := strings.IndexByte(shown, '\n'); i >= 0 && i < 200 && i+1 < len(shown) {
+		return shown[i+1:]
+	}
+	return shown
 }
 
 // tailRunes is the last n runes of s at most.

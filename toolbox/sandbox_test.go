@@ -227,6 +227,7 @@ func TestExecOutputBounds(t *testing.T) {
 		r := decodeExec(t, res)
 		assert.True(t, r.Truncated)
 		assert.True(t, strings.HasSuffix(big, r.Stdout), "a tail")
+		assert.True(t, strings.HasPrefix(r.Stdout, "0123456789\n"), "from the start of a line")
 		assert.Contains(t, r.Stdout, "last line\n")
 		assert.Greater(t, len(r.Stdout), 3000, "most of the cap")
 		assert.Equal(t, "warning\n", r.Stderr, "the short stream whole")
