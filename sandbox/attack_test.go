@@ -68,7 +68,8 @@ func TestAttackPtrace(t *testing.T) {
 	for _, pid := range []int{victim.Process.Pid, os.Getpid()} {
 		out := perl(t, r, dir, `syscall(101, 16, $ARGV[0], 0, 0) == -1 or die "attached\n"; print $!+0`, strconv.Itoa(pid))
 		assert.Equal(t, 0, out.ExitCode, out.Stderr)
-		assert.Equal(t, strconv.Itoa(int(syscall.ESRCH)), out.Stdout, "no such process")
+		// No such process in the sandbox, or ptrace refused outright (seccomp, on amd64).
+		assert.Contains(t, []string{strconv.Itoa(int(syscall.ESRCH)), strconv.Itoa(int(syscall.EPERM))}, out.Stdout)
 	}
 	status, err := os.ReadFile("/proc/" + strconv.Itoa(victim.Process.Pid) + "/status")
 	require.NoError(t, err)
@@ -248,4 +249,31 @@ func TestAttackCancelLeavesNoProcess(t *testing.T) {
 	assert.ErrorIs(t, <-done, context.Canceled)
 	assert.Empty(t, markedProcesses(t, mark, ""), "no process of the sandbox is left after Run returns")
 	runtime.KeepAlive(dir)
+}
+
+func TestAttackKernelInterfacesAreRefused(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the seccomp table is kept for amd64 only")
+	}
+	r := newTestRunner(t)
+	dir := newWorkspace(t, r)
+	// Each call would succeed (or fail otherwise than EPERM) for an unprivileged process
+	// without the sandbox's seccomp program.
+	tests := []struct {
+		name    string
+		program string
+	}{
+		{"ptrace(PTRACE_TRACEME)", `syscall(101, 0, 0, 0, 0)`},
+		{"keyctl(KEYCTL_GET_KEYRING_ID)", `syscall(250, 0, -3, 0)`},
+		{"io_uring_setup", `syscall(425, 1, 0)`},
+		{"add_key", `my ($t, $d, $p) = ("user", "x", "data"); syscall(248, $t, $d, $p, 4, -2)`},
+		{"process_vm_readv of itself", `syscall(310, $$, 0, 0, 0, 0, 0)`},
+		{"an x32 system call", `syscall(0x40000000 + 39)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := perl(t, r, dir, `my $r = do { `+tt.program+` }; print $r == -1 ? $!+0 : "ok"`)
+			assert.Equal(t, strconv.Itoa(int(syscall.EPERM)), out.Stdout, out.Stderr)
+		})
+	}
 }

@@ -32,7 +32,9 @@ const (
 	fdPasswd    = 5 // --ro-bind-data: /etc/passwd
 	fdGroup     = 6 // --ro-bind-data: /etc/group
 	fdHosts     = 7 // --ro-bind-data: /etc/hosts
-	fdBlock     = 8 // --block-fd (a command with AllowHosts): the command waits for its proxy
+	// Then, each at the next descriptor: the seccomp program (--seccomp) when there is one for
+	// this architecture, and for a command with AllowHosts the --block-fd it waits on for its
+	// proxy.
 )
 
 // launch is one prepared sandbox start: the prlimit and bwrap command line, the environment and
@@ -41,8 +43,8 @@ type launch struct {
 	args  []string   // prlimit's argv (prlimit ... -- bwrap ... -- command)
 	env   []string   // the sandbox's whole environment (bwrap passes its own on)
 	files []*os.File // ExtraFiles: fd 3, 4, ...; closed in this process after Start
-	// release, for a command with AllowHosts, is the write end of fdBlock: writing to it (once
-	// the proxy listens) lets the command start.
+	// release, for a command with AllowHosts, is the write end of its --block-fd: writing to it
+	// (once the proxy listens) lets the command start.
 	release *os.File
 }
 

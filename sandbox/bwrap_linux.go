@@ -60,13 +60,21 @@ func (r *Runner) prepare(dir string, argv []string, workdir string, env map[stri
 	l.args = append([]string{"prlimit"}, prlimitArgs(lim)...)
 	l.args = append(l.args, "--", r.bwrap)
 	l.args = append(l.args, r.bwrapArgs(lim, workdir)...)
+	if filter := seccompFilter(); filter != nil {
+		f, err := dataPipe(string(filter))
+		if err != nil {
+			return l, fmt.Errorf("sandbox: %w", err)
+		}
+		l.args = append(l.args, "--seccomp", strconv.Itoa(3+len(l.files)))
+		l.files = append(l.files, f)
+	}
 	if proxied {
 		rd, wr, err := os.Pipe()
 		if err != nil {
 			return l, fmt.Errorf("sandbox: %w", err)
 		}
+		l.args = append(l.args, "--block-fd", strconv.Itoa(3+len(l.files)))
 		l.files, l.release = append(l.files, rd), wr
-		l.args = append(l.args, "--block-fd", strconv.Itoa(fdBlock))
 	}
 	l.args = append(l.args, "--")
 	l.args = append(l.args, argv...)
