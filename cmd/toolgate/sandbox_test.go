@@ -3,13 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap/zaptest"
 
 	"github.com/toolgate/toolgate/codec"
 	"github.com/toolgate/toolgate/sandbox"
@@ -156,4 +159,44 @@ func TestSandboxFlagsRejected(t *testing.T) {
 			assert.Contains(t, stderr, tt.want)
 		})
 	}
+}
+
+// A worker's sweeper removes, at start and then every interval until it stops, the workspaces no
+// call committed for the retention, and keeps the others.
+func TestSandboxSweeperRemovesOldWorkspaces(t *testing.T) {
+	storeDir := filepath.Join(t.TempDir(), "store")
+	store := sandbox.FileStore(storeDir, nil)
+	old := time.Now().Add(-30 * 24 * time.Hour)
+	stale, err := sandbox.NewWorkspaces(sandbox.Config{Dir: filepath.Join(t.TempDir(), "work"), Store: store, Now: func() time.Time { return old }})
+	require.NoError(t, err)
+	commitWith(t, stale, "agent-old")
+	commitWorkspace(t, store, "agent-new", "toolcall-n", map[string]string{"x": "x"})
+
+	ws, err := sandbox.NewWorkspaces(sandbox.Config{Dir: filepath.Join(t.TempDir(), "work"), Store: store})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runSandboxSweeper(ctx, ws, zaptest.NewLogger(t), time.Hour)
+	}()
+	require.Eventually(t, func() bool {
+		_, err := ws.Head(context.Background(), "agent-old")
+		return errors.Is(err, sandbox.ErrNoWorkspace)
+	}, time.Minute, 10*time.Millisecond, "the sweep at start removes the old workspace")
+	cancel()
+	<-done
+	_, err = ws.Head(context.Background(), "agent-new")
+	assert.NoError(t, err, "a recent workspace stays")
+}
+
+// commitWith commits one file to the workspace name through ws.
+func commitWith(t *testing.T, ws *sandbox.Workspaces, name string) {
+	t.Helper()
+	w, err := ws.Open(context.Background(), name)
+	require.NoError(t, err)
+	defer w.Close()
+	require.NoError(t, os.WriteFile(filepath.Join(w.Dir, "f"), []byte("f"), 0o644))
+	_, _, err = w.Commit(context.Background(), "toolcall-"+name, nil)
+	require.NoError(t, err)
 }
