@@ -448,29 +448,12 @@ func hashFile(dir *os.Root, name string, info fs.FileInfo) (string, int64, error
 // readFile returns the bytes of the file at rel (slash-separated) beneath root when their
 // SHA-256 is sum, walking one directory at a time without following symlinks.
 func readFile(root *os.Root, rel, sum string, size int64) ([]byte, error) {
-	dir := root
-	parts := strings.Split(rel, "/")
-	for _, name := range parts[:len(parts)-1] {
-		info, err := dir.Lstat(name)
-		if err != nil {
-			return nil, err
-		}
-		if !info.IsDir() {
-			return nil, fmt.Errorf("%q is no longer a directory", name)
-		}
-		sub, err := openDirBeneath(dir, name, info)
-		if err != nil {
-			return nil, err
-		}
-		if dir != root {
-			dir.Close()
-		}
-		dir = sub
+	dir, done, err := openDirPath(root, manifestDir(rel))
+	if err != nil {
+		return nil, err
 	}
-	if dir != root {
-		defer dir.Close()
-	}
-	name := parts[len(parts)-1]
+	defer done()
+	name := path.Base(rel)
 	info, err := dir.Lstat(name)
 	if err != nil {
 		return nil, err
@@ -542,4 +525,36 @@ func each[T any](ctx context.Context, items []T, size func(T) int64, fn func(con
 		return context.Cause(ctx)
 	}
 	return nil
+}
+
+// openDirPath opens the directory at rel (slash-separated, "" for root) beneath root one
+// component at a time, each one Lstat said is a directory (no symlink is followed). done closes
+// what it opened.
+func openDirPath(root *os.Root, rel string) (dir *os.Root, done func(), err error) {
+	dir = root
+	done = func() {
+		if dir != root {
+			dir.Close()
+		}
+	}
+	if rel == "" {
+		return dir, done, nil
+	}
+	for _, name := range strings.Split(rel, "/") {
+		info, err := dir.Lstat(name)
+		if err == nil && !info.IsDir() {
+			err = fmt.Errorf("%q is not a directory", name)
+		}
+		var sub *os.Root
+		if err == nil {
+			sub, err = openDirBeneath(dir, name, info)
+		}
+		if err != nil {
+			done()
+			return nil, nil, err
+		}
+		done()
+		dir = sub
+	}
+	return dir, done, nil
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"sync"
 
 	"github.com/toolgate/toolgate/blobs"
 )
@@ -25,6 +26,8 @@ type restorer struct {
 	owner     *Owner
 	children  map[string][]Entry // by parent path ("" for the root)
 	known     hashes             // files' hashes at the last scan, by identity
+	writes    []fileWrite        // the files the walk found missing or different
+	dirs      []Entry            // the directories, children before parents
 }
 
 func newRestorer(ctx context.Context, objects blobs.Store, workspace string, owner *Owner, entries []Entry) *restorer {
@@ -39,7 +42,58 @@ func newRestorer(ctx context.Context, objects blobs.Store, workspace string, own
 	return r
 }
 
-// restoreDir makes the directory dir (at rel) hold exactly the manifest's children of rel.
+// restore makes root hold exactly the manifest: a walk that removes what the manifest lacks,
+// creates directories and links and checks the files already there, then the missing or
+// different files fetched and written objectWorkers at a time across the whole tree, then each
+// directory's owner and mode (children first: a directory without write permission is filled
+// before it gets its mode).
+func (r *restorer) restore(root *os.Root) error {
+	if err := r.restoreDir(root, ""); err != nil {
+		return err
+	}
+	err := each(r.ctx, r.writes, func(w fileWrite) int64 { return w.entry.Size }, func(ctx context.Context, w fileWrite) error {
+		dir, done, err := openDirPath(root, manifestDir(w.entry.Path))
+		if err == nil {
+			err = r.fetchFile(ctx, dir, path.Base(w.entry.Path), w.entry, w.exists)
+			done()
+		}
+		if err != nil {
+			return fmt.Errorf("restore %q: %w", w.entry.Path, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, d := range r.dirs {
+		dir, done, err := openDirPath(root, d.Path)
+		if err == nil {
+			err = r.settle(dir, d.perm())
+			done()
+		}
+		if err != nil {
+			return fmt.Errorf("restore %q: %w", d.Path, err)
+		}
+	}
+	return nil
+}
+
+// fileWrite is a file the walk found missing or different.
+type fileWrite struct {
+	entry  Entry
+	exists bool // a file is in the way (replaced by a rename)
+}
+
+// manifestDir is the slash path of rel's directory ("" for the root).
+func manifestDir(rel string) string {
+	if parent := path.Dir(rel); parent != "." {
+		return parent
+	}
+	return ""
+}
+
+// restoreDir makes the directory dir (at rel) hold the manifest's children of rel, but for the
+// files to write (r.writes) and the directories' modes (r.dirs).
 func (r *restorer) restoreDir(dir *os.Root, rel string) error {
 	if err := r.ctx.Err(); err != nil {
 		return err
@@ -56,16 +110,23 @@ func (r *restorer) restoreDir(dir *os.Root, rel string) error {
 			}
 		}
 	}
-	// Files first, several at once; then links and directories, one by one.
+	// Files first, several checked at once; then links and directories, one by one.
 	var files []Entry
 	for _, e := range want {
 		if e.kind() == 0 {
 			files = append(files, e)
 		}
 	}
+	var mu sync.Mutex
 	err = each(r.ctx, files, func(e Entry) int64 { return e.Size }, func(ctx context.Context, e Entry) error {
-		if err := r.restoreFile(ctx, dir, path.Base(e.Path), e); err != nil {
+		write, exists, err := r.checkFile(dir, path.Base(e.Path), e)
+		if err != nil {
 			return fmt.Errorf("restore %q: %w", e.Path, err)
+		}
+		if write {
+			mu.Lock()
+			r.writes = append(r.writes, fileWrite{entry: e, exists: exists})
+			mu.Unlock()
 		}
 		return nil
 	})
@@ -102,7 +163,6 @@ func (r *restorer) restoreSubdir(dir *os.Root, name string, e Entry) error {
 			return err
 		}
 	}
-	// Owner and modes last: a directory without write permission is filled first.
 	if info.Mode()&0o700 != 0o700 {
 		if err := dir.Chmod(name, 0o700); err != nil {
 			return err
@@ -116,7 +176,8 @@ func (r *restorer) restoreSubdir(dir *os.Root, name string, e Entry) error {
 	if err := r.restoreDir(sub, e.Path); err != nil {
 		return err
 	}
-	return r.settle(sub, e.perm())
+	r.dirs = append(r.dirs, e) // after its children's
+	return nil
 }
 
 // settle gives the directory open as dir its owner and mode, through its descriptor.
@@ -164,24 +225,30 @@ func (r *restorer) owned(info fs.FileInfo) bool {
 	return ok && uid == r.owner.UID && gid == r.owner.GID
 }
 
-func (r *restorer) restoreFile(ctx context.Context, dir *os.Root, name string, e Entry) error {
+// checkFile keeps the file name of dir when its bytes match e (fixing its mode and owner), or
+// says it is to be written, and whether a file is in the way. A directory in the way is removed.
+func (r *restorer) checkFile(dir *os.Root, name string, e Entry) (write, exists bool, err error) {
 	info, err := dir.Lstat(name)
 	switch {
 	case err == nil && info.Mode().IsRegular() && info.Size() == e.Size && links(info) == 1:
 		// Kept when the bytes match; a file linked elsewhere is always replaced, never chmod'ed.
 		if sum, err := r.sum(dir, name, e.Path, info); err == nil && sum == e.SHA256 {
 			if info.Mode()&(permBits|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) == e.perm() && r.owned(info) {
-				return nil
+				return false, false, nil
 			}
-			return r.fixFile(dir, name, info, e.perm())
+			return false, false, r.fixFile(dir, name, info, e.perm())
 		}
 	case err == nil && info.IsDir():
 		if err := dir.RemoveAll(name); err != nil {
-			return err
+			return false, false, err
 		}
-		err = fs.ErrNotExist
+		return true, false, nil
 	}
-	exists := err == nil
+	return true, err == nil, nil
+}
+
+// fetchFile writes the file name of dir from its object.
+func (r *restorer) fetchFile(ctx context.Context, dir *os.Root, name string, e Entry, exists bool) error {
 	obj, err := r.objects.Get(ctx, fileKey(r.workspace, e))
 	if err != nil {
 		return err

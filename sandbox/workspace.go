@@ -290,7 +290,7 @@ func (ws *Workspace) restore(ctx context.Context) error {
 	defer root.Close()
 	r := newRestorer(ctx, ws.w.cfg.Store.Objects, ws.Name, ws.w.cfg.Owner, entries)
 	r.known = ws.w.hashesOf(ws.Name)
-	return r.restoreDir(root, "")
+	return r.restore(root)
 }
 
 // openRoot opens the local copy's directory (created 0700, owned by Config.Owner), refusing a

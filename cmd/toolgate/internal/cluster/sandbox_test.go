@@ -2,8 +2,12 @@ package cluster_test
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -88,5 +92,76 @@ func TestSandboxSQLStoreOnPostgres(t *testing.T) {
 		var left int
 		require.NoError(t, db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM toolgate_sandbox_objects) + (SELECT count(*) FROM toolgate_sandbox_heads)`).Scan(&left))
 		assert.Zero(t, left)
+	})
+}
+
+// BenchmarkWorkspaceSQLStore10MB commits a 10 MB workspace (half Go source of the toolchain,
+// half random bytes in 1 MiB files) to a sealed sandbox.SQLStore on a real PostgreSQL 15
+// (lib/pq, text parameters) and restores it on a new worker. Figures in docs/BENCHMARKS.md.
+func BenchmarkWorkspaceSQLStore10MB(b *testing.B) {
+	const size = 10 << 20
+	template := b.TempDir()
+	var written int64
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	require.NoError(b, err)
+	src := filepath.Join(strings.TrimSpace(string(goroot)), "src")
+	require.NoError(b, filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || written >= size/2 {
+			return fs.SkipAll
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if err := os.MkdirAll(filepath.Join(template, "src", filepath.Dir(rel)), 0o755); err != nil {
+			return err
+		}
+		written += int64(len(data))
+		return os.WriteFile(filepath.Join(template, "src", rel), data, 0o644)
+	}))
+	for i := 0; written < size; i++ {
+		data := blobstoretest.Random(b, 1<<20)
+		require.NoError(b, os.WriteFile(filepath.Join(template, fmt.Sprintf("blob%d", i)), data, 0o644))
+		written += int64(len(data))
+	}
+	db := startBlobPostgres(b)(b, "")
+	ctx := context.Background()
+	store, err := sandbox.SQLStore(ctx, db, blobstoretest.Keyring(b, "k1"))
+	require.NoError(b, err)
+	worker := func() *sandbox.Workspaces {
+		w, err := sandbox.NewWorkspaces(sandbox.Config{Dir: filepath.Join(b.TempDir(), "ws"), Store: store})
+		require.NoError(b, err)
+		return w
+	}
+	n := 0
+	b.Run("commit-first", func(b *testing.B) {
+		b.SetBytes(size)
+		for b.Loop() {
+			b.StopTimer()
+			n++
+			ws, err := worker().Open(ctx, fmt.Sprint("bench-", n))
+			require.NoError(b, err)
+			require.NoError(b, os.CopyFS(ws.Dir, os.DirFS(template)))
+			b.StartTimer()
+			_, changed, err := ws.Commit(ctx, "c1", nil)
+			require.NoError(b, err)
+			require.True(b, changed)
+			ws.Close()
+		}
+	})
+	b.Run("restore-new-worker", func(b *testing.B) {
+		b.SetBytes(size)
+		for b.Loop() {
+			b.StopTimer()
+			w := worker()
+			b.StartTimer()
+			ws, err := w.Open(ctx, "bench-1")
+			require.NoError(b, err)
+			ws.Close()
+		}
 	})
 }
