@@ -28,3 +28,27 @@ func BenchmarkOSExecTrue(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCancelSleep measures how long Run takes to return after its context is canceled
+// while `sleep 600 & sleep 600` runs: the sandbox's init killed, its PID namespace emptied and
+// every process reaped.
+func BenchmarkCancelSleep(b *testing.B) {
+	r := newTestRunner(b)
+	dir := newWorkspace(b, r)
+	mark := marker(b)
+	for range b.N {
+		b.StopTimer()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			_, err := r.Run(ctx, dir, Command{Shell: "sleep 600 & sleep 600", Env: mark})
+			done <- err
+		}()
+		waitFor(b, func() bool { return len(markedProcesses(b, mark, "sleep")) == 2 })
+		b.StartTimer()
+		cancel()
+		if err := <-done; err != context.Canceled {
+			b.Fatalf("canceled run: %v", err)
+		}
+	}
+}
