@@ -209,16 +209,12 @@ func (c *Client) StatusByWorkflowID(ctx context.Context, workflowID string) (Sta
 	if st.WorkflowType != wire.ToolCallWorkflowName {
 		return c.runStatus(ctx, st)
 	}
-	rec, err := c.recordedCall(ctx, workflowID, st.RunID)
+	rec, facts, err := c.readCall(ctx, workflowID, st.RunID)
 	if err != nil {
 		return Status{}, err
 	}
 	if rec.err == nil {
 		st.ToolCallID, st.ToolName = rec.call.ID(), rec.call.Name()
-	}
-	facts, err := c.readAttempts(ctx, workflowID, st.RunID)
-	if err != nil {
-		return Status{}, err
 	}
 	st.Attempts, st.LastFailure = facts.attempts, facts.lastFailure
 	if st.State == Running {
@@ -368,16 +364,22 @@ type localActivityMarker struct {
 	Attempt      int32 // the last attempt, from 1
 }
 
-// readAttempts reads a call's history for its tool's attempts. An activity's started event is
-// written when it closes, with its last attempt's number; the pending one is Describe's.
-func (c *Client) readAttempts(ctx context.Context, workflowID, runID string) (attemptFacts, error) {
+// readCall reads a call's history, once: the call its first event records, and its tool's
+// attempts. An activity's started event is written when it closes, with its last attempt's
+// number; the pending one is Describe's.
+func (c *Client) readCall(ctx context.Context, workflowID, runID string) (recorded, attemptFacts, error) {
 	facts := attemptFacts{queues: map[string]string{}}
 	scheduled := map[int64]bool{} // event IDs of ExecuteTool's scheduled events
 	it := c.sdk.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	first, err := firstEvent(it, workflowID)
+	if err != nil {
+		return recorded{}, attemptFacts{}, err
+	}
+	rec := c.recordedOf(first)
 	for it.HasNext() {
 		e, err := it.Next()
 		if err != nil {
-			return attemptFacts{}, fmt.Errorf("read attempts of %s: %w", workflowID, err)
+			return recorded{}, attemptFacts{}, fmt.Errorf("read attempts of %s: %w", workflowID, err)
 		}
 		switch {
 		case e.GetActivityTaskScheduledEventAttributes() != nil:
@@ -414,7 +416,7 @@ func (c *Client) readAttempts(ctx context.Context, workflowID, runID string) (at
 			}
 		}
 	}
-	return facts, nil
+	return rec, facts, nil
 }
 
 // failureMessage is a failure's message, or its first cause's with one (a timeout's message may
