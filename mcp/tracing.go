@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel"
@@ -29,6 +30,10 @@ const (
 	attrGenAIOperationName = "gen_ai.operation.name"
 	attrErrorType          = "error.type"
 )
+
+// maxTracedNameBytes bounds what a request names on its span (the tool of a tools/call, the
+// protocol version of its _meta): the span is made before the tool is looked up.
+const maxTracedNameBytes = 256
 
 // maxTraceMetaBytes bounds a traceparent or tracestate value read from a request (the W3C
 // bounds are 55 and 512 bytes); a longer one is ignored.
@@ -73,8 +78,9 @@ func traceRequests(tp trace.TracerProvider) sdk.Middleware {
 			}
 			name, attrs := method, []attribute.KeyValue{attribute.String(attrMCPMethod, method)}
 			if call, ok := req.(*sdk.CallToolRequest); ok && call.Params != nil {
-				name += " " + call.Params.Name
-				attrs = append(attrs, attribute.String(attrGenAIToolName, call.Params.Name),
+				tool := cutTraced(call.Params.Name)
+				name += " " + tool
+				attrs = append(attrs, attribute.String(attrGenAIToolName, tool),
 					attribute.String(attrGenAIOperationName, "execute_tool"))
 			}
 			if ss, ok := req.GetSession().(*sdk.ServerSession); ok && ss != nil {
@@ -82,7 +88,7 @@ func traceRequests(tp trace.TracerProvider) sdk.Middleware {
 					attrs = append(attrs, attribute.String(attrMCPSessionID, id))
 				}
 				if v := requestProtocolVersion(ss, params.GetMeta()); v != "" {
-					attrs = append(attrs, attribute.String(attrMCPProtocolVersion, v))
+					attrs = append(attrs, attribute.String(attrMCPProtocolVersion, cutTraced(v)))
 				}
 			}
 			ctx, span := tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
@@ -111,6 +117,18 @@ func requestProtocolVersion(ss *sdk.ServerSession, meta map[string]any) string {
 		return p.ProtocolVersion
 	}
 	return ""
+}
+
+// cutTraced cuts s to maxTracedNameBytes on a rune boundary.
+func cutTraced(s string) string {
+	if len(s) <= maxTracedNameBytes {
+		return s
+	}
+	n := maxTracedNameBytes
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // isNilParams reports whether p is nil or a nil pointer (its GetMeta would panic).

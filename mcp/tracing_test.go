@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,4 +143,34 @@ func TestMountInjectsTraceparent(t *testing.T) {
 	tool := endedSpan(t, recorder, "execute_tool far_look")
 	sc := tool.SpanContext()
 	assert.Equal(t, "00-"+sc.TraceID().String()+"-"+sc.SpanID().String()+"-01", <-got)
+}
+
+// TestMCPSpanBoundsWhatTheRequestNames: the span of a tools/call is made before the tool is looked
+// up, so a long tool name is cut (256 bytes) on the span name and attribute, and the request is
+// refused as before.
+func TestMCPSpanBoundsWhatTheRequestNames(t *testing.T) {
+	recorder := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder))
+	cs := connectInMemory(t, mcp.NewServer(nil, nil, mcp.Options{TracerProvider: tp}))
+	long := strings.Repeat("n", 10_000)
+	_, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: long, Arguments: map[string]any{}})
+	require.Error(t, err)
+	var call sdktrace.ReadOnlySpan
+	for _, s := range recorder.Ended() {
+		if strings.HasPrefix(s.Name(), "tools/call ") {
+			call = s
+		}
+	}
+	require.NotNil(t, call)
+	assert.Equal(t, "tools/call "+long[:256], call.Name())
+	assert.Equal(t, "jsonrpc_error", attrOf(call, "error.type"))
+}
+
+func attrOf(s sdktrace.ReadOnlySpan, key string) string {
+	for _, kv := range s.Attributes() {
+		if string(kv.Key) == key {
+			return kv.Value.String()
+		}
+	}
+	return ""
 }
