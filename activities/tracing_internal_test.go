@@ -12,11 +12,13 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	otelcontrib "go.temporal.io/sdk/contrib/opentelemetry"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/toolgate/toolgate/toolcore"
+	"github.com/toolgate/toolgate/wire"
 )
 
 type traceArgs struct {
@@ -110,4 +112,38 @@ func TestTracedContentIsBounded(t *testing.T) {
 	assert.True(t, strings.HasPrefix(cut, `{"text":"éé`))
 	assert.Equal(t, `{"auth":{"Password":"[REDACTED]","user":"bob"},"list":[{"session_token":"[REDACTED]"}]}`,
 		tracedArguments(json.RawMessage(`{"auth":{"user":"bob","Password":"hunter2"},"list":[{"session_token":"t"}]}`)))
+}
+
+// TestReconcileAndCompensateSpansNameTheCall: the RunActivity span of ReconcileTool and of
+// CompensateTool (sdk-go's interceptor) carries the tool, the call and the idempotency key.
+func TestReconcileAndCompensateSpansNameTheCall(t *testing.T) {
+	reg, err := toolcore.NewRegistry(toolcore.MustDefine(toolcore.Definition[traceArgs]{Name: "book", Description: "book",
+		Execute: func(context.Context, traceArgs) (any, error) { return "ok", nil }}))
+	require.NoError(t, err)
+	recorder := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder))
+	sdkTracing, err := otelcontrib.NewTracingInterceptor(otelcontrib.TracerOptions{Tracer: tp.Tracer("sdk")})
+	require.NoError(t, err)
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	a := &Activities{Registry: reg}
+	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{sdkTracing, a.TracingInterceptor(Tracing{Tracer: tp.Tracer("test")})}})
+	env.RegisterActivity(a.ReconcileTool)
+	env.RegisterActivity(a.CompensateTool)
+	_, _ = env.ExecuteActivity(a.ReconcileTool, ReconcileToolInput{ToolCallID: "c-1", ToolName: "book", IdempotencyKey: "toolcall-c-1"})
+	_, _ = env.ExecuteActivity(a.CompensateTool, wire.CompensateToolInput{Effect: wire.UndoEffect{ToolCallID: "c-2", ToolName: "book",
+		IdempotencyKey: "toolcall-c-2"}, Key: "toolcall-c-2/compensate"})
+	want := map[string][3]string{
+		"RunActivity:ReconcileTool":  {"book", "c-1", "toolcall-c-1"},
+		"RunActivity:CompensateTool": {"book", "c-2", "toolcall-c-2/compensate"},
+	}
+	got := map[string][3]string{}
+	for _, s := range recorder.Ended() {
+		attrs := map[string]string{}
+		for _, kv := range s.Attributes() {
+			attrs[string(kv.Key)] = kv.Value.String()
+		}
+		got[s.Name()] = [3]string{attrs[AttrToolName], attrs[AttrToolCallID], attrs[AttrIdempotencyKey]}
+	}
+	assert.Equal(t, want, got)
 }
