@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // platformSupported: bubblewrap runs here.
@@ -31,6 +33,9 @@ func (r *Runner) execute(ctx context.Context, dir string, argv []string, workdir
 
 // prepare builds the launch of argv in workspace dir.
 func (r *Runner) prepare(dir string, argv []string, workdir string, env map[string]string, lim Limits, proxied bool) (l *launch, err error) {
+	if err := closeOnExec(); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
 	l = &launch{env: r.sandboxEnv(env, proxied)}
 	defer func() {
 		if err != nil {
@@ -387,4 +392,28 @@ func (l *launch) closeFiles() {
 			f.Close()
 		}
 	}
+}
+
+// closeOnExec marks every descriptor of this process above stderr close-on-exec. Go opens its own
+// that way, but a descriptor the worker inherited without it (from a shell, a supervisor) would
+// otherwise pass through prlimit and bwrap, which close nothing, into the sandbox.
+func closeOnExec() error {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd <= 2 {
+			continue
+		}
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err != nil || flags&unix.FD_CLOEXEC != 0 {
+			continue // closed since the listing (ReadDir's own), or marked already
+		}
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC); err != nil {
+			return fmt.Errorf("mark descriptor %d close-on-exec: %w", fd, err)
+		}
+	}
+	return nil
 }
