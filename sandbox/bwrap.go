@@ -93,9 +93,11 @@ func (r *Runner) bwrapArgs(lim Limits, workdir string) []string {
 		"--ro-bind-data", strconv.Itoa(fdGroup), "/etc/group",
 		"--ro-bind-data", strconv.Itoa(fdHosts), "/etc/hosts",
 	)
+	tmp := strconv.FormatInt(lim.Tmp, 10)
 	args = append(args,
 		"--proc", "/proc", "--dev", "/dev",
-		"--size", strconv.FormatInt(lim.Tmp, 10), "--tmpfs", "/tmp",
+		"--size", tmp, "--tmpfs", "/dev/shm",
+		"--size", tmp, "--tmpfs", "/tmp",
 	)
 	// After /tmp: a read-only path may lie under it.
 	for _, p := range r.cfg.ReadOnly {
@@ -103,6 +105,9 @@ func (r *Runner) bwrapArgs(lim Limits, workdir string) []string {
 	}
 	return append(args,
 		"--bind-fd", strconv.Itoa(fdWorkspace), "/workspace",
+		// The root and /dev are bwrap's own tmpfs mounts, without a size: read-only, so the
+		// only writable places are the workspace and the sized /tmp and /dev/shm.
+		"--remount-ro", "/dev", "--remount-ro", "/",
 		"--chdir", workdir,
 	)
 }

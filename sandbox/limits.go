@@ -26,8 +26,8 @@ type Limits struct {
 	// Workspace is how many bytes the workspace may hold; a command that grows it beyond is
 	// killed and its changes discarded. Default 512 MiB.
 	Workspace int64 `json:"workspace,omitempty"`
-	// Tmp is the size of the sandbox's own /tmp (a tmpfs, discarded after the command), in
-	// bytes. Default 64 MiB.
+	// Tmp is the size of the sandbox's own /tmp, and of its /dev/shm (each a tmpfs, discarded
+	// after the command), in bytes. Default 64 MiB.
 	Tmp int64 `json:"tmp,omitempty"`
 }
 

@@ -95,9 +95,20 @@ func TestRunLimitFileSize(t *testing.T) {
 
 func TestRunLimitTmp(t *testing.T) {
 	r := newTestRunner(t)
-	out := run(t, r, newWorkspace(t, r), Command{Shell: "head -c 2097152 /dev/zero > /tmp/big", Limits: Limits{Tmp: 1 << 20}})
-	assert.NotEqual(t, 0, out.ExitCode)
-	assert.Contains(t, out.Stderr, "No space left on device")
+	dir := newWorkspace(t, r)
+	for _, path := range []string{"/tmp/big", "/dev/shm/big"} {
+		out := run(t, r, dir, Command{Shell: "head -c 2097152 /dev/zero > " + path, Limits: Limits{Tmp: 1 << 20}})
+		assert.NotEqual(t, 0, out.ExitCode, path)
+		assert.Contains(t, out.Stderr, "No space left on device", path)
+	}
+}
+
+func TestRunNothingWritableButWorkspaceAndTmp(t *testing.T) {
+	r := newTestRunner(t)
+	// bwrap's root and /dev are unsized tmpfs mounts in the host's memory: a command that could
+	// write there would fill it past every limit.
+	out := run(t, r, newWorkspace(t, r), Command{Shell: `for p in /x /etc/x /dev/x /usr/x /proc/x; do touch $p 2>/dev/null && echo wrote $p; done; mkdir /d 2>/dev/null && echo made /d; echo end`})
+	assert.Equal(t, "end\n", out.Stdout)
 }
 
 func TestRunWorkspaceFillIsKilled(t *testing.T) {
