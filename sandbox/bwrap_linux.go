@@ -150,6 +150,7 @@ func (r *Runner) supervise(ctx context.Context, l *launch, lim Limits, dir strin
 	defer watch.Stop()
 	var limit string
 	var ctxErr, waitErr, proxyErr error
+	ctxDone := ctx.Done()
 	var known <-chan struct{} // the sandbox's init is known: start the proxy
 	if allow != nil {
 		known = st.known
@@ -171,11 +172,10 @@ wait:
 			l.release.Write([]byte{1})
 			l.release.Close()
 			l.release = nil
-		case <-ctx.Done():
-			if ctxErr == nil {
-				ctxErr = ctx.Err()
-				kill()
-			}
+		case <-ctxDone:
+			ctxDone = nil // closed for good: select it once
+			ctxErr = ctx.Err()
+			kill()
 		case <-wall.C:
 			if limit == "" {
 				limit = "wall"
