@@ -189,8 +189,7 @@ wait:
 				}
 				kill()
 			}
-			// A big workspace is walked less often: at most a third of the time.
-			every = max(watchEvery, 2*time.Since(t))
+			every = max(watchEvery, 4*time.Since(t))
 			watch.Reset(every)
 		}
 	}

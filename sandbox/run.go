@@ -294,8 +294,11 @@ func truncate(s string, n int) string {
 	return strings.ToValidUTF8(s[:n], "") + "..."
 }
 
-// watchEvery is how often the workspace's size is measured while a command runs (at least).
-const watchEvery = 100 * time.Millisecond
+// watchEvery is how often the workspace's size is measured while a command runs, at most: a
+// command can exceed Limits.Workspace by what it writes between two walks (each file bounded by
+// Limits.FileSize), so they come often; a workspace that takes long to walk is walked less often
+// (walking at most a fifth of the time).
+const watchEvery = 25 * time.Millisecond
 
 // workspaceBytes returns the bytes of the regular files and symlinks under dir, walked without
 // following symlinks; it stops counting once beyond limit.
