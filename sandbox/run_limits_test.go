@@ -131,7 +131,7 @@ func TestRunOutputFloodIsBoundedInMemory(t *testing.T) {
 	r := newTestRunner(t)
 	size := int64(64 << 20)
 	if *stress {
-		size = 4 << 30
+		size = 1 << 30
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
