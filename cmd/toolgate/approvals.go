@@ -124,8 +124,8 @@ func newDecideCommand(a *app, approve bool) *cobra.Command {
 		Long: `Show the waiting call (tool, arguments, call hash, deadline) and ` + verb + ` it: ` + effect + `.
 The decision names the call hash shown, so it applies to exactly that call: if the call or the
 tool's definition differ, the call refuses it. Asks for confirmation on the terminal unless --yes.
-The reviewer is --reviewer, default the subject of the connection's bearer token (a JWT's sub:
---api-key or $TEMPORAL_API_KEY), else $USER, $LOGNAME or the OS account's name, of
+The reviewer is --reviewer, default $USER, else $LOGNAME, else the subject of the connection's
+bearer token (a JWT's sub: --api-key or $TEMPORAL_API_KEY), else the OS account's name, of
 --reviewer-issuer when the tool's Reviewers name "<issuer>|<subject>". The decision (who, when,
 hash) is recorded in the call's history.
 
@@ -141,7 +141,7 @@ Exit codes: 0 decided, 2 no such call / not waiting / decision refused / not con
 	addConnFlags(cmd, &o.conn)
 	addTargetFlags(cmd, &o.target)
 	fs := cmd.Flags()
-	fs.StringVar(&o.reviewer, "reviewer", "", "who decides (default the bearer token's subject, else $USER, $LOGNAME or the OS account)")
+	fs.StringVar(&o.reviewer, "reviewer", "", "who decides (default $USER, else $LOGNAME, the bearer token's subject or the OS account)")
 	fs.StringVar(&o.issuer, "reviewer-issuer", "", `issuer of the reviewer's identity, for Reviewers entries "<issuer>|<subject>" (default none)`)
 	fs.BoolVar(&o.yes, "yes", false, "decide without asking for confirmation (for scripts)")
 	if !approve {
@@ -215,22 +215,22 @@ func runDecide(ctx context.Context, a *app, o decideOptions, approve bool, args 
 // maxTokenBytes bounds the bearer token reviewerIdentity reads a subject from.
 const maxTokenBytes = 16 << 10
 
-// reviewerIdentity is who decides: --reviewer (flag); else the subject (sub) of the bearer token
-// the connection authenticates with, when it is a JWT (a frontend that binds decisions to the
-// caller, reviewauth, accepts no other; the server verifies the token, this only reads it); else
-// $USER, $LOGNAME, else the name of the OS account running the command (what whoami prints).
-// None of them is an error saying how to name one.
+// reviewerIdentity is who decides: --reviewer (flag); else $USER or $LOGNAME (as before, so a
+// set $USER keeps naming the reviewer); else, where they are unset (systemd, cron, a container),
+// the subject (sub) of the bearer token the connection authenticates with when it is a JWT (the
+// server verifies the token, this only reads it), else the name of the OS account running the
+// command (what whoami prints). None of them is an error saying how to name one.
 func reviewerIdentity(flag, bearerToken string, lookupEnv func(string) (string, bool), currentUser func() (*user.User, error)) (string, error) {
 	if r := strings.TrimSpace(flag); r != "" {
 		return r, nil
-	}
-	if sub := tokenSubject(bearerToken); sub != "" {
-		return sub, nil
 	}
 	for _, name := range []string{"USER", "LOGNAME"} {
 		if v, _ := lookupEnv(name); strings.TrimSpace(v) != "" {
 			return strings.TrimSpace(v), nil
 		}
+	}
+	if sub := tokenSubject(bearerToken); sub != "" {
+		return sub, nil
 	}
 	if u, err := currentUser(); err == nil && strings.TrimSpace(u.Username) != "" {
 		return strings.TrimSpace(u.Username), nil

@@ -20,9 +20,9 @@ import (
 	"github.com/toolgate/toolgate/wire"
 )
 
-// TestApproveWithoutUSER: `toolgate approve` without --reviewer and without $USER (as under
-// systemd, cron or a container) decides as the identity it knows: the subject of the connection's
-// bearer token when it is a JWT, else the OS account running it.
+// TestApproveWithoutUSER: `toolgate approve` without --reviewer and without $USER or $LOGNAME
+// (as under systemd, cron or a container) decides as the identity it knows: the subject of the
+// connection's bearer token when it is a JWT, else the OS account running it.
 func TestApproveWithoutUSER(t *testing.T) {
 	me, err := user.Current()
 	require.NoError(t, err)
