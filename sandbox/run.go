@@ -143,6 +143,11 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 		if !filepath.IsAbs(p) || filepath.Clean(p) != p || p == "/" {
 			return nil, fmt.Errorf("sandbox: read-only path %q must be absolute, clean and not /", p)
 		}
+		for _, own := range []string{"/proc", "/dev", "/workspace"} {
+			if p == own || strings.HasPrefix(p, own+"/") {
+				return nil, fmt.Errorf("sandbox: read-only path %q would hide the sandbox's own %s", p, own)
+			}
+		}
 		if _, err := os.Stat(p); err != nil {
 			return nil, fmt.Errorf("sandbox: read-only path: %w", err)
 		}

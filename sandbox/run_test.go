@@ -228,3 +228,13 @@ func markedProcesses(t testing.TB, mark map[string]string, comm string) []string
 	}
 	return pids
 }
+
+func TestNewRunnerChecks(t *testing.T) {
+	_, err := NewRunner(RunnerConfig{Bwrap: "/nonexistent/bwrap"})
+	require.ErrorIs(t, err, ErrUnavailable)
+	assert.Contains(t, err.Error(), "make setup")
+	for _, bad := range []string{"usr/local", "/", "/usr/../etc", "/proc", "/dev/shm", "/workspace", "/nonexistent"} {
+		_, err := NewRunner(RunnerConfig{ReadOnly: []string{bad}})
+		assert.Error(t, err, bad)
+	}
+}
