@@ -51,14 +51,16 @@ func (r *restorer) restore(root *os.Root) error {
 	if err := r.restoreDir(root, ""); err != nil {
 		return err
 	}
-	err := each(r.ctx, r.writes, func(w fileWrite) int64 { return w.entry.Size }, func(ctx context.Context, w fileWrite) error {
-		dir, done, err := openDirPath(root, manifestDir(w.entry.Path))
-		if err == nil {
-			err = r.fetchFile(ctx, dir, path.Base(w.entry.Path), w.entry, w.exists)
-			done()
-		}
+	err := each(r.ctx, batches(r.writes), batchSize, func(ctx context.Context, batch []fileWrite) error {
+		dir, done, err := openDirPath(root, manifestDir(batch[0].entry.Path))
 		if err != nil {
-			return fmt.Errorf("restore %q: %w", w.entry.Path, err)
+			return fmt.Errorf("restore %q: %w", batch[0].entry.Path, err)
+		}
+		defer done()
+		for _, w := range batch {
+			if err := r.fetchFile(ctx, dir, path.Base(w.entry.Path), w.entry, w.exists); err != nil {
+				return fmt.Errorf("restore %q: %w", w.entry.Path, err)
+			}
 		}
 		return nil
 	})
@@ -82,6 +84,36 @@ func (r *restorer) restore(root *os.Root) error {
 type fileWrite struct {
 	entry  Entry
 	exists bool // a file is in the way (replaced by a rename)
+}
+
+// batchFiles bounds the files of one batch: its directory is opened once for them.
+const batchFiles = 16
+
+// batches cuts writes (those of one directory next to each other, as the walk found them) into
+// runs of one directory, of at most batchFiles files and, but for a single big file, less than
+// bigObject bytes.
+func batches(writes []fileWrite) [][]fileWrite {
+	var out [][]fileWrite
+	var size int64
+	for i, w := range writes {
+		n := len(out)
+		if n == 0 || i == 0 || manifestDir(writes[i-1].entry.Path) != manifestDir(w.entry.Path) ||
+			len(out[n-1]) >= batchFiles || size+w.entry.Size >= bigObject {
+			out = append(out, nil)
+			n, size = n+1, 0
+		}
+		out[n-1] = append(out[n-1], w)
+		size += w.entry.Size
+	}
+	return out
+}
+
+func batchSize(batch []fileWrite) int64 {
+	var n int64
+	for _, w := range batch {
+		n += w.entry.Size
+	}
+	return n
 }
 
 // manifestDir is the slash path of rel's directory ("" for the root).
