@@ -11,8 +11,10 @@
 //     the workflow.
 //   - ToolCallId (wire.SearchAttributeToolCallID): the call's ID, set by the client when it
 //     starts the workflow.
-//   - ToolOutcome (wire.SearchAttributeToolOutcome): "ok", a result error code, "canceled" or
-//     "fatal", upserted by the workflow when it ends.
+//   - ToolOutcome (wire.SearchAttributeToolOutcome): a result error code, "canceled" or "fatal",
+//     upserted by the workflow when it ends, or a wait ("awaiting_approval", ...) while it waits;
+//     an ok call leaves it unset, or records "ok" when started without wire.OutcomeRuleOKUnset
+//     (docs/contract.md section 5 rule 9; client.CallFilter treats both alike).
 //   - ToolPrincipal (wire.SearchAttributeToolPrincipal): the scope of the principal owning the
 //     call, set by a client with Options.Principal (package mcp, per authenticated caller) when
 //     it starts the workflow; a namespace without it still runs calls, and MCP's tasks/list
