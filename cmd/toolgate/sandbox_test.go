@@ -200,3 +200,28 @@ func commitWith(t *testing.T, ws *sandbox.Workspaces, name string) {
 	_, _, err = w.Commit(context.Background(), "toolcall-"+name, nil)
 	require.NoError(t, err)
 }
+
+// The sandbox store's PostgreSQL DSN comes from a file or the environment, never argv, and a bad
+// one is refused without echoing it (it may hold a password).
+func TestSandboxStorePostgresDSN(t *testing.T) {
+	dsnFile := filepath.Join(t.TempDir(), "dsn")
+	require.NoError(t, os.WriteFile(dsnFile, []byte("postgres://u:hunter2@[::1/db\n"), 0o600))
+	tests := []struct {
+		name string
+		args []string
+		env  []string
+		want string
+	}{
+		{"bad DSN in a file", []string{"sandbox", "list", "--sandbox-store-postgres-file", dsnFile}, nil, "the PostgreSQL DSN is not valid"},
+		{"bad DSN in the environment", []string{"sandbox", "list"}, []string{sandboxStorePostgresEnv + "=postgres://u:hunter2@[::1/db"}, "the PostgreSQL DSN is not valid"},
+		{"both stores", []string{"sandbox", "list", "--sandbox-store", "x", "--sandbox-store-postgres-file", dsnFile}, nil, "none of the others can be"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, stderr := runIn(tt.args, tt.env, "")
+			assert.Equal(t, ExitUsage, code, stderr)
+			assert.Contains(t, stderr, tt.want)
+			assert.NotContains(t, out+stderr, "hunter2")
+		})
+	}
+}
