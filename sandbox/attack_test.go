@@ -221,7 +221,8 @@ func TestAttackLeaks(t *testing.T) {
 	// A secret in this process's environment and one in a host process's argv (as in the
 	// worker's).
 	t.Setenv("TOOLGATE_TEST_SECRET", "env-secret-value")
-	holder := exec.Command("sh", "-c", "sleep 600", "argv-secret-value")
+	// One process (perl keeps its argv and starts no child), so killing it leaves nothing.
+	holder := exec.Command("perl", "-e", "sleep 600", "argv-secret-value")
 	require.NoError(t, holder.Start())
 	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
 	r := newTestRunner(t)
