@@ -42,6 +42,9 @@ type Owner struct {
 	UID, GID int
 }
 
+// cleanupTimeout bounds the deletion of a losing commit's objects after its context ended.
+const cleanupTimeout = time.Minute
+
 // DefaultRetention is Config.Retention's default.
 const DefaultRetention = 7 * 24 * time.Hour
 
@@ -411,7 +414,10 @@ func (ws *Workspace) commit(ctx context.Context, call string, record json.RawMes
 	stored := false
 	defer func() {
 		if !stored {
-			ws.w.deleteObjects(context.WithoutCancel(ctx), ws.Name, put, sum)
+			// Even when ctx ended (a cancelled call), within a bound.
+			cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			defer cancel()
+			ws.w.deleteObjects(cleanup, ws.Name, put, sum)
 		}
 	}()
 	err = each(ctx, put, func(e Entry) int64 { return e.Size }, func(ctx context.Context, e Entry) error {

@@ -330,8 +330,17 @@ func TestWorkspaceSymlinksAreNeverFollowed(t *testing.T) {
 	assert.Equal(t, "-rw-r--r-- mine", got["sub/file"])
 	assert.Equal(t, "-rw-r--r-- host secret", got["copy"])
 
-	// Another worker gets the links as links.
-	other := open(t, s.worker(t), "run-1")
+	// Another worker gets the links as links, even when its local copy's place holds a link
+	// into the host.
+	w2 := s.worker(t)
+	planted := open(t, w2, "planted")
+	planted.Close()
+	require.NoError(t, os.RemoveAll(planted.Dir))
+	require.NoError(t, os.Symlink(host, filepath.Join(filepath.Dir(planted.Dir), sandbox.KeyPrefixForTest("run-1"))))
+	other := open(t, w2, "run-1")
+	info, err := os.Lstat(other.Dir)
+	require.NoError(t, err)
+	assert.True(t, info.IsDir(), "the local copy is a directory again")
 	assert.Equal(t, "link -> "+filepath.Join(host, "secret"), tree(t, other.Dir)["secret"])
 	assert.Equal(t, before, tree(t, host))
 }
