@@ -710,3 +710,28 @@ func (w *Workspaces) sweepLocal(ctx context.Context) error {
 	}
 	return nil
 }
+
+// RunSweeper runs Sweep at once and then every interval (default 1 hour when not positive)
+// until ctx ends, telling report (optional) each sweep's outcome. Workers sharing a store may
+// all run it: each removes only what is old enough and not open on it.
+func (w *Workspaces) RunSweeper(ctx context.Context, interval time.Duration, report func(removed int, err error)) {
+	if interval <= 0 {
+		interval = time.Hour
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		n, err := w.Sweep(ctx, w.cfg.Now())
+		if ctx.Err() != nil {
+			return
+		}
+		if report != nil {
+			report(n, err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}

@@ -656,3 +656,35 @@ func sha(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
+
+// TestWorkspaceRunSweeper: the sweeper sweeps at once (an expired workspace goes) and stops
+// with its context.
+func TestWorkspaceRunSweeper(t *testing.T) {
+	s := newShared(t)
+	clock := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	w := s.worker(t, func(c *sandbox.Config) {
+		c.Retention = time.Hour
+		c.Now = func() time.Time { return clock }
+	})
+	ws := open(t, w, "old")
+	write(t, ws.Dir, "f", "x", 0o644)
+	commit(t, ws, "c1")
+	ws.Close()
+	clock = clock.Add(2 * time.Hour)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	reports := make(chan int, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.RunSweeper(ctx, time.Hour, func(n int, err error) {
+			assert.NoError(t, err)
+			reports <- n
+		})
+	}()
+	assert.Equal(t, 1, <-reports)
+	cancel()
+	<-done
+	_, err := w.Head(context.Background(), "old")
+	require.ErrorIs(t, err, sandbox.ErrNoWorkspace)
+}
