@@ -232,28 +232,38 @@ func (w *Workspaces) Open(ctx context.Context, name string) (*Workspace, error) 
 }
 
 func (ws *Workspace) open(ctx context.Context) error {
-	head, err := ws.w.cfg.Store.Heads.Get(ctx, ws.Name)
-	if errors.Is(err, ErrNoWorkspace) {
-		head, err = Head{Workspace: ws.Name}, nil
-	}
-	if err != nil {
-		return err
-	}
-	ws.Head = head
-	state, err := readState(ws.local.state)
-	current := err == nil && !state.Dirty && state.Workspace == ws.Name &&
-		state.Version == head.Version && state.Manifest == head.Manifest
-	if current {
-		info, err := os.Lstat(ws.local.dir)
-		current = err == nil && info.IsDir()
-	}
-	if !current {
-		if err := ws.restore(ctx); err != nil {
+	for attempt := 0; ; attempt++ {
+		head, err := ws.w.cfg.Store.Heads.Get(ctx, ws.Name)
+		if errors.Is(err, ErrNoWorkspace) {
+			head, err = Head{Workspace: ws.Name}, nil
+		}
+		if err != nil {
 			return err
 		}
+		ws.Head, ws.entries, ws.loaded = head, nil, false
+		state, err := readState(ws.local.state)
+		current := err == nil && !state.Dirty && state.Workspace == ws.Name &&
+			state.Version == head.Version && state.Manifest == head.Manifest
+		if current {
+			info, err := os.Lstat(ws.local.dir)
+			current = err == nil && info.IsDir()
+		}
+		if !current {
+			err := ws.restore(ctx)
+			// Another worker committed twice meanwhile and pruned what this head used: again,
+			// from the new head.
+			if errors.Is(err, blobs.ErrNotFound) && attempt < 2 {
+				if now, herr := ws.w.cfg.Store.Heads.Get(ctx, ws.Name); herr == nil && now.Version != head.Version {
+					continue
+				}
+			}
+			if err != nil {
+				return err
+			}
+		}
+		// From here until Commit or Discard the call may change the files.
+		return ws.saveState(true)
 	}
-	// From here until Commit or Discard the call may change the files.
-	return ws.saveState(true)
 }
 
 func (ws *Workspace) saveState(dirty bool) error {

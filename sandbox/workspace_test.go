@@ -688,3 +688,38 @@ func TestWorkspaceRunSweeper(t *testing.T) {
 	_, err := w.Head(context.Background(), "old")
 	require.ErrorIs(t, err, sandbox.ErrNoWorkspace)
 }
+
+// staleHeads answers the first Get with a head read earlier (as a worker that read the head
+// just before another worker committed twice and pruned it).
+type staleHeads struct {
+	sandbox.Heads
+	stale *sandbox.Head
+}
+
+func (h *staleHeads) Get(ctx context.Context, name string) (sandbox.Head, error) {
+	if h.stale != nil {
+		head := *h.stale
+		h.stale = nil
+		return head, nil
+	}
+	return h.Heads.Get(ctx, name)
+}
+
+// TestWorkspaceOpenAfterAPrunedHead: a restore whose head's objects were pruned meanwhile reads
+// the head again and restores the new one.
+func TestWorkspaceOpenAfterAPrunedHead(t *testing.T) {
+	s := newShared(t)
+	ws := open(t, s.worker(t), "run-1")
+	write(t, ws.Dir, "f", "one", 0o644)
+	first := commit(t, ws, "c1")
+	write(t, ws.Dir, "f", "two", 0o644)
+	commit(t, ws, "c2")
+	write(t, ws.Dir, "f", "three", 0o644)
+	commit(t, ws, "c3") // prunes the first snapshot
+	ws.Close()
+
+	stale := &shared{dir: s.dir, store: sandbox.Store{Objects: s.store.Objects, Heads: &staleHeads{Heads: s.store.Heads, stale: &first}}}
+	other := open(t, stale.worker(t), "run-1")
+	assert.Equal(t, int64(3), other.Head.Version)
+	assert.Equal(t, map[string]string{"f": "-rw-r--r-- three"}, tree(t, other.Dir))
+}
