@@ -540,7 +540,7 @@ func TestToolCallWorkflowSchedulesActivity(t *testing.T) {
 			require.NoError(t, got.err)
 			tool, ok := reg.Get(tt.wantInput.ToolName)
 			require.True(t, ok)
-			tt.wantInput.DefinitionHash = tool.DefinitionHash() // recorded in history with the input
+			tt.wantInput.DefinitionHash = tool.DefinitionHash()      // recorded in history with the input
 			tt.wantInput.Run = "toolcall-" + tt.wantInput.ToolCallID // a standalone call is its own run
 			assert.Equal(t, tt.wantInput, gotInput)
 			assert.Equal(t, tt.wantQueue, gotInfo.TaskQueue)
