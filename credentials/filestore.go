@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/codec"
+	"github.com/toolgate/toolgate/internal/filelock"
 )
 
 // pendingRetention is how long past its expiry a pending consent is kept for TakeWaiting (its
@@ -453,7 +454,7 @@ func (s *FileStore) lock(ctx context.Context, principal, provider string) (unloc
 	if err != nil {
 		return nil, err
 	}
-	unlockFile, err := lockFile(ctx, filepath.Join(s.tokensDir(), name+".lock"))
+	unlockFile, err := filelock.Lock(ctx, filepath.Join(s.tokensDir(), name+".lock"))
 	if err != nil {
 		release()
 		return nil, err

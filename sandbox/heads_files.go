@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/toolgate/toolgate/internal/filelock"
 )
 
 // FileHeads keeps each workspace's head in a small JSON file of Dir (mode 0600; Dir 0700,
@@ -99,7 +101,7 @@ func (h *FileHeads) Swap(ctx context.Context, workspace string, prev int64, next
 	if err := os.MkdirAll(h.Dir, 0o700); err != nil {
 		return fmt.Errorf("swap head: %w", err)
 	}
-	unlock, err := lockFile(ctx, filepath.Join(h.Dir, headLock))
+	unlock, err := filelock.Lock(ctx, filepath.Join(h.Dir, headLock))
 	if err != nil {
 		return err
 	}
@@ -194,7 +196,7 @@ func (h *FileHeads) Delete(ctx context.Context, workspace string) error {
 	if _, err := os.Stat(h.Dir); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	unlock, err := lockFile(ctx, filepath.Join(h.Dir, headLock))
+	unlock, err := filelock.Lock(ctx, filepath.Join(h.Dir, headLock))
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/blobs"
+	"github.com/toolgate/toolgate/internal/filelock"
 )
 
 // Config configures a worker's Workspaces.
@@ -197,10 +198,10 @@ func (w *Workspaces) lock(ctx context.Context, name string, wait bool) (release 
 	lockPath := w.paths(name).lock
 	var unlock func()
 	if wait {
-		unlock, err = lockFile(ctx, lockPath)
+		unlock, err = filelock.Lock(ctx, lockPath)
 		ok = err == nil
 	} else {
-		unlock, ok, err = tryLockFile(lockPath)
+		unlock, ok, err = filelock.TryLock(lockPath)
 	}
 	if err != nil || !ok {
 		giveBack()

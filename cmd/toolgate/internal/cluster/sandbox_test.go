@@ -18,7 +18,6 @@ import (
 	"github.com/toolgate/toolgate/sandbox"
 )
 
-
 // TestSandboxSQLStoreOnPostgres runs the heads' behaviours (headstest: compare-and-set, one
 // winner of concurrent swaps, list, delete) on SQLHeads, and two workers sharing a sealed
 // SQLStore (restore on the other worker, a conflict, objects ciphertext in the table, Remove),
