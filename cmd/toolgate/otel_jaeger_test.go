@@ -277,7 +277,12 @@ func TestJaegerTraces(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, res.IsError())
 		root.End()
-		tr := j.trace(t, root.SpanContext().TraceID().String(), "execute_tool add")
+		require.NoError(t, tp.ForceFlush(ctx))
+		var tr jaegerTrace
+		require.Eventually(t, func() bool {
+			tr = j.trace(t, root.SpanContext().TraceID().String(), "execute_tool add")
+			return len(tr.path(tr.named("execute_tool add")[0])) == 7
+		}, time.Minute, 200*time.Millisecond)
 		i := tr.named("execute_tool add")[0]
 		assert.Equal(t, []string{"toolgate-dev execute_tool add", "toolgate-dev RunActivity:ExecuteTool",
 			"toolgate-dev StartActivity:ExecuteTool", "toolgate-dev RunWorkflow:ToolCallWorkflow",
@@ -305,8 +310,13 @@ func TestJaegerTraces(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, res.IsError)
 		root.End()
+		require.NoError(t, tp.ForceFlush(ctx))
 		require.NoError(t, cs.Close()) // toolgate mcp flushes its spans as it stops
-		tr := j.trace(t, root.SpanContext().TraceID().String(), "execute_tool echo")
+		var tr jaegerTrace
+		require.Eventually(t, func() bool {
+			tr = j.trace(t, root.SpanContext().TraceID().String(), "execute_tool echo")
+			return len(tr.path(tr.named("execute_tool echo")[0])) == 7
+		}, time.Minute, 200*time.Millisecond)
 		i := tr.named("execute_tool echo")[0]
 		assert.Equal(t, []string{"toolgate-dev execute_tool echo", "toolgate-dev RunActivity:ExecuteTool",
 			"toolgate-dev StartActivity:ExecuteTool", "toolgate-dev RunWorkflow:ToolCallWorkflow",
@@ -342,15 +352,26 @@ func TestJaegerTraces(t *testing.T) {
 		require.NoError(t, run.Get(ctx, &n))
 		require.Equal(t, 2, n)
 		root.End()
+		require.NoError(t, tp.ForceFlush(ctx))
+		want := []string{"agent execute_tool add", "agent RunActivity:ExecuteTool", "agent StartActivity:ExecuteTool",
+			"agent RunWorkflow:ToolCallWorkflow", "agent StartChildWorkflow:ToolCallWorkflow", "agent invoke_agent jaegerRound",
+			"agent StartWorkflow:jaegerRound", "agent agent"}
 		var tr jaegerTrace
+		complete := func() bool { // both calls, each with its whole path (spans arrive in batches)
+			tools := tr.named("execute_tool add")
+			for _, i := range tools {
+				if len(tr.path(i)) != len(want) {
+					return false
+				}
+			}
+			return len(tools) == 2
+		}
 		require.Eventually(t, func() bool {
 			tr = j.trace(t, root.SpanContext().TraceID().String(), "execute_tool add")
-			return len(tr.named("execute_tool add")) == 2
-		}, time.Minute, 200*time.Millisecond)
+			return complete()
+		}, time.Minute, 200*time.Millisecond, "the round's trace: %+v", tr)
 		for _, i := range tr.named("execute_tool add") {
-			assert.Equal(t, []string{"agent execute_tool add", "agent RunActivity:ExecuteTool", "agent StartActivity:ExecuteTool",
-				"agent RunWorkflow:ToolCallWorkflow", "agent StartChildWorkflow:ToolCallWorkflow", "agent invoke_agent jaegerRound",
-				"agent StartWorkflow:jaegerRound", "agent agent"}, tr.path(i))
+			assert.Equal(t, want, tr.path(i))
 		}
 		a := tr.named("invoke_agent jaegerRound")[0]
 		assert.Equal(t, "invoke_agent", tr.tag(a, "gen_ai.operation.name"))
