@@ -105,20 +105,20 @@ func TestCredentialStoreFlags(t *testing.T) {
 func TestOpenCredentialStoreNeedsAKey(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	_, _, err := openCredentialStore(ctx, &credentialStoreFlags{use: credentialStoreWorker, dir: dir}, nil)
+	_, _, err := openCredentialStore(ctx, &credentialStoreFlags{use: credentialStoreWorker, storeFlags: storeFlags{dir: dir}}, nil)
 	require.ErrorContains(t, err, "give --codec-key")
 	_, _, err = openCredentialStore(ctx, &credentialStoreFlags{use: credentialStoreWorker}, credstoretest.Keyring(t, "k1"))
 	require.ErrorContains(t, err, "no credentials store")
-	_, _, err = openCredentialStore(ctx, &credentialStoreFlags{use: credentialStoreDev, DefaultDir: dir}, nil)
+	_, _, err = openCredentialStore(ctx, &credentialStoreFlags{use: credentialStoreDev, storeFlags: storeFlags{DefaultDir: dir}}, nil)
 	require.ErrorContains(t, err, "--credentials-insecure-plaintext")
 
-	store, closer, err := openCredentialStore(ctx, &credentialStoreFlags{use: credentialStoreDev, plaintext: true, DefaultDir: filepath.Join(dir, "credentials")}, nil)
+	store, closer, err := openCredentialStore(ctx, &credentialStoreFlags{use: credentialStoreDev, plaintext: true, storeFlags: storeFlags{DefaultDir: filepath.Join(dir, "credentials")}}, nil)
 	require.NoError(t, err)
 	require.NoError(t, store.Put(ctx, "p", "g", credentials.Token{AccessToken: "a"}))
 	require.NoError(t, closer.Close())
 	assert.DirExists(t, filepath.Join(dir, "credentials", "tokens"))
 
-	store, closer, err = openCredentialStore(ctx, &credentialStoreFlags{use: credentialStoreDev, InMemory: true}, credstoretest.Keyring(t, "k1"))
+	store, closer, err = openCredentialStore(ctx, &credentialStoreFlags{use: credentialStoreDev, storeFlags: storeFlags{InMemory: true}}, credstoretest.Keyring(t, "k1"))
 	require.NoError(t, err)
 	tmp := store.(*credentials.FileStore).Dir
 	assert.True(t, strings.HasPrefix(filepath.Base(tmp), "toolgate-credentials-"))

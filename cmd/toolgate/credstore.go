@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/lib/pq"
 	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/codec"
@@ -42,25 +40,16 @@ const (
 // credentialStoreFlags pick where the per-user OAuth tokens (credentials.Store) are kept: a
 // directory (credentials.FileStore) or PostgreSQL (credentials.SQLStore).
 type credentialStoreFlags struct {
-	use          credentialStoreUse
-	dir          string
-	postgresFile string
-	plaintext    bool
-	lookupEnv    func(string) (string, bool)
-	// DefaultDir is the directory used when neither --credentials-dir nor PostgreSQL is given
-	// (toolgate dev sets it from its data directory before opening; "" with InMemory: a
-	// temporary directory removed at Close).
-	DefaultDir string
-	// InMemory makes an unset DefaultDir a temporary directory (toolgate dev --in-memory).
-	InMemory bool
-	dirSet   func() bool
+	storeFlags
+	use       credentialStoreUse
+	plaintext bool
 }
 
 // addCredentialStoreFlags adds --credentials-dir, --credentials-postgres-file and, for dev,
 // --credentials-insecure-plaintext to cmd.
 func addCredentialStoreFlags(cmd *cobra.Command, a *app, f *credentialStoreFlags, use credentialStoreUse) {
-	f.use, f.lookupEnv = use, a.lookupEnv
-	fs := cmd.Flags()
+	f.use = use
+	f.what, f.dirFlag, f.pgFlag, f.postgresEnv = "credentials store", "credentials-dir", "credentials-postgres-file", credentialsPostgresEnv
 	dirUsage := "keep per-user OAuth tokens in this directory (mode 0700, each token encrypted with --codec-key's keys)"
 	switch use {
 	case credentialStoreDev:
@@ -68,20 +57,10 @@ func addCredentialStoreFlags(cmd *cobra.Command, a *app, f *credentialStoreFlags
 	case credentialStoreAdmin:
 		dirUsage = "the credentials store's directory (default toolgate dev's: $TOOLGATE_DATA_DIR/credentials, else ~/.local/share/toolgate/credentials)"
 	}
-	fs.StringVar(&f.dir, "credentials-dir", "", dirUsage)
-	fs.StringVar(&f.postgresFile, "credentials-postgres-file", "", "keep per-user OAuth tokens in PostgreSQL: this file holds the DSN (postgres://user:password@host/db?sslmode=verify-full); or set the DSN in $"+credentialsPostgresEnv)
-	bindEnv(fs, "credentials-dir", "TOOLGATE_CREDENTIALS_DIR")
-	cmd.MarkFlagsMutuallyExclusive("credentials-dir", "credentials-postgres-file")
+	f.add(cmd, a, "TOOLGATE_CREDENTIALS_DIR", dirUsage, "keep per-user OAuth tokens in PostgreSQL")
 	if use == credentialStoreDev {
-		fs.BoolVar(&f.plaintext, "credentials-insecure-plaintext", false, "without --codec-key, store OAuth tokens unencrypted (development only; toolgate credentials list marks them)")
+		cmd.Flags().BoolVar(&f.plaintext, "credentials-insecure-plaintext", false, "without --codec-key, store OAuth tokens unencrypted (development only; toolgate credentials list marks them)")
 	}
-	f.dirSet = func() bool { return fs.Changed("credentials-dir") }
-}
-
-// postgresDSN is the DSN of --credentials-postgres-file, else $TOOLGATE_CREDENTIALS_POSTGRES
-// (unless --credentials-dir was given), else "".
-func (f *credentialStoreFlags) postgresDSN() (string, error) {
-	return storeDSN("--credentials-postgres-file", f.postgresFile, f.dirSet, credentialsPostgresEnv, f.lookupEnv)
 }
 
 // storeDSN is the PostgreSQL DSN a store's flags pick: the one line of file (flag names the file's
@@ -144,12 +123,10 @@ func openCredentialStore(ctx context.Context, f *credentialStoreFlags, keys code
 		return nil, nil, err
 	}
 	if dsn != "" {
-		connector, err := pq.NewConnector(dsn)
+		db, err := f.openDB(dsn)
 		if err != nil {
-			// Never echo the DSN or the driver's parse error: either may hold the password.
-			return nil, nil, badInput(errors.New("credentials store: the PostgreSQL DSN is not valid (postgres://user:password@host:port/db?params, or key=value pairs)"))
+			return nil, nil, err
 		}
-		db := sql.OpenDB(connector)
 		store := &credentials.SQLStore{DB: db, Keyring: keys, InsecurePlaintext: plaintext}
 		if err := store.EnsureSchema(ctx); err != nil {
 			db.Close()
@@ -157,16 +134,9 @@ func openCredentialStore(ctx context.Context, f *credentialStoreFlags, keys code
 		}
 		return store, db, nil
 	}
-	dir, closer := f.dir, io.Closer(nopCloser{})
-	if dir == "" {
-		dir = f.DefaultDir
-	}
-	if dir == "" && f.InMemory {
-		tmp, err := os.MkdirTemp("", "toolgate-credentials-")
-		if err != nil {
-			return nil, nil, fmt.Errorf("credentials store: %w", err)
-		}
-		dir, closer = tmp, closerFunc(func() error { return os.RemoveAll(tmp) })
+	dir, closer, err := f.directory("toolgate-credentials-")
+	if err != nil {
+		return nil, nil, err
 	}
 	if dir == "" {
 		return nil, nil, badInput(errors.New("no credentials store: give --credentials-dir DIR, or PostgreSQL with --credentials-postgres-file FILE or $" + credentialsPostgresEnv))

@@ -2,17 +2,14 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"mime"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/lib/pq"
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
@@ -27,30 +24,15 @@ const partStorePostgresEnv = "TOOLGATE_PART_STORE_POSTGRES"
 
 // partStoreFlags pick where the parts of rich results are kept (blobs.Store): a directory
 // (blobs.FileStore) or PostgreSQL (blobs.SQLStore), sealed with --codec-key's keys when given.
-type partStoreFlags struct {
-	dir          string
-	postgresFile string
-	lookupEnv    func(string) (string, bool)
-	dirSet       func() bool
-	// DefaultDir is the directory used when neither --part-store nor PostgreSQL is given; ""
-	// is no store (or, with InMemory, a temporary directory removed at Close).
-	DefaultDir string
-	// InMemory makes an unset DefaultDir a temporary directory (toolgate dev --in-memory).
-	InMemory bool
-	// OnlyExisting uses DefaultDir only when it exists (readers: result, mcp).
-	OnlyExisting bool
-}
+type partStoreFlags struct{ storeFlags }
 
 // addPartStoreFlags adds --part-store and --part-store-postgres-file to cmd; defaultNote says
 // what an unset store means for the command.
 func addPartStoreFlags(cmd *cobra.Command, a *app, f *partStoreFlags, defaultNote string) {
-	f.lookupEnv = a.lookupEnv
-	fs := cmd.Flags()
-	fs.StringVar(&f.dir, "part-store", "", "keep the parts of rich results (images, audio, resources, long texts) in this directory, each encrypted with --codec-key's keys when given "+defaultNote)
-	fs.StringVar(&f.postgresFile, "part-store-postgres-file", "", "keep the parts of rich results in PostgreSQL: this file holds the DSN (postgres://user:password@host/db?sslmode=verify-full); or set the DSN in $"+partStorePostgresEnv)
-	bindEnv(fs, "part-store", "TOOLGATE_PART_STORE")
-	cmd.MarkFlagsMutuallyExclusive("part-store", "part-store-postgres-file")
-	f.dirSet = func() bool { return fs.Changed("part-store") }
+	f.what, f.dirFlag, f.pgFlag, f.postgresEnv = "part store", "part-store", "part-store-postgres-file", partStorePostgresEnv
+	f.add(cmd, a, "TOOLGATE_PART_STORE",
+		"keep the parts of rich results (images, audio, resources, long texts) in this directory, each encrypted with --codec-key's keys when given "+defaultNote,
+		"keep the parts of rich results in PostgreSQL")
 }
 
 // configured reports whether the flags name a store (a directory, a DSN file, or a DSN in
@@ -75,12 +57,6 @@ func readerPartStoreDir(lookupEnv func(string) (string, bool)) string {
 	return devPartStoreDir(defaultDataDir(lookupEnv))
 }
 
-// postgresDSN is the DSN of --part-store-postgres-file, else $TOOLGATE_PART_STORE_POSTGRES
-// (unless --part-store was given), else "".
-func (f *partStoreFlags) postgresDSN() (string, error) {
-	return storeDSN("--part-store-postgres-file", f.postgresFile, f.dirSet, partStorePostgresEnv, f.lookupEnv)
-}
-
 // open opens the store the flags pick, sealed with keys when not nil: PostgreSQL (its table
 // created when missing) when a DSN is given, else --part-store or DefaultDir; nil when none.
 // Close the Closer when done.
@@ -96,12 +72,10 @@ func (f *partStoreFlags) open(ctx context.Context, keys codec.KeySource) (blobs.
 		return nil, nil, err
 	}
 	if dsn != "" {
-		connector, err := pq.NewConnector(dsn)
+		db, err := f.openDB(dsn)
 		if err != nil {
-			// Never echo the DSN or the driver's parse error: either may hold the password.
-			return nil, nil, badInput(errors.New("part store: the PostgreSQL DSN is not valid (postgres://user:password@host:port/db?params, or key=value pairs)"))
+			return nil, nil, err
 		}
-		db := sql.OpenDB(connector)
 		store := &blobs.SQLStore{DB: db}
 		if err := store.EnsureSchema(ctx); err != nil {
 			db.Close()
@@ -109,26 +83,11 @@ func (f *partStoreFlags) open(ctx context.Context, keys codec.KeySource) (blobs.
 		}
 		return seal(store), db, nil
 	}
-	dir := f.dir
-	if dir == "" {
-		dir = f.DefaultDir
-		if dir != "" && f.OnlyExisting {
-			if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-				dir = ""
-			}
-		}
+	dir, closer, err := f.directory("toolgate-parts-")
+	if err != nil || dir == "" {
+		return nil, closer, err
 	}
-	if dir == "" && f.InMemory {
-		tmp, err := os.MkdirTemp("", "toolgate-parts-")
-		if err != nil {
-			return nil, nil, fmt.Errorf("part store: %w", err)
-		}
-		return seal(&blobs.FileStore{Dir: tmp}), closerFunc(func() error { return os.RemoveAll(tmp) }), nil
-	}
-	if dir == "" {
-		return nil, nopCloser{}, nil
-	}
-	return seal(&blobs.FileStore{Dir: dir}), nopCloser{}, nil
+	return seal(&blobs.FileStore{Dir: dir}), closer, nil
 }
 
 // writeParts writes the bytes of each part of res to dir (created 0700 when missing) as

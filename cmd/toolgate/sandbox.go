@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lib/pq"
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
@@ -32,33 +30,15 @@ const sandboxSweepEvery = time.Hour
 
 // sandboxStoreFlags pick the store the workspaces are kept in: a directory or PostgreSQL, its
 // objects sealed with --codec-key's keys when given.
-type sandboxStoreFlags struct {
-	dir          string
-	postgresFile string
-	lookupEnv    func(string) (string, bool)
-	dirSet       func() bool
-	// DefaultDir is the directory used when neither --sandbox-store nor PostgreSQL is given ("":
-	// none). OnlyExisting uses it only when it exists (the sandbox commands).
-	DefaultDir   string
-	OnlyExisting bool
-}
+type sandboxStoreFlags struct{ storeFlags }
 
 // addSandboxStoreFlags adds --sandbox-store and --sandbox-store-postgres-file to cmd; defaultNote
 // says what an unset store means for the command.
 func addSandboxStoreFlags(cmd *cobra.Command, a *app, f *sandboxStoreFlags, defaultNote string) {
-	f.lookupEnv = a.lookupEnv
-	fs := cmd.Flags()
-	fs.StringVar(&f.dir, "sandbox-store", "", "keep the sandbox workspaces' snapshots in this directory (shared by the workers that share the file system), each object encrypted with --codec-key's keys when given "+defaultNote)
-	fs.StringVar(&f.postgresFile, "sandbox-store-postgres-file", "", "keep the sandbox workspaces' snapshots in PostgreSQL: this file holds the DSN (postgres://user:password@host/db?sslmode=verify-full); or set the DSN in $"+sandboxStorePostgresEnv)
-	bindEnv(fs, "sandbox-store", "TOOLGATE_SANDBOX_STORE")
-	cmd.MarkFlagsMutuallyExclusive("sandbox-store", "sandbox-store-postgres-file")
-	f.dirSet = func() bool { return fs.Changed("sandbox-store") }
-}
-
-// postgresDSN is the DSN of --sandbox-store-postgres-file, else $TOOLGATE_SANDBOX_STORE_POSTGRES
-// (unless --sandbox-store was given), else "".
-func (f *sandboxStoreFlags) postgresDSN() (string, error) {
-	return storeDSN("--sandbox-store-postgres-file", f.postgresFile, f.dirSet, sandboxStorePostgresEnv, f.lookupEnv)
+	f.what, f.dirFlag, f.pgFlag, f.postgresEnv = "sandbox store", "sandbox-store", "sandbox-store-postgres-file", sandboxStorePostgresEnv
+	f.add(cmd, a, "TOOLGATE_SANDBOX_STORE",
+		"keep the sandbox workspaces' snapshots in this directory (shared by the workers that share the file system), each object encrypted with --codec-key's keys when given "+defaultNote,
+		"keep the sandbox workspaces' snapshots in PostgreSQL")
 }
 
 // open opens the store the flags pick, its objects sealed with keys when not nil; ok is false
@@ -69,12 +49,10 @@ func (f *sandboxStoreFlags) open(ctx context.Context, keys codec.KeySource) (sto
 		return sandbox.Store{}, nil, false, err
 	}
 	if dsn != "" {
-		connector, err := pq.NewConnector(dsn)
+		db, err := f.openDB(dsn)
 		if err != nil {
-			// Never echo the DSN or the driver's parse error: either may hold the password.
-			return sandbox.Store{}, nil, false, badInput(errors.New("sandbox store: the PostgreSQL DSN is not valid (postgres://user:password@host:port/db?params, or key=value pairs)"))
+			return sandbox.Store{}, nil, false, err
 		}
-		db := sql.OpenDB(connector)
 		store, err := sandbox.SQLStore(ctx, db, keys)
 		if err != nil {
 			db.Close()
@@ -82,19 +60,11 @@ func (f *sandboxStoreFlags) open(ctx context.Context, keys codec.KeySource) (sto
 		}
 		return store, db, true, nil
 	}
-	dir := f.dir
-	if dir == "" {
-		dir = f.DefaultDir
-		if dir != "" && f.OnlyExisting {
-			if _, err := os.Stat(dir); err != nil {
-				dir = ""
-			}
-		}
+	dir, closer, err := f.directory("toolgate-sandbox-store-")
+	if err != nil || dir == "" {
+		return sandbox.Store{}, closer, false, err
 	}
-	if dir == "" {
-		return sandbox.Store{}, nopCloser{}, false, nil
-	}
-	return sandbox.FileStore(dir, keys), nopCloser{}, true, nil
+	return sandbox.FileStore(dir, keys), closer, true, nil
 }
 
 // sandboxFlags configure a worker's sandbox tools (exec, the workspace file tools, named
