@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,47 +13,6 @@ import (
 	"github.com/toolgate/toolgate/internal/blobstoretest"
 	"github.com/toolgate/toolgate/sandbox"
 )
-
-// benchWorkspace writes a workspace of about size bytes into dir: half Go source files of the
-// toolchain (GOROOT/src, as found: text that compresses about five-fold) in a tree of
-// directories, half random bytes in 1 MiB files (build outputs, archives: they do not compress).
-// It returns the path of a source file, relative to dir.
-func benchWorkspace(b *testing.B, dir string, size int64) (source string) {
-	var written int64
-	goroot, err := exec.Command("go", "env", "GOROOT").Output()
-	require.NoError(b, err)
-	src := filepath.Join(strings.TrimSpace(string(goroot)), "src")
-	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || written >= size/2 {
-			return fs.SkipAll
-		}
-		if d.IsDir() || !strings.HasSuffix(p, ".go") {
-			return nil
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		out := filepath.Join(dir, "src", rel)
-		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-			return err
-		}
-		written += int64(len(data))
-		if source == "" {
-			source = filepath.Join("src", rel)
-		}
-		return os.WriteFile(out, data, 0o644)
-	})
-	require.NoError(b, err)
-	require.NoError(b, os.MkdirAll(filepath.Join(dir, "bin"), 0o755))
-	for i := 0; written < size; i++ {
-		data := blobstoretest.Random(b, 1<<20)
-		require.NoError(b, os.WriteFile(filepath.Join(dir, "bin", fmt.Sprintf("blob%03d", i)), data, 0o644))
-		written += int64(len(data))
-	}
-	return source
-}
 
 // copyTree copies the regular files and directories of from into to.
 func copyTree(b *testing.B, from, to string) {
@@ -86,7 +43,7 @@ func dirBytes(b *testing.B, dir string) int64 {
 	return n
 }
 
-// BenchmarkWorkspaceSnapshot measures, for a 10 MB and a 100 MB workspace (benchWorkspace: half
+// BenchmarkWorkspaceSnapshot measures, for a 10 MB and a 100 MB workspace (blobstoretest.Workspace: half
 // source text, half random bytes) in a sealed FileStore: the first commit (every object new),
 // a commit after one source file changed, a commit of an unchanged workspace (the walk and the
 // hashes every call pays), and a restore on a new worker (an empty local copy). stored-MB is
@@ -96,7 +53,7 @@ func dirBytes(b *testing.B, dir string) int64 {
 func BenchmarkWorkspaceSnapshot(b *testing.B) {
 	for _, size := range []int64{10 << 20, 100 << 20} {
 		template := b.TempDir()
-		source := benchWorkspace(b, template, size)
+		source := blobstoretest.Workspace(b, template, size)
 		mb := fmt.Sprintf("%dMB", size>>20)
 		ctx := context.Background()
 		// fresh returns a store holding one commit of the template, and its directory.

@@ -7,6 +7,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -208,4 +213,45 @@ func BenchSaveLoad(b *testing.B, s blobs.Store) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// Workspace writes a sandbox workspace of about size bytes into dir: half Go source files of the
+// toolchain (GOROOT/src, as found: text that compresses about five-fold) in a tree of
+// directories, half random bytes in 1 MiB files (build outputs, archives: they do not compress).
+// It returns the path of a source file, relative to dir.
+func Workspace(b testing.TB, dir string, size int64) (source string) {
+	var written int64
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	require.NoError(b, err)
+	src := filepath.Join(strings.TrimSpace(string(goroot)), "src")
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || written >= size/2 {
+			return fs.SkipAll
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		out := filepath.Join(dir, "src", rel)
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return err
+		}
+		written += int64(len(data))
+		if source == "" {
+			source = filepath.Join("src", rel)
+		}
+		return os.WriteFile(out, data, 0o644)
+	})
+	require.NoError(b, err)
+	require.NoError(b, os.MkdirAll(filepath.Join(dir, "bin"), 0o755))
+	for i := 0; written < size; i++ {
+		data := Random(b, 1<<20)
+		require.NoError(b, os.WriteFile(filepath.Join(dir, "bin", fmt.Sprintf("blob%03d", i)), data, 0o644))
+		written += int64(len(data))
+	}
+	return source
 }

@@ -3,11 +3,8 @@ package cluster_test
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -100,33 +97,7 @@ func TestSandboxSQLStoreOnPostgres(t *testing.T) {
 func BenchmarkWorkspaceSQLStore10MB(b *testing.B) {
 	const size = 10 << 20
 	template := b.TempDir()
-	var written int64
-	goroot, err := exec.Command("go", "env", "GOROOT").Output()
-	require.NoError(b, err)
-	src := filepath.Join(strings.TrimSpace(string(goroot)), "src")
-	require.NoError(b, filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || written >= size/2 {
-			return fs.SkipAll
-		}
-		if d.IsDir() || !strings.HasSuffix(p, ".go") {
-			return nil
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if err := os.MkdirAll(filepath.Join(template, "src", filepath.Dir(rel)), 0o755); err != nil {
-			return err
-		}
-		written += int64(len(data))
-		return os.WriteFile(filepath.Join(template, "src", rel), data, 0o644)
-	}))
-	for i := 0; written < size; i++ {
-		data := blobstoretest.Random(b, 1<<20)
-		require.NoError(b, os.WriteFile(filepath.Join(template, fmt.Sprintf("blob%d", i)), data, 0o644))
-		written += int64(len(data))
-	}
+	blobstoretest.Workspace(b, template, size)
 	db := startBlobPostgres(b)(b, "")
 	ctx := context.Background()
 	store, err := sandbox.SQLStore(ctx, db, blobstoretest.Keyring(b, "k1"))
