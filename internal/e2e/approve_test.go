@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
 	"os/exec"
@@ -78,53 +77,19 @@ func TestCallSaysItWaitsForApproval(t *testing.T) {
 		func(context.Context, args) (any, error) { return "done", nil }))
 	id := "approve-call-" + e.queue
 	wid := wire.WorkflowID("", id)
-	bin, err := testbin.Toolgate()
-	require.NoError(t, err)
-	srv := devtest.Server(t)
-	cmd := exec.Command(bin, "call", "guarded", `{"left":1,"right":2}`, "--id", id, "--task-queue", e.queue,
-		"--address", srv.FrontendAddress(), "--namespace", srv.Namespace())
-	cmd.Env = testbin.ChildEnv()
-	var stdout strings.Builder
-	cmd.Stdout = &stdout
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	lines := make(chan string, 64)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	var all []string
-	for notice := ""; notice == ""; {
-		select {
-		case line, ok := <-lines:
-			require.True(t, ok, "toolgate call ended without the notice: %s", strings.Join(all, "\n"))
-			all = append(all, line)
-			if strings.Contains(line, "the call waits for approval of guarded") {
-				notice = line
-				assert.Contains(t, line, "toolgate approve "+wid)
-			}
-		case <-time.After(testTimeout):
-			require.FailNow(t, "toolgate call printed no line about the approval wait", strings.Join(all, "\n"))
-		}
-	}
+	c := startCLICall(t, "guarded", `{"left":1,"right":2}`, "--id", id, "--task-queue", e.queue)
+	notice := c.waitLine(t, "the call waits for approval of guarded", "line about the approval wait")
+	assert.Contains(t, notice, "toolgate approve "+wid)
 
-	anyone := client.New(e.sdk, client.Options{TaskQueue: e.queue, Namespace: srv.Namespace()})
+	anyone := client.New(e.sdk, client.Options{TaskQueue: e.queue, Namespace: devtest.Server(t).Namespace()})
 	st, err := anyone.ApprovalByWorkflowID(e.ctx(), wid)
 	require.NoError(t, err)
 	_, err = anyone.DecideByWorkflowID(e.ctx(), wid, true, wire.ApprovalDecision{CallHash: st.CallHash, Reviewer: "reviewer"})
 	require.NoError(t, err)
-	for line := range lines {
-		all = append(all, line)
-	}
-	require.NoError(t, cmd.Wait(), strings.Join(all, "\n"))
-	assert.Contains(t, stdout.String(), `"isError":false`)
+	require.NoError(t, c.wait(), c.text())
+	assert.Contains(t, c.stdout.String(), `"isError":false`)
 	notices := 0
-	for _, l := range all {
+	for _, l := range c.all {
 		if strings.Contains(l, "waits for approval") {
 			notices++
 		}

@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"os/exec"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/devtest"
-	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/wire"
 )
 
@@ -87,50 +84,16 @@ func TestResubmitOnAnotherQueueSaysSo(t *testing.T) {
 func TestCallResubmitOnAnotherQueueCLI(t *testing.T) {
 	id := "stuck-cli-" + devtest.TaskQueue(t)
 	stuck, served, _ := stuckCall(t, id)
-	bin, err := testbin.Toolgate()
-	require.NoError(t, err)
-	srv := devtest.Server(t)
-	cmd := exec.Command(bin, "call", "add", `{"left":20,"right":22}`, "--id", id, "--task-queue", served,
-		"--address", srv.FrontendAddress(), "--namespace", srv.Namespace())
-	cmd.Env = testbin.ChildEnv()
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-
-	lines := make(chan string, 64)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	var all []string
-	notice := ""
-	for notice == "" {
-		select {
-		case line, ok := <-lines:
-			require.True(t, ok, "toolgate call ended without the notice: %s", strings.Join(all, "\n"))
-			all = append(all, line)
-			if strings.Contains(line, "is already running, started on task queue") {
-				notice = line
-			}
-		case <-time.After(testTimeout):
-			require.FailNow(t, "no notice that the call attached to another queue", strings.Join(all, "\n"))
-		}
-	}
+	c := startCLICall(t, "add", `{"left":20,"right":22}`, "--id", id, "--task-queue", served)
+	notice := c.waitLine(t, "is already running, started on task queue", "notice that the call attached to another queue")
 	assert.Contains(t, notice, `task queue "`+stuck+`" (not "`+served+`")`)
 	assert.Contains(t, notice, "toolgate cancel toolcall-"+id)
 
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	for line := range lines {
-		all = append(all, line)
-	}
-	err = cmd.Wait()
+	require.NoError(t, c.cmd.Process.Signal(syscall.SIGTERM))
+	err := c.wait()
 	var exit *exec.ExitError
 	require.ErrorAs(t, err, &exit, "interrupted: not a success")
-	text := strings.Join(all, "\n")
+	text := c.text()
 	assert.Contains(t, text, `no worker polls task queue "`+stuck+`"`,
 		"the exit names the stuck queue instead of waiting for the canceled call to close")
 	assert.NotContains(t, text, `\u000a`, "a joined error's lines read as one line, not with escaped newlines")
