@@ -44,7 +44,7 @@ func TestRunLimitMemory(t *testing.T) {
 }
 
 func TestRunLimitProcesses(t *testing.T) {
-	r := newTestRunner(t)
+	r := newProcessLimitRunner(t)
 	mark := marker(t)
 	// Starts background sleeps until a fork fails; prints how many it started.
 	out := run(t, r, newWorkspace(t, r), Command{
@@ -60,7 +60,7 @@ func TestRunLimitProcesses(t *testing.T) {
 }
 
 func TestRunForkBombEnds(t *testing.T) {
-	r := newTestRunner(t)
+	r := newProcessLimitRunner(t)
 	mark := marker(t)
 	out := run(t, r, newWorkspace(t, r), Command{
 		Shell:  `bomb() { bomb | bomb & }; bomb; sleep 600`,

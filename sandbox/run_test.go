@@ -36,6 +36,27 @@ func newTestRunner(t testing.TB) *Runner {
 
 // newWorkspace returns an empty workspace directory the sandbox's user owns, its parents
 // traversable (0711) as the workspaces' are.
+// newProcessLimitRunner is a runner whose sandboxes run as their own host user (uid/gid 65533
+// when the tests run as root): RLIMIT_NPROC counts every process of the user, so a test that
+// forks to the limit must not share it with the other packages' sandboxes (uid 65534) that
+// make test runs at the same time.
+func newProcessLimitRunner(t testing.TB) *Runner {
+	t.Helper()
+	processLimitRunnerOnce.Do(func() {
+		processLimitRunner, processLimitRunnerErr = NewRunner(RunnerConfig{UID: 65533, GID: 65533})
+	})
+	if processLimitRunnerErr != nil {
+		t.Fatalf("the sandbox tests need bubblewrap (run make setup): %v", processLimitRunnerErr)
+	}
+	return processLimitRunner
+}
+
+var (
+	processLimitRunnerOnce sync.Once
+	processLimitRunner     *Runner
+	processLimitRunnerErr  error
+)
+
 func newWorkspace(t testing.TB, r *Runner) string {
 	t.Helper()
 	parent := t.TempDir()
@@ -188,12 +209,10 @@ func TestRunBackgroundChildEndsWithTheCommand(t *testing.T) {
 	assert.Empty(t, markedProcesses(t, mark, ""))
 }
 
-// waitFor polls cond until it holds (the test's own deadline bounds it).
+// waitFor waits until cond holds, checking it every few milliseconds, for at most a minute.
 func waitFor(t testing.TB, cond func() bool) {
 	t.Helper()
-	for pause := time.Millisecond; !cond(); pause = min(2*pause, 50*time.Millisecond) {
-		time.Sleep(pause)
-	}
+	require.Eventually(t, cond, time.Minute, 5*time.Millisecond)
 }
 
 // marker returns an environment that marks a test's sandbox processes (bwrap's included:

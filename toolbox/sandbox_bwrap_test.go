@@ -92,10 +92,8 @@ func TestExecCanceledUnderBubblewrap(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ctx = toolcore.WithExecution(ctx, toolcore.Execution{IdempotencyKey: "k1", Run: "run-1"})
 	go func() {
-		// Cancel once both sleeps run (a condition, polled).
-		for deadline := time.Now().Add(time.Minute); len(processesWith("600.4711")) < 3 && time.Now().Before(deadline); {
-			time.Sleep(10 * time.Millisecond)
-		}
+		// Cancel once both sleeps run.
+		assert.Eventually(t, func() bool { return len(processesWith("600.4711")) >= 3 }, time.Minute, 10*time.Millisecond)
 		cancel()
 	}()
 	tool, _ := h.reg.Get(NameExec)
