@@ -50,32 +50,21 @@ func (l Limits) WithDefaults() Limits { return l.Over(DefaultLimits) }
 // Over returns l with every zero field taken from base: a command's own limits over its
 // runner's.
 func (l Limits) Over(base Limits) Limits {
-	if l.Wall <= 0 {
-		l.Wall = base.Wall
-	}
-	if l.CPU <= 0 {
-		l.CPU = base.CPU
-	}
-	if l.Memory <= 0 {
-		l.Memory = base.Memory
-	}
-	if l.Processes <= 0 {
-		l.Processes = base.Processes
-	}
-	if l.OpenFiles <= 0 {
-		l.OpenFiles = base.OpenFiles
-	}
-	if l.FileSize <= 0 {
-		l.FileSize = base.FileSize
-	}
-	if l.Output <= 0 {
-		l.Output = base.Output
-	}
-	if l.Workspace <= 0 {
-		l.Workspace = base.Workspace
-	}
-	if l.Tmp <= 0 {
-		l.Tmp = base.Tmp
-	}
+	orBase(&l.Wall, base.Wall)
+	orBase(&l.CPU, base.CPU)
+	orBase(&l.Memory, base.Memory)
+	orBase(&l.Processes, base.Processes)
+	orBase(&l.OpenFiles, base.OpenFiles)
+	orBase(&l.FileSize, base.FileSize)
+	orBase(&l.Output, base.Output)
+	orBase(&l.Workspace, base.Workspace)
+	orBase(&l.Tmp, base.Tmp)
 	return l
+}
+
+// orBase sets *v to base when *v is not positive (unset).
+func orBase[T int | int64 | time.Duration](v *T, base T) {
+	if *v <= 0 {
+		*v = base
+	}
 }

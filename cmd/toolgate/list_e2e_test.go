@@ -31,19 +31,25 @@ type bookArgs struct {
 
 // bookRegistry has book, which fails (an ordinary error: a TOOL_EXECUTION_FAILED result) when
 // asked to, and lookup, which always fails.
+// bookTool books a seat and fails (an ordinary error: a TOOL_EXECUTION_FAILED result) when
+// asked to.
+func bookTool() toolcore.Tool {
+	return toolcore.MustDefine(toolcore.Definition[bookArgs]{
+		Name:        "book",
+		Description: "Book a seat; fails when asked to.",
+		Execute: func(_ context.Context, a bookArgs) (any, error) {
+			if a.Fail {
+				return nil, errors.New("no seat left")
+			}
+			return "booked", nil
+		},
+	})
+}
+
 func bookRegistry(t *testing.T) *toolcore.Registry {
 	t.Helper()
 	reg, err := toolcore.NewRegistry(
-		toolcore.MustDefine(toolcore.Definition[bookArgs]{
-			Name:        "book",
-			Description: "Book a seat; fails when asked to.",
-			Execute: func(_ context.Context, a bookArgs) (any, error) {
-				if a.Fail {
-					return nil, errors.New("no seat left")
-				}
-				return "booked", nil
-			},
-		}),
+		bookTool(),
 		toolcore.MustDefine(toolcore.Definition[bookArgs]{
 			Name:        "lookup",
 			Description: "Always fails.",

@@ -50,16 +50,7 @@ func statusRegistry(t *testing.T) *toolcore.Registry {
 			},
 			Options: toolcore.Options{SideEffect: toolcore.Idempotent, MaxAttempts: 3},
 		}),
-		toolcore.MustDefine(toolcore.Definition[bookArgs]{
-			Name:        "book",
-			Description: "Book a seat; fails when asked to.",
-			Execute: func(_ context.Context, a bookArgs) (any, error) {
-				if a.Fail {
-					return nil, errors.New("no seat left")
-				}
-				return "booked", nil
-			},
-		}))
+		bookTool())
 	require.NoError(t, err)
 	return reg
 }
