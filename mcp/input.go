@@ -267,6 +267,9 @@ type inputRelay struct {
 type relayOutcome struct {
 	round   wire.InputState
 	missing map[string]any
+	// toTask: a task-capable request's round holds only questions its client cannot answer,
+	// which the task asks (tasks/get lists them).
+	toTask bool
 }
 
 // errRelayDone stops the watch once a 2026-07-28 request has its outcome.
@@ -330,6 +333,10 @@ func (r *inputRelay) deliver(ctx context.Context, st wire.InputState) error {
 	if len(offer) == 0 {
 		if missing := missingCaps(requests); r.in.stateless && !r.in.task && len(missing) > 0 {
 			r.required <- relayOutcome{missing: missing}
+			return errRelayDone
+		}
+		if r.in.stateless && r.in.task && len(requests) > 0 {
+			r.required <- relayOutcome{toTask: true}
 			return errRelayDone
 		}
 		return nil // answered, or for another answerer

@@ -174,13 +174,13 @@ func (t *tasks) inlineOrAsk(ctx context.Context, h *callHandler, req *sdk.CallTo
 		in = callInput{stateless: true, caps: metaInputCaps(req.Params.Meta)} // answers it cannot read are dropped
 	}
 	in.relay, in.task = true, true
-	waitCtx, stop := context.WithTimeout(ctx, TaskInlineWindow)
+	waitCtx, stop := inlineWindow(ctx, t.tg, workflowID, true)
 	defer stop()
 	relay := relayInput(waitCtx, t.tg, req.Session, workflowID, in, nil, 0, inlineInputInterval)
 	res, o, err := h.wait(waitCtx, workflowID, runID, relay)
 	relay.Finish()
 	switch {
-	case o != nil && o.missing == nil:
+	case o != nil && o.missing == nil && !o.toTask:
 		ir, err := h.inputRequired(ctx, req.Params.Name, workflowID, o.round)
 		if err != nil {
 			return toolcore.Result{}, nil, true, err

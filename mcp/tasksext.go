@@ -230,7 +230,8 @@ func (t *tasks) addTaskSupport(m map[string]any) {
 }
 
 // TaskInlineWindow is how long a 2026-07-28 tools/call that may become a task waits for its
-// result before answering with the task: a call that completes within it is answered inline, as
+// result, counted from its tool's start (inlineWindow), before answering with the task: a call
+// whose tool completes within it is answered inline, as
 // a synchronous call would be (the conformance suite's tasks-immediate-result-shortcut), so a
 // quick tool costs a client that allows tasks no tasks/get poll. It is one TaskPollInterval: a
 // call done by the client's first poll is answered without one.
@@ -271,7 +272,7 @@ func (t *tasks) createV2(ctx context.Context, req *sdk.CallToolRequest) (sdk.Res
 // came (a result, or the error tools/call would answer), else the call becomes a task. A request
 // that ends meanwhile leaves the call running: a retry with its idempotency key attaches.
 func (t *tasks) inlineResult(ctx context.Context, workflowID, runID string) (res toolcore.Result, done bool, err error) {
-	waitCtx, stop := context.WithTimeout(ctx, TaskInlineWindow)
+	waitCtx, stop := inlineWindow(ctx, t.tg, workflowID, false)
 	defer stop()
 	res, err = t.tg.ResultOfRun(waitCtx, workflowID, runID)
 	if err != nil && waitCtx.Err() != nil {
