@@ -49,17 +49,21 @@ type launch struct {
 }
 
 // prlimitArgs returns the options of prlimit that set lim's rlimits. RLIMIT_CPU's soft limit
-// sends SIGXCPU, the hard one a second later SIGKILL.
+// sends SIGXCPU, the hard one a second later SIGKILL. Processes 0 sets no RLIMIT_NPROC (the
+// sandbox's pids group counts its processes).
 func prlimitArgs(lim Limits) []string {
 	cpu := max(int64(lim.CPU.Seconds()), 1)
-	return []string{
+	args := []string{
 		fmt.Sprintf("--cpu=%d:%d", cpu, cpu+1),
 		"--as=" + strconv.FormatInt(lim.Memory, 10),
-		"--nproc=" + strconv.Itoa(lim.Processes),
 		"--nofile=" + strconv.Itoa(lim.OpenFiles),
 		"--fsize=" + strconv.FormatInt(lim.FileSize, 10),
 		"--core=0",
 	}
+	if lim.Processes > 0 {
+		args = append(args, "--nproc="+strconv.Itoa(lim.Processes))
+	}
+	return args
 }
 
 // bwrapArgs returns bwrap's options for a command in the sandbox working directory workdir

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,7 +29,24 @@ func (r *Runner) execute(ctx context.Context, dir string, argv []string, workdir
 	if err != nil {
 		return Output{}, err
 	}
-	return r.supervise(ctx, l, lim, dir, cmd.Stdin, allow)
+	// supervise runs on a thread of its own, locked to it: the parent-death signal follows the
+	// thread that forked bwrap, and that thread enters the sandbox's control groups to fork it.
+	// A thread that could not leave them ends with the goroutine (never reused by the worker).
+	type result struct {
+		out Output
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		out, err, left := r.supervise(ctx, l, lim, dir, cmd.Stdin, allow)
+		if left {
+			runtime.UnlockOSThread()
+		}
+		done <- result{out, err}
+	}()
+	res := <-done
+	return res.out, res.err
 }
 
 // prepare builds the launch of argv in workspace dir.
@@ -62,6 +80,9 @@ func (r *Runner) prepare(dir string, argv []string, workdir string, env map[stri
 		// runs the sandbox as itself: the limit is on top of what the user runs already.
 		lim.Processes += userTasks(r.uid)
 	}
+	if r.cgroups != nil {
+		lim.Processes = 0 // counted per sandbox by its pids group, not per host user
+	}
 	l.args = append([]string{"prlimit"}, prlimitArgs(lim)...)
 	l.args = append(l.args, "--", r.bwrap)
 	l.args = append(l.args, r.bwrapArgs(lim, workdir)...)
@@ -87,10 +108,12 @@ func (r *Runner) prepare(dir string, argv []string, workdir string, env map[stri
 }
 
 // supervise starts l and waits for it, killing the sandbox's process tree when ctx ends, the
-// wall clock runs out or the workspace grows beyond lim.Workspace.
+// wall clock runs out or the workspace grows beyond lim.Workspace. It runs on a locked thread;
+// left is false when that thread could not leave the sandbox's control groups.
 // With allow, the command waits (bwrap's --block-fd) until its proxy listens in its network
 // namespace.
-func (r *Runner) supervise(ctx context.Context, l *launch, lim Limits, dir string, stdin []byte, allow map[string]bool) (Output, error) {
+func (r *Runner) supervise(ctx context.Context, l *launch, lim Limits, dir string, stdin []byte, allow map[string]bool) (_ Output, _ error, left bool) {
+	left = true
 	defer func() {
 		if l.release != nil {
 			l.release.Close()
@@ -99,7 +122,7 @@ func (r *Runner) supervise(ctx context.Context, l *launch, lim Limits, dir strin
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
 		l.closeFiles()
-		return Output{}, fmt.Errorf("sandbox: %w", err)
+		return Output{}, fmt.Errorf("sandbox: %w", err), left
 	}
 	l.files[0] = statusW
 	stdout, stderr := &tail{max: lim.Output}, &tail{max: lim.Output}
@@ -118,16 +141,34 @@ func (r *Runner) supervise(ctx context.Context, l *launch, lim Limits, dir strin
 	if len(stdin) > 0 {
 		c.Stdin = bytes.NewReader(stdin)
 	}
-	// The parent-death signal follows the thread that forked bwrap: keep this goroutine on it,
-	// so that no other goroutine can end the thread while the sandbox runs.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	var cg *sandboxCgroup
+	if r.cgroups != nil {
+		if cg, err = r.cgroups.create(lim); err == nil {
+			defer cg.remove() // after the sandbox is gone (awaitGone)
+			err = cg.enter()
+		}
+		if err != nil {
+			l.closeFiles()
+			statusR.Close()
+			return Output{}, fmt.Errorf("sandbox control groups: %w", err), left
+		}
+	}
 	started := time.Now()
 	err = c.Start()
+	if cg != nil {
+		if lerr := cg.leave(); lerr != nil {
+			left = false
+			err = errors.Join(err, fmt.Errorf("leave the sandbox's control groups: %w", lerr))
+			if c.Process != nil {
+				syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+				c.Wait()
+			}
+		}
+	}
 	l.closeFiles()
 	if err != nil {
 		statusR.Close()
-		return Output{}, fmt.Errorf("sandbox start: %w", err)
+		return Output{}, fmt.Errorf("sandbox start: %w", err), left
 	}
 	st := readStatus(statusR)
 	waited := make(chan error, 1)
@@ -195,10 +236,13 @@ wait:
 	}
 	<-st.done
 	if err := st.awaitGone(); err != nil {
-		return Output{}, err
+		return Output{}, err, left
 	}
 	if proxyErr != nil {
-		return Output{}, fmt.Errorf("sandbox proxy: %w", proxyErr)
+		return Output{}, fmt.Errorf("sandbox proxy: %w", proxyErr), left
+	}
+	if limit == "" && cg != nil && cg.oomKilled() {
+		limit = "memory"
 	}
 	out := Output{
 		Stdout: stdout.String(), Stderr: stderr.String(),
@@ -213,7 +257,7 @@ wait:
 		out.ExitCode = code
 	case c.ProcessState != nil && c.ProcessState.Exited() && st.child.Load() == 0 && ctxErr == nil && limit == "":
 		// bwrap itself failed before the command started; its message is on stderr.
-		return Output{}, fmt.Errorf("sandbox start: bubblewrap exit %d: %s", c.ProcessState.ExitCode(), truncate(strings.TrimSpace(out.Stderr), 1024))
+		return Output{}, fmt.Errorf("sandbox start: bubblewrap exit %d: %s", c.ProcessState.ExitCode(), truncate(strings.TrimSpace(out.Stderr), 1024)), left
 	case c.ProcessState != nil && c.ProcessState.Exited():
 		out.ExitCode = c.ProcessState.ExitCode()
 	case c.ProcessState != nil:
@@ -222,7 +266,7 @@ wait:
 		}
 		out.ExitCode = code
 	default:
-		return Output{}, fmt.Errorf("sandbox wait: %w", waitErr)
+		return Output{}, fmt.Errorf("sandbox wait: %w", waitErr), left
 	}
 	if n := out.ExitCode - 128; n > 0 && n <= 64 {
 		sig := syscall.Signal(n)
@@ -235,9 +279,9 @@ wait:
 		}
 	}
 	if ctxErr != nil {
-		return out, ctxErr
+		return out, ctxErr, left
 	}
-	return out, nil
+	return out, nil, left
 }
 
 // status is what bwrap reports on its --json-status-fd: the sandbox's init (its host PID and

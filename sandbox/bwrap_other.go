@@ -16,3 +16,8 @@ func platformSupported() error {
 func (r *Runner) execute(ctx context.Context, dir string, argv []string, workdir string, cmd Command, lim Limits, allow map[string]bool) (Output, error) {
 	return Output{}, platformSupported()
 }
+
+// cgroupV1 is never used here.
+type cgroupV1 struct{}
+
+func findCgroupV1() (*cgroupV1, string) { return nil, "not Linux" }

@@ -9,12 +9,16 @@ type Limits struct {
 	Wall time.Duration `json:"wall,omitempty"`
 	// CPU is the CPU time of each process (RLIMIT_CPU). Default 60 s.
 	CPU time.Duration `json:"cpu,omitempty"`
-	// Memory is the address space of each process (RLIMIT_AS), in bytes. Default 1 GiB.
+	// Memory is the address space of each process (RLIMIT_AS), in bytes, and, with per-sandbox
+	// limits (Runner.PerSandboxLimits), the memory of all the sandbox's processes together, its
+	// tmpfs pages included: beyond it the kernel kills a process (Output.Limit "memory").
+	// Default 1 GiB.
 	Memory int64 `json:"memory,omitempty"`
-	// Processes is how many processes the sandbox's user may run (RLIMIT_NPROC). Default 128.
-	// The kernel counts every process of the host user: concurrent sandboxes of one worker share
-	// the count, and a worker that is not root (its sandboxes run as itself) gets the limit on
-	// top of the processes it already runs.
+	// Processes is how many processes (threads included) the sandbox may run. Default 128. With
+	// per-sandbox limits its own control group counts them (pids.max); without, RLIMIT_NPROC
+	// counts every process of the host user: concurrent sandboxes of one worker share the
+	// count, and a worker that is not root (its sandboxes run as itself) gets the limit on top
+	// of the processes it already runs.
 	Processes int `json:"processes,omitempty"`
 	// OpenFiles is how many files each process may hold open (RLIMIT_NOFILE). Default 256.
 	OpenFiles int `json:"openFiles,omitempty"`

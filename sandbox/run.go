@@ -80,8 +80,9 @@ type Output struct {
 	// Truncated is set when either stream was longer than what is kept.
 	Truncated bool `json:"truncated,omitempty"`
 	// Limit names the limit that ended the command, if one did: "wall", "workspace", "cpu"
-	// (SIGXCPU) or "fileSize" (SIGXFSZ). Memory, processes and open files are not "ending"
-	// limits: the allocation, fork or open fails and the command decides what to do.
+	// (SIGXCPU), "fileSize" (SIGXFSZ) or "memory" (with per-sandbox limits: the kernel killed a
+	// process for the sandbox's memory). An address space, process or open file limit is not
+	// "ending": the allocation, fork or open fails and the command decides what to do.
 	Limit string `json:"limit,omitempty"`
 	// Duration is how long the command ran.
 	Duration time.Duration `json:"-"`
@@ -119,6 +120,10 @@ type Runner struct {
 	switchUser bool
 	uid        int // the sandbox's uid (inside and out)
 	gid        int
+	// cgroups, when set, gives each sandbox control groups of its own (a root worker on a
+	// cgroup v1 host); noCgroups says why there are none.
+	cgroups   *cgroupV1
+	noCgroups string
 }
 
 // NewRunner checks that bubblewrap can run here and returns a Runner; an error wrapping
@@ -162,10 +167,18 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 			r.gid = 65534
 		}
 		r.switchUser = true
+		r.cgroups, r.noCgroups = findCgroupV1()
 	} else {
 		r.uid, r.gid = os.Getuid(), os.Getgid()
 	}
-	if err := r.probe(); err != nil {
+	err = r.probe()
+	if err != nil && r.cgroups != nil {
+		// Control groups that take no sandbox (a delegation or controller problem) leave the
+		// rlimits alone, said by PerSandboxLimits.
+		r.cgroups, r.noCgroups = nil, "a sandbox did not start in control groups of its own: "+err.Error()
+		err = r.probe()
+	}
+	if err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -177,6 +190,19 @@ func (r *Runner) UID() int { return r.uid }
 
 // GID: see UID.
 func (r *Runner) GID() int { return r.gid }
+
+// PerSandboxLimits reports whether each sandbox's processes and memory are counted per sandbox
+// (control groups of its own: a root worker on a cgroup v1 host), else why they are counted per
+// host user and per process (rlimits; see Limits).
+func (r *Runner) PerSandboxLimits() (bool, string) {
+	if r.cgroups != nil {
+		return true, ""
+	}
+	if !r.switchUser {
+		return false, "the worker is not root"
+	}
+	return false, r.noCgroups
+}
 
 // probe runs true in a sandbox of an empty workspace.
 func (r *Runner) probe() error {

@@ -228,6 +228,11 @@ func (f *sandboxFlags) open(ctx context.Context, logger *zap.Logger, keys codec.
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
+	if ok, why := runner.PerSandboxLimits(); ok {
+		logger.Info("sandbox processes and memory are limited per sandbox (control groups)")
+	} else {
+		logger.Warn("sandbox processes and memory are limited per process and host user (rlimits), not per sandbox", zap.String("why", why))
+	}
 	s := &workerSandbox{}
 	dir := f.dir
 	if dir == "" && (f.TempWork || f.InMemory) {
