@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os/user"
 	"strings"
 	"time"
 
@@ -46,7 +47,8 @@ runs again with the answers. Each question has a KEY; its ANSWER is one of:
 Without answers, it shows the questions and exits 2. A callback's question is answered only by
 a request to its URL. The answer names the round shown, so it never reaches a later question;
 the call refuses an answer to another round, an unknown or answered key, or one too large, and
-the refusal says why. Who answered is --by (default $USER), in the call's history. The questions
+the refusal says why. Who answered is --by (default $USER, else $LOGNAME, the bearer token's
+subject or the OS account, as approve's reviewer), in the call's history. The questions
 and the answers go through the call's workflow, so a worker must poll its task queue (the
 questions are waited for at most 30 s).
 
@@ -64,7 +66,7 @@ Exit codes: 0 answered, 2 no such call / not waiting / refused / no or malformed
 	addTargetFlags(cmd, &o.target)
 	fs := cmd.Flags()
 	fs.StringArrayVar(&o.fields, "field", nil, "NAME=VALUE: a field of the form of the one KEY=accept (repeatable)")
-	fs.StringVar(&o.by, "by", "", "who answers, for the call's history (default $USER)")
+	fs.StringVar(&o.by, "by", "", "who answers, for the call's history (default $USER, else $LOGNAME, the bearer token's subject or the OS account)")
 	return cmd
 }
 
@@ -80,10 +82,7 @@ func runAnswer(ctx context.Context, a *app, o answerOptions, args []string) erro
 	if strings.Contains(wid, "=") && o.target.callID == "" {
 		return badInput(fmt.Errorf("give the workflow ID before the answers (%s looks like an answer)", safetext.String(wid)))
 	}
-	by := strings.TrimSpace(o.by)
-	if by == "" {
-		by, _ = a.lookupEnv("USER")
-	}
+	by, _ := reviewerIdentity(o.by, o.conn.apiKey, a.lookupEnv, user.Current) // none known: answered by nobody named
 	c, err := o.conn.dial(ctx, a.logger)
 	if err != nil {
 		return err
@@ -126,7 +125,11 @@ func runAnswer(ctx context.Context, a *app, o answerOptions, args []string) erro
 	if len(acc.Remaining) > 0 {
 		next = "the call still waits for " + strings.Join(acc.Remaining, ", ")
 	}
-	return writeLines(a.out, [][2]string{{"answered", strings.Join(keys, ", ") + fmt.Sprintf(" (round %d); ", acc.Round) + next}})
+	answered := strings.Join(keys, ", ") + fmt.Sprintf(" (round %d)", acc.Round)
+	if by != "" {
+		answered += " by " + safetext.String(by)
+	}
+	return writeLines(a.out, [][2]string{{"answered", answered + "; " + next}})
 }
 
 // buildAnswers turns KEY=ANSWER arguments and --field values into the responses of round st.

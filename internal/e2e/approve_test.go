@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/toolgate/toolgate/client"
 	"github.com/toolgate/toolgate/internal/devtest"
@@ -95,4 +97,58 @@ func TestCallSaysItWaitsForApproval(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, notices, "once per wait")
+}
+
+// TestAnswerWithoutUSER: `toolgate answer` without --by and without $USER or $LOGNAME names the
+// identity it knows as approve does (here the OS account running it), in its output and in the
+// answer the call's history records.
+func TestAnswerWithoutUSER(t *testing.T) {
+	me, err := user.Current()
+	require.NoError(t, err)
+	require.NotEmpty(t, me.Username, "the test needs an OS account with a name")
+	e := newEnv(t, toolcore.MustDefine(toolcore.Definition[args]{Name: "asking", Description: "Asks whether to go on.",
+		Execute: func(ctx context.Context, _ args) (any, error) {
+			yes, err := toolcore.Confirm(ctx, "proceed", "Go on?")
+			if err != nil {
+				return nil, err
+			}
+			return map[string]bool{"proceeded": yes}, nil
+		},
+		Options: toolcore.Options{SideEffect: toolcore.ReadOnly, Interactive: true}}))
+	wid, err := e.client.Start(e.ctx(), call(t, "answer-"+e.queue, "asking", `{"left":1,"right":2}`))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		st, err := e.client.InputByWorkflowID(e.ctx(), wid)
+		return err == nil && st.Waiting
+	}, testTimeout, 20*time.Millisecond, "the call waits for an answer")
+
+	bin, err := testbin.Toolgate()
+	require.NoError(t, err)
+	srv := devtest.Server(t)
+	cmd := exec.Command(bin, "answer", wid, "proceed=accept", "--field", "confirm=true",
+		"--address", srv.FrontendAddress(), "--namespace", srv.Namespace())
+	for _, kv := range testbin.ChildEnv() {
+		if !strings.HasPrefix(kv, "USER=") && !strings.HasPrefix(kv, "LOGNAME=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "toolgate answer without $USER: %s", out)
+	assert.Contains(t, string(out), "(round 1) by "+me.Username)
+
+	res, err := e.client.ResultByWorkflowID(e.ctx(), wid)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"proceeded":true}`, res.Content())
+	var by []string
+	iter := devtest.Client(t).GetWorkflowHistory(e.ctx(), wid, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		require.NoError(t, err)
+		if u := ev.GetWorkflowExecutionUpdateAcceptedEventAttributes(); u != nil && u.GetAcceptedRequest().GetInput().GetName() == wire.UpdateInput {
+			var a wire.InputAnswer
+			require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(u.GetAcceptedRequest().GetInput().GetArgs(), &a))
+			by = append(by, a.By)
+		}
+	}
+	assert.Equal(t, []string{me.Username}, by, "the history records who answered")
 }
