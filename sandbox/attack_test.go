@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -253,9 +254,11 @@ func TestAttackCancelLeavesNoProcess(t *testing.T) {
 }
 
 func TestAttackKernelInterfacesAreRefused(t *testing.T) {
-	if runtime.GOARCH != "amd64" {
-		t.Skip("the seccomp table is kept for amd64 only")
+	table, ok := seccompTables[runtime.GOARCH]
+	if !ok {
+		t.Skipf("no seccomp table is kept for %s", runtime.GOARCH)
 	}
+	nr := func(name string) string { return strconv.Itoa(int(table.denied[slices.Index(deniedNames, name)])) }
 	r := newTestRunner(t)
 	dir := newWorkspace(t, r)
 	// Each call would succeed (or fail otherwise than EPERM) for an unprivileged process
@@ -264,12 +267,17 @@ func TestAttackKernelInterfacesAreRefused(t *testing.T) {
 		name    string
 		program string
 	}{
-		{"ptrace(PTRACE_TRACEME)", `syscall(101, 0, 0, 0, 0)`},
-		{"keyctl(KEYCTL_GET_KEYRING_ID)", `syscall(250, 0, -3, 0)`},
-		{"io_uring_setup", `syscall(425, 1, 0)`},
-		{"add_key", `my ($t, $d, $p) = ("user", "x", "data"); syscall(248, $t, $d, $p, 4, -2)`},
-		{"process_vm_readv of itself", `syscall(310, $$, 0, 0, 0, 0, 0)`},
-		{"an x32 system call", `syscall(0x40000000 + 39)`},
+		{"ptrace(PTRACE_TRACEME)", `syscall(` + nr("ptrace") + `, 0, 0, 0, 0)`},
+		{"keyctl(KEYCTL_GET_KEYRING_ID)", `syscall(` + nr("keyctl") + `, 0, -3, 0)`},
+		{"io_uring_setup", `syscall(` + nr("io_uring_setup") + `, 1, 0)`},
+		{"add_key", `my ($t, $d, $p) = ("user", "x", "data"); syscall(` + nr("add_key") + `, $t, $d, $p, 4, -2)`},
+		{"process_vm_readv of itself", `syscall(` + nr("process_vm_readv") + `, $$, 0, 0, 0, 0, 0)`},
+	}
+	if runtime.GOARCH == "amd64" {
+		tests = append(tests, struct {
+			name    string
+			program string
+		}{"an x32 system call", `syscall(0x40000000 + 39)`})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
