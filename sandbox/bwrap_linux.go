@@ -251,6 +251,9 @@ wait:
 		Limit:     limit,
 		Duration:  time.Since(started),
 	}
+	if cg != nil {
+		out.Throttled = cg.throttled()
+	}
 	code, ok := st.exitCode()
 	switch {
 	case ok:

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,13 +19,15 @@ import (
 // own, in the cgroup v1 pids and memory hierarchies: the kernel then counts every process of
 // one sandbox, and only those, against its Limits.Processes (pids.max), and the memory of all of
 // them, its tmpfs pages included, against its Limits.Memory (memory.limit_in_bytes, and the
-// memory+swap limit where swap is accounted). Without it both are per host user and per process
+// memory+swap limit where swap is accounted). Where the cpu controller is mounted too, its
+// processes together get Limits.CPUs (a CFS quota). Without it both are per host user and per process
 // (rlimits), which lets one sandbox's processes keep the next from starting, and many processes
 // each within RLIMIT_AS fill the host's memory.
 type cgroupV1 struct {
 	// parents are the directories that hold this worker's sandbox groups, one per controller
 	// (<mount>/<the worker's group>/toolgate-sandboxes).
 	pids, memory string
+	cpu          string                 // "" when the cpu controller is not mounted or writable
 	memsw        bool                   // the memory controller accounts swap: memory.memsw.limit_in_bytes
 	mounts       map[string]cgroupMount // by controller
 	seq          atomic.Uint64
@@ -69,6 +72,14 @@ func findCgroupV1() (*cgroupV1, string) {
 	}
 	_, err = os.Stat(filepath.Join(c.memory, "memory.memsw.limit_in_bytes"))
 	c.memsw = err == nil
+	if m, ok := mounts["cpu"]; ok {
+		if dir, ok := m.groupDir(own["cpu"]); ok {
+			dir = filepath.Join(dir, cgroupParent)
+			if err := os.Mkdir(dir, 0o755); err == nil || errors.Is(err, os.ErrExist) {
+				c.cpu = dir // optional: without it the sandboxes share the worker's CPUs
+			}
+		}
+	}
 	c.removeStale()
 	return c, ""
 }
@@ -109,7 +120,7 @@ func cgroupV1Mounts() (map[string]cgroupMount, error) {
 			continue
 		}
 		for _, opt := range strings.Split(fields[sep+3], ",") {
-			if opt == "pids" || opt == "memory" {
+			if opt == "pids" || opt == "memory" || opt == "cpu" {
 				out[opt] = cgroupMount{dir: unescapeMountinfo(fields[4]), root: unescapeMountinfo(fields[3])}
 			}
 		}
@@ -161,7 +172,7 @@ func ownCgroups(file string) (map[string]string, error) {
 // removeStale removes the groups that workers no longer running left (a worker killed while its
 // sandbox ran); a group still holding a process stays (rmdir refuses).
 func (c *cgroupV1) removeStale() {
-	for _, parent := range []string{c.pids, c.memory} {
+	for _, parent := range c.parents() {
 		entries, _ := os.ReadDir(parent)
 		for _, e := range entries {
 			pid, _, ok := strings.Cut(strings.TrimPrefix(e.Name(), "w"), "-")
@@ -174,33 +185,59 @@ func (c *cgroupV1) removeStale() {
 	}
 }
 
-// sandboxCgroup is the pair of groups of one sandbox.
+// parents are the directories of the controllers in use, with their names.
+func (c *cgroupV1) parents() []string {
+	if c.cpu == "" {
+		return []string{c.pids, c.memory}
+	}
+	return []string{c.pids, c.memory, c.cpu}
+}
+
+// controllers are the names of the controllers in use, in the order of parents.
+func (c *cgroupV1) controllers() []string {
+	return []string{"pids", "memory", "cpu"}[:len(c.parents())]
+}
+
+// cfsPeriod is the scheduling period of a sandbox's CPU quota, in microseconds (the kernel's
+// default).
+const cfsPeriod = 100_000
+
+// sandboxCgroup is the groups of one sandbox, one per controller in use.
 type sandboxCgroup struct {
-	c            *cgroupV1
-	pids, memory string
-	back         []string // the tasks files of the entering thread's own groups
+	c    *cgroupV1
+	dirs []string // by c.controllers()
+	back []string // the tasks files of the entering thread's own groups
 }
 
 // create makes the groups of one sandbox with lim's limits.
 func (c *cgroupV1) create(lim Limits) (s *sandboxCgroup, err error) {
 	name := "w" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(c.seq.Add(1), 10)
-	s = &sandboxCgroup{c: c, pids: filepath.Join(c.pids, name), memory: filepath.Join(c.memory, name)}
+	s = &sandboxCgroup{c: c}
 	defer func() {
 		if err != nil {
 			s.remove()
 		}
 	}()
-	for _, dir := range []string{s.pids, s.memory} {
+	for _, parent := range c.parents() {
+		dir := filepath.Join(parent, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			return nil, err
 		}
+		s.dirs = append(s.dirs, dir)
 	}
+	pids, memory := s.dirs[0], s.dirs[1]
 	limits := [][2]string{
-		{filepath.Join(s.pids, "pids.max"), strconv.Itoa(lim.Processes)},
-		{filepath.Join(s.memory, "memory.limit_in_bytes"), strconv.FormatInt(lim.Memory, 10)},
+		{filepath.Join(pids, "pids.max"), strconv.Itoa(lim.Processes)},
+		{filepath.Join(memory, "memory.limit_in_bytes"), strconv.FormatInt(lim.Memory, 10)},
 	}
 	if c.memsw {
-		limits = append(limits, [2]string{filepath.Join(s.memory, "memory.memsw.limit_in_bytes"), strconv.FormatInt(lim.Memory, 10)})
+		limits = append(limits, [2]string{filepath.Join(memory, "memory.memsw.limit_in_bytes"), strconv.FormatInt(lim.Memory, 10)})
+	}
+	if c.cpu != "" {
+		quota := max(int64(lim.CPUs*cfsPeriod), 1000) // the kernel's least quota is 1 ms
+		limits = append(limits,
+			[2]string{filepath.Join(s.dirs[2], "cpu.cfs_period_us"), strconv.Itoa(cfsPeriod)},
+			[2]string{filepath.Join(s.dirs[2], "cpu.cfs_quota_us"), strconv.FormatInt(quota, 10)})
 	}
 	for _, l := range limits {
 		if err := os.WriteFile(l[0], []byte(l[1]), 0); err != nil {
@@ -218,7 +255,7 @@ func (s *sandboxCgroup) enter() error {
 		return err
 	}
 	s.back = nil
-	for _, ctl := range []string{"pids", "memory"} {
+	for _, ctl := range s.c.controllers() {
 		dir, ok := s.c.mounts[ctl].groupDir(own[ctl])
 		if !ok {
 			return fmt.Errorf("this thread's %s group %s is outside the mount", ctl, own[ctl])
@@ -226,7 +263,7 @@ func (s *sandboxCgroup) enter() error {
 		s.back = append(s.back, filepath.Join(dir, "tasks"))
 	}
 	tid := []byte(strconv.Itoa(unix.Gettid()))
-	for _, dir := range []string{s.pids, s.memory} {
+	for _, dir := range s.dirs {
 		if err := os.WriteFile(filepath.Join(dir, "tasks"), tid, 0); err != nil {
 			return errors.Join(err, s.leave())
 		}
@@ -246,22 +283,37 @@ func (s *sandboxCgroup) leave() error {
 
 // oomKilled reports whether the kernel killed a process of the sandbox for its memory limit.
 func (s *sandboxCgroup) oomKilled() bool {
-	data, err := os.ReadFile(filepath.Join(s.memory, "memory.oom_control"))
+	return statField(filepath.Join(s.dirs[1], "memory.oom_control"), "oom_kill") > 0
+}
+
+// throttled is how long the sandbox's processes waited for its CPU quota (0 without one).
+func (s *sandboxCgroup) throttled() time.Duration {
+	if len(s.dirs) < 3 {
+		return 0
+	}
+	return time.Duration(statField(filepath.Join(s.dirs[2], "cpu.stat"), "throttled_time")) // ns
+}
+
+// statField reads the field name of a "name value" lines file (memory.oom_control, cpu.stat),
+// 0 when it is not there.
+func statField(file, name string) int64 {
+	data, err := os.ReadFile(file)
 	if err != nil {
-		return false
+		return 0
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if n, ok := strings.CutPrefix(line, "oom_kill "); ok {
-			k, _ := strconv.Atoi(strings.TrimSpace(n))
-			return k > 0
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
 		}
 	}
-	return false
+	return 0
 }
 
 // remove removes the sandbox's groups once its processes are gone (a group that still holds one
 // stays, for the next worker's removeStale).
 func (s *sandboxCgroup) remove() {
-	_ = os.Remove(s.pids)
-	_ = os.Remove(s.memory)
+	for _, dir := range s.dirs {
+		_ = os.Remove(dir)
+	}
 }

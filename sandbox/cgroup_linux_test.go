@@ -88,7 +88,7 @@ func TestRunMemoryIsPerSandbox(t *testing.T) {
 func sandboxGroups(t *testing.T, r *Runner) []string {
 	t.Helper()
 	var left []string
-	for _, parent := range []string{r.cgroups.pids, r.cgroups.memory} {
+	for _, parent := range r.cgroups.parents() {
 		entries, err := os.ReadDir(parent)
 		require.NoError(t, err)
 		for _, e := range entries {
@@ -114,4 +114,22 @@ func TestOwnCgroupsAndMountinfo(t *testing.T) {
 	_, ok = m.groupDir("/other")
 	assert.False(t, ok, "a group outside the mount's root")
 	assert.Equal(t, "/sys/fs/cgroup/a b", unescapeMountinfo(`/sys/fs/cgroup/a\040b`))
+}
+
+// A sandbox's processes together get Limits.CPUs: two busy loops under 5% of a CPU wait for
+// the quota (the worker keeps the rest for its heartbeats and the sandboxes beside it).
+func TestRunCPUsArePerSandbox(t *testing.T) {
+	r := perSandboxRunner(t)
+	if r.cgroups.cpu == "" {
+		t.Skip("no cpu controller here")
+	}
+	// The loops run for half a second of wall time (sleep is the workload's clock, not a wait
+	// of the test).
+	out := run(t, r, newWorkspace(t, r), Command{
+		Shell:  `yes > /dev/null & a=$!; yes > /dev/null & b=$!; sleep 0.5; kill $a $b; wait; echo done`,
+		Limits: Limits{CPUs: 0.05},
+	})
+	assert.Equal(t, "done\n", out.Stdout, out.Stderr)
+	assert.Positive(t, out.Throttled, "the loops waited for the sandbox's quota")
+	assert.Empty(t, sandboxGroups(t, r))
 }

@@ -9,6 +9,11 @@ type Limits struct {
 	Wall time.Duration `json:"wall,omitempty"`
 	// CPU is the CPU time of each process (RLIMIT_CPU). Default 60 s.
 	CPU time.Duration `json:"cpu,omitempty"`
+	// CPUs is how many CPUs the sandbox's processes may use together (a CFS quota of CPUs per
+	// scheduling period), with per-sandbox limits on a host whose cpu controller is mounted:
+	// a command never takes the CPUs the worker needs for its heartbeats, nor all of those of
+	// the sandboxes beside it. Default 1.
+	CPUs float64 `json:"cpus,omitempty"`
 	// Memory is the address space of each process (RLIMIT_AS), in bytes, and, with per-sandbox
 	// limits (Runner.PerSandboxLimits), the memory of all the sandbox's processes together, its
 	// tmpfs pages included: beyond it the kernel kills a process (Output.Limit "memory").
@@ -39,6 +44,7 @@ type Limits struct {
 var DefaultLimits = Limits{
 	Wall:      2 * time.Minute,
 	CPU:       60 * time.Second,
+	CPUs:      1,
 	Memory:    1 << 30,
 	Processes: 128,
 	OpenFiles: 256,
@@ -56,6 +62,7 @@ func (l Limits) WithDefaults() Limits { return l.Over(DefaultLimits) }
 func (l Limits) Over(base Limits) Limits {
 	orBase(&l.Wall, base.Wall)
 	orBase(&l.CPU, base.CPU)
+	orBase(&l.CPUs, base.CPUs)
 	orBase(&l.Memory, base.Memory)
 	orBase(&l.Processes, base.Processes)
 	orBase(&l.OpenFiles, base.OpenFiles)
@@ -67,7 +74,7 @@ func (l Limits) Over(base Limits) Limits {
 }
 
 // orBase sets *v to base when *v is not positive (unset).
-func orBase[T int | int64 | time.Duration](v *T, base T) {
+func orBase[T int | int64 | float64 | time.Duration](v *T, base T) {
 	if *v <= 0 {
 		*v = base
 	}

@@ -86,6 +86,9 @@ type Output struct {
 	Limit string `json:"limit,omitempty"`
 	// Duration is how long the command ran.
 	Duration time.Duration `json:"-"`
+	// Throttled is how long its processes waited for the sandbox's CPU quota (Limits.CPUs), when
+	// it has one.
+	Throttled time.Duration `json:"-"`
 }
 
 // Errors of the runner.

@@ -83,6 +83,7 @@ type sandboxFlags struct {
 	memoryMiB  int64
 	maxMiB     int64
 	processes  int
+	cpus       float64
 	// enable is dev's --sandbox. Dev keeps the local copies in a temporary directory (TempWork:
 	// its data directory is private to its user, and the sandbox's user must reach them; the
 	// store has the workspaces) and sets store.DefaultDir under its data directory, or InMemory.
@@ -109,9 +110,10 @@ func addSandboxFlags(cmd *cobra.Command, a *app, f *sandboxFlags, dev bool) {
 	fs.StringArrayVar(&f.idempotent, "sandbox-idempotent-command", nil, "NAME=LINE: a tool NAME that runs LINE, declared idempotent (retried after a lost worker), such as 'run_tests=go test ./...' (repeat)")
 	fs.BoolVar(&f.noExec, "sandbox-no-exec", false, "leave exec out: models run only the --sandbox-command tools")
 	fs.DurationVar(&f.wall, "sandbox-wall", sandbox.DefaultLimits.Wall, "how long one command may run before its process tree is killed")
-	fs.Int64Var(&f.memoryMiB, "sandbox-memory-mib", sandbox.DefaultLimits.Memory>>20, "address space of each sandboxed process, in MiB")
+	fs.Int64Var(&f.memoryMiB, "sandbox-memory-mib", sandbox.DefaultLimits.Memory>>20, "memory of a sandbox's processes together (per-sandbox limits), and address space of each, in MiB")
 	fs.Int64Var(&f.maxMiB, "sandbox-workspace-mib", sandbox.DefaultLimits.Workspace>>20, "how large a workspace may grow, in MiB")
 	fs.IntVar(&f.processes, "sandbox-processes", sandbox.DefaultLimits.Processes, "how many processes a command may run at once")
+	fs.Float64Var(&f.cpus, "sandbox-cpus", sandbox.DefaultLimits.CPUs, "how many CPUs a command's processes may use together (per-sandbox limits with the cpu controller)")
 }
 
 // enabled reports whether the flags ask for the sandbox tools.
@@ -128,10 +130,12 @@ func (f *sandboxFlags) limits() (sandbox.Limits, error) {
 		return sandbox.Limits{}, badInput(fmt.Errorf("--sandbox-workspace-mib %d: want 1 to %d", f.maxMiB, 1<<20))
 	case f.processes <= 0:
 		return sandbox.Limits{}, badInput(fmt.Errorf("--sandbox-processes %d: want a positive number", f.processes))
+	case !(f.cpus >= 0.01 && f.cpus <= 1024): // NaN too
+		return sandbox.Limits{}, badInput(fmt.Errorf("--sandbox-cpus %g: want 0.01 to 1024", f.cpus))
 	case f.retention <= 0:
 		return sandbox.Limits{}, badInput(fmt.Errorf("--sandbox-retention %s: want a positive duration", f.retention))
 	}
-	return sandbox.Limits{Wall: f.wall, Memory: f.memoryMiB << 20, Workspace: f.maxMiB << 20, Processes: f.processes}, nil
+	return sandbox.Limits{Wall: f.wall, Memory: f.memoryMiB << 20, Workspace: f.maxMiB << 20, Processes: f.processes, CPUs: f.cpus}, nil
 }
 
 // namedCommands parses --sandbox-command and --sandbox-idempotent-command.

@@ -151,6 +151,8 @@ func TestSandboxFlagsRejected(t *testing.T) {
 		{"wall", []string{"--sandbox-dir", dir, "--sandbox-store", dir, "--sandbox-wall", "0s"}, "--sandbox-wall 0s: want a positive duration"},
 		{"memory", []string{"--sandbox-dir", dir, "--sandbox-store", dir, "--sandbox-memory-mib", "0"}, "--sandbox-memory-mib 0: want 1 to 1048576"},
 		{"retention", []string{"--sandbox-dir", dir, "--sandbox-store", dir, "--sandbox-retention", "-1h"}, "--sandbox-retention -1h0m0s: want a positive duration"},
+		{"cpus", []string{"--sandbox-dir", dir, "--sandbox-store", dir, "--sandbox-cpus", "0"}, "--sandbox-cpus 0: want 0.01 to 1024"},
+		{"cpus NaN", []string{"--sandbox-dir", dir, "--sandbox-store", dir, "--sandbox-cpus", "NaN"}, "--sandbox-cpus NaN: want 0.01 to 1024"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
