@@ -121,7 +121,7 @@ func TestInputAnsweredAcrossWorkerKill(t *testing.T) {
 		answer := start(t, "toolgate answer", toolgate, "answer", "--address", dev.frontend, wid,
 			faults.AskKey+"=accept", "--field", "confirm=y", "--by", "ops")
 		require.Equal(t, 0, answer.waitExit(t, outcomeTimeout), answer.stderrText())
-		assert.Contains(t, answer.stdoutLines(), "answered  proceed (round 1); the tool runs again with the answers")
+		assert.Contains(t, answer.stdoutLines(), "answered  proceed (round 1) by ops; the tool runs again with the answers")
 
 		res, err := cl.Result(ctx, c.ID())
 		require.NoError(t, err)
