@@ -35,3 +35,24 @@ func TestRunInheritedDescriptorsStayOutside(t *testing.T) {
 	assert.NotContains(t, out.Stdout, "host secret")
 	assert.NotContains(t, strings.Fields(out.Stdout), strconv.Itoa(fd))
 }
+
+// NewWorkspaces with a Runner refuses a directory whose parents the sandbox's user cannot pass
+// (a root worker binds each workspace as that user): the CLI checked it, a library user got a
+// sandbox that failed at its first command.
+func TestNewWorkspacesRefusesAnUnreachableDir(t *testing.T) {
+	r := newTestRunner(t)
+	if os.Geteuid() != 0 {
+		t.Skip("a worker that is not root runs the sandbox as itself")
+	}
+	private := t.TempDir()
+	require.NoError(t, os.Chmod(private, 0o700))
+	require.NoError(t, os.Chmod(filepath.Dir(private), 0o711))
+	cfg := Config{Dir: filepath.Join(private, "ws"), Store: FileStore(t.TempDir(), nil), Runner: r}
+	_, err := NewWorkspaces(cfg)
+	require.ErrorIs(t, err, ErrDirUnreachable)
+	assert.ErrorContains(t, err, "cannot pass through "+private)
+
+	require.NoError(t, os.Chmod(private, 0o711))
+	_, err = NewWorkspaces(cfg)
+	require.NoError(t, err)
+}

@@ -43,6 +43,10 @@ type Owner struct {
 	UID, GID int
 }
 
+// ErrDirUnreachable: the sandbox's user cannot pass through a parent of Config.Dir (a worker
+// running as root binds each workspace as that user).
+var ErrDirUnreachable = errors.New("sandbox workspaces directory unreachable")
+
 // cleanupTimeout bounds the deletion of a losing commit's objects after its context ended.
 const cleanupTimeout = time.Minute
 
@@ -93,6 +97,11 @@ func NewWorkspaces(cfg Config) (*Workspaces, error) {
 	}
 	if err := os.Chmod(cfg.Dir, 0o711); err != nil {
 		return nil, fmt.Errorf("sandbox workspaces: %w", err)
+	}
+	if cfg.Runner != nil {
+		if err := reachable(cfg.Dir, cfg.Runner.UID(), cfg.Runner.GID()); err != nil {
+			return nil, fmt.Errorf("sandbox workspaces %s: %w", cfg.Dir, err)
+		}
 	}
 	return &Workspaces{cfg: cfg, locks: map[string]*turn{}, known: map[string]hashes{}}, nil
 }

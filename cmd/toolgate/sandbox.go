@@ -266,17 +266,13 @@ func (f *sandboxFlags) open(ctx context.Context, logger *zap.Logger, keys codec.
 	}
 	owner := &sandbox.Owner{UID: runner.UID(), GID: runner.GID()}
 	ws, err := sandbox.NewWorkspaces(sandbox.Config{Dir: dir, Store: store, Runner: runner, Retention: f.retention, MaxBytes: limits.Workspace, Owner: owner})
+	if errors.Is(err, sandbox.ErrDirUnreachable) {
+		_ = s.Close()
+		return nil, badInput(fmt.Errorf("--sandbox-dir: %w", err))
+	}
 	if err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("sandbox: %w", err)
-	}
-	abs, err := filepath.Abs(dir)
-	if err == nil {
-		err = reachable(abs, runner.UID(), runner.GID())
-	}
-	if err != nil {
-		_ = s.Close()
-		return nil, badInput(fmt.Errorf("--sandbox-dir: %w", err))
 	}
 	s.cfg = &toolbox.Sandbox{Workspaces: ws, Runner: runner, Env: f.env, AllowHosts: f.allowHosts, Keys: keys, Limits: limits, Parts: parts, Commands: commands, DisableExec: f.noExec, Owner: owner}
 	sweepCtx, stop := context.WithCancel(context.WithoutCancel(ctx))

@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package sandbox
 
 import (
 	"fmt"
@@ -27,7 +27,7 @@ func reachable(dir string, uid, gid int) error {
 			(ok && int(st.Uid) == uid && mode&0o100 != 0) ||
 			(ok && int(st.Gid) == gid && mode&0o010 != 0)
 		if !pass {
-			return fmt.Errorf("the sandbox's user (uid %d) cannot pass through %s (mode %s): give the directory's parents o+x (chmod 0711), or choose another directory", uid, p, mode)
+			return fmt.Errorf("%w: the sandbox's user (uid %d) cannot pass through %s (mode %s): give the directory's parents o+x (chmod 0711), or choose another directory", ErrDirUnreachable, uid, p, mode)
 		}
 		if p == filepath.Dir(p) {
 			return nil
