@@ -99,6 +99,39 @@ func (s *FileStore) Delete(_ context.Context, key string) error {
 	return nil
 }
 
+var _ Lister = (*FileStore)(nil)
+
+// List calls fn with each blob whose key starts with prefix and its modification time.
+func (s *FileStore) List(ctx context.Context, prefix string, fn func(key string, stored time.Time) error) error {
+	entries, err := os.ReadDir(s.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("list blobs: %w", err)
+	}
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		name := e.Name()
+		if !e.Type().IsRegular() || !strings.HasPrefix(name, prefix) || CheckKey(name) != nil {
+			continue // not a blob (a Put's temporary file, or not ours)
+		}
+		info, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return fmt.Errorf("list blobs: %w", err)
+		}
+		if err := fn(name, info.ModTime()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Sweep removes the blobs (and abandoned temporary files) modified before cutoff.
 func (s *FileStore) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
 	entries, err := os.ReadDir(s.Dir)

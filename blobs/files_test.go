@@ -98,3 +98,35 @@ func TestRunSweeper(t *testing.T) {
 
 	blobs.RunSweeper(context.Background(), s, blobs.SweepOptions{}) // returns at once
 }
+
+// A FileStore lists its blobs by key prefix with their ages, never a Put's temporary file or a
+// foreign file; a Sealed store lists through the store it seals, or says it cannot.
+func TestFileStoreList(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := &blobs.FileStore{Dir: dir}
+	for _, key := range []string{"ws1-a", "ws1-b", "ws2-a"} {
+		require.NoError(t, s.Put(ctx, key, []byte(key)))
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	require.NoError(t, os.Chtimes(filepath.Join(dir, "ws1-b"), old, old))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".put-ws1-c"), nil, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "ws1 not a key"), nil, 0o600))
+
+	list := func(l blobs.Lister) map[string]time.Time {
+		got := map[string]time.Time{}
+		require.NoError(t, l.List(ctx, "ws1", func(key string, stored time.Time) error {
+			got[key] = stored
+			return nil
+		}))
+		return got
+	}
+	got := list(s)
+	assert.Len(t, got, 2)
+	assert.WithinDuration(t, old, got["ws1-b"], time.Second)
+	assert.WithinDuration(t, time.Now(), got["ws1-a"], time.Minute)
+	assert.Equal(t, got, list(&blobs.Sealed{Store: s, Keys: blobstoretest.Keyring(t, "k1")}))
+
+	err := (&blobs.Sealed{Store: struct{ blobs.Store }{s}}).List(ctx, "ws", func(string, time.Time) error { return nil })
+	assert.ErrorIs(t, err, blobs.ErrCannotList)
+}

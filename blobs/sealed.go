@@ -74,6 +74,15 @@ func (s *Sealed) Get(ctx context.Context, key string) ([]byte, error) {
 // Delete removes the blob under key.
 func (s *Sealed) Delete(ctx context.Context, key string) error { return s.Store.Delete(ctx, key) }
 
+// List lists the blobs of s.Store when it is a Lister, else fails with ErrCannotList.
+func (s *Sealed) List(ctx context.Context, prefix string, fn func(key string, stored time.Time) error) error {
+	l, ok := s.Store.(Lister)
+	if !ok {
+		return ErrCannotList
+	}
+	return l.List(ctx, prefix, fn)
+}
+
 // Sweep removes the blobs stored before cutoff.
 func (s *Sealed) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
 	return s.Store.Sweep(ctx, cutoff)

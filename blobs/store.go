@@ -21,6 +21,18 @@ type Store interface {
 	Sweep(ctx context.Context, cutoff time.Time) (int, error)
 }
 
+// Lister is a Store that lists its blobs: FileStore, and Sealed over a Lister (the sandbox's
+// object stores too). A store of objects that a manifest refers to uses it to find the ones no
+// manifest refers to any more.
+type Lister interface {
+	// List calls fn with the key and the time stored of each blob whose key starts with prefix,
+	// in no particular order; an error of fn ends the listing and is returned.
+	List(ctx context.Context, prefix string, fn func(key string, stored time.Time) error) error
+}
+
+// ErrCannotList: List of a Sealed whose Store is not a Lister.
+var ErrCannotList = errors.New("the blob store cannot list its blobs")
+
 // Errors of the stores.
 var (
 	// ErrNotFound: no blob under the key (never stored, swept or deleted).

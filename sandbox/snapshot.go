@@ -49,6 +49,9 @@ const (
 // permBits are the mode bits a snapshot keeps: permissions only (never setuid, setgid, sticky).
 const permBits = fs.ModePerm
 
+// keyPrefixLen is the length of a keyPrefix.
+const keyPrefixLen = 2 + 32
+
 // keyPrefix is the start of every object key of the workspace: "ws" and 32 hex digits of the
 // SHA-256 of its name (also the name of its local copy).
 func keyPrefix(workspace string) string {

@@ -134,6 +134,34 @@ func (s *SQLObjects) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
+var _ blobs.Lister = (*SQLObjects)(nil)
+
+// List calls fn with each object whose key starts with prefix and when it was stored.
+func (s *SQLObjects) List(ctx context.Context, prefix string, fn func(key string, stored time.Time) error) error {
+	if s.DB == nil {
+		return errors.New("sandbox objects: no database")
+	}
+	rows, err := s.DB.QueryContext(ctx, `SELECT key, stored FROM toolgate_sandbox_objects WHERE starts_with(key, $1)`, prefix)
+	if err != nil {
+		return fmt.Errorf("list objects: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var key string
+		var stored time.Time
+		if err := rows.Scan(&key, &stored); err != nil {
+			return fmt.Errorf("list objects: %w", err)
+		}
+		if err := fn(key, stored); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("list objects: %w", err)
+	}
+	return nil
+}
+
 // Sweep removes the objects stored before cutoff. Workspaces never sweep their objects by age
 // (Workspaces.Sweep removes whole workspaces); it is here for blobs.Store.
 func (s *SQLObjects) Sweep(ctx context.Context, cutoff time.Time) (int, error) {

@@ -660,10 +660,12 @@ func (w *Workspaces) removeLocal(p localPaths) error {
 	return nil
 }
 
-// Sweep removes every workspace whose head was last swapped before now minus Retention, and
-// the local copies of workspaces the store no longer has (removed on another worker, or never
-// committed), and returns how many workspaces it removed from the store. A workspace a call
-// holds open is left for the next sweep.
+// Sweep removes every workspace whose head was last swapped before now minus Retention, the
+// local copies of workspaces the store no longer has (removed on another worker, or never
+// committed), and, in a store that lists its objects (blobs.Lister: the file and PostgreSQL
+// stores), the objects no head refers to that are older than OrphanGrace; it returns how many
+// workspaces it removed from the store. A workspace a call holds open is left for the next
+// sweep.
 func (w *Workspaces) Sweep(ctx context.Context, now time.Time) (int, error) {
 	heads, err := w.cfg.Store.Heads.List(ctx)
 	if err != nil {
@@ -685,6 +687,9 @@ func (w *Workspaces) Sweep(ctx context.Context, now time.Time) (int, error) {
 	}
 	if err := w.sweepLocal(ctx); err != nil {
 		return removed, fmt.Errorf("sweep workspaces: %w", err)
+	}
+	if _, err := w.sweepOrphans(ctx, now); err != nil {
+		return removed, fmt.Errorf("sweep workspace objects: %w", err)
 	}
 	return removed, nil
 }

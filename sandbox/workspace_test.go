@@ -723,3 +723,52 @@ func TestWorkspaceOpenAfterAPrunedHead(t *testing.T) {
 	assert.Equal(t, int64(3), other.Head.Version)
 	assert.Equal(t, map[string]string{"f": "-rw-r--r-- three"}, tree(t, other.Dir))
 }
+
+// TestWorkspaceSweepDeletesOrphanedObjects: Sweep deletes the objects no head refers to once
+// older than sandbox.OrphanGrace (a prune cut short by a lost worker, a failed cleanup, a
+// removed workspace's leftovers), and keeps every object a head refers to, younger orphans and
+// what is not a workspace object.
+func TestWorkspaceSweepDeletesOrphanedObjects(t *testing.T) {
+	ctx := context.Background()
+	s := newShared(t)
+	w := s.worker(t)
+	ws := open(t, w, "run")
+	write(t, ws.Dir, "a.txt", "first", 0o644)
+	commit(t, ws, "c1")
+	ws.Close()
+	ws = open(t, w, "run")
+	write(t, ws.Dir, "b.txt", "second", 0o644)
+	commit(t, ws, "c2")
+	ws.Close()
+	referenced := s.objectFiles(t)
+
+	objects := filepath.Join(s.dir, "objects")
+	old := time.Now().Add(-sandbox.OrphanGrace - time.Hour)
+	orphan := func(workspace, content string, at time.Time) string {
+		sum := sha256.Sum256([]byte(content))
+		key := sandbox.KeyPrefixForTest(workspace) + "-" + hex.EncodeToString(sum[:]) + "-0123456789abcdef"
+		require.NoError(t, s.store.Objects.Put(ctx, key, []byte(content)))
+		require.NoError(t, os.Chtimes(filepath.Join(objects, key), at, at))
+		return key
+	}
+	lost := orphan("run", "a prune cut short", old)
+	gone := orphan("removed", "a removed workspace's leftover", old)
+	young := orphan("run", "a commit under way", time.Now())
+	foreign := filepath.Join(objects, "notaworkspaceobject")
+	require.NoError(t, os.WriteFile(foreign, []byte("x"), 0o600))
+	require.NoError(t, os.Chtimes(foreign, old, old))
+
+	n, err := w.Sweep(ctx, time.Now())
+	require.NoError(t, err)
+	assert.Zero(t, n, "no workspace is past its retention")
+	left := s.objectFiles(t)
+	assert.NotContains(t, left, lost)
+	assert.NotContains(t, left, gone)
+	assert.Contains(t, left, young)
+	assert.Contains(t, left, "notaworkspaceobject")
+	for _, key := range referenced {
+		assert.Contains(t, left, key, "a referenced object is kept")
+	}
+	again := open(t, s.worker(t), "run")
+	assert.Equal(t, map[string]string{"a.txt": "-rw-r--r-- first", "b.txt": "-rw-r--r-- second"}, tree(t, again.Dir))
+}

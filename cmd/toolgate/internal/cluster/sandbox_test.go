@@ -2,14 +2,20 @@ package cluster_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolgate/toolgate/blobs"
 	"github.com/toolgate/toolgate/internal/blobstoretest"
 	"github.com/toolgate/toolgate/internal/headstest"
 	"github.com/toolgate/toolgate/sandbox"
@@ -83,6 +89,25 @@ func TestSandboxSQLStoreOnPostgres(t *testing.T) {
 		require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM toolgate_sandbox_objects
 			WHERE position('plaintext-marker'::bytea in data) > 0 OR substring(data from 1 for 4) <> 'tgb1'::bytea`).Scan(&plain))
 		assert.Zero(t, plain, "objects in plaintext")
+
+		// An object no head refers to, older than OrphanGrace (its commit's worker was lost
+		// before it swapped the head), is swept; the ones the head refers to stay.
+		sum := sha256.Sum256([]byte("run-1"))
+		orphan := "ws" + hex.EncodeToString(sum[:16]) + "-" + strings.Repeat("0", 64) + "-0123456789abcdef"
+		_, err = db.ExecContext(ctx, `INSERT INTO toolgate_sandbox_objects (key, data, stored) VALUES ($1, 'x', now() - interval '2 days')`, orphan)
+		require.NoError(t, err)
+		objects := func() (keys []string) {
+			require.NoError(t, store.Objects.(blobs.Lister).List(ctx, "ws", func(key string, _ time.Time) error {
+				keys = append(keys, key)
+				return nil
+			}))
+			return keys
+		}
+		before := objects()
+		require.Contains(t, before, orphan)
+		_, err = w1.Sweep(ctx, time.Now())
+		require.NoError(t, err)
+		assert.ElementsMatch(t, slices.DeleteFunc(before, func(k string) bool { return k == orphan }), objects())
 
 		require.NoError(t, w2.Remove(ctx, "run-1"))
 		var left int
