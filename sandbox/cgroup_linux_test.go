@@ -72,8 +72,8 @@ func TestRunMemoryIsPerSandbox(t *testing.T) {
 		Shell:  `for i in 1 2 3 4; do head -c 25165824 /dev/zero > /tmp/f$i; done; echo wrote 96 MiB`,
 		Limits: Limits{Memory: 64 << 20, Tmp: 256 << 20},
 	})
-	assert.Equal(t, "memory", out.Limit, "exit %d %s: %s", out.ExitCode, out.Signal, out.Stderr)
-	assert.NotContains(t, out.Stdout, "wrote 96 MiB")
+	// Which process the kernel kills first (a writer, the shell) varies; that it killed one does not.
+	assert.Equal(t, "memory", out.Limit, "exit %d %s: %s %s", out.ExitCode, out.Signal, out.Stdout, out.Stderr)
 	assert.Empty(t, sandboxGroups(t, r))
 
 	out = run(t, r, newWorkspace(t, r), Command{
