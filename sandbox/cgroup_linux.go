@@ -185,7 +185,7 @@ func (c *cgroupV1) removeStale() {
 	}
 }
 
-// parents are the directories of the controllers in use, with their names.
+// parents are the directories holding the sandboxes' groups, one per controller in use.
 func (c *cgroupV1) parents() []string {
 	if c.cpu == "" {
 		return []string{c.pids, c.memory}
