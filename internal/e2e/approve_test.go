@@ -51,16 +51,7 @@ func TestApproveWithoutUSER(t *testing.T) {
 				return err == nil && st.Waiting
 			}, testTimeout, 20*time.Millisecond, "the call waits for approval")
 
-			bin, err := testbin.Toolgate()
-			require.NoError(t, err)
-			srv := devtest.Server(t)
-			cmd := exec.Command(bin, append([]string{"approve", wid, "--yes", "--address", srv.FrontendAddress(), "--namespace", srv.Namespace()}, tt.extra...)...)
-			for _, kv := range testbin.ChildEnv(tt.env...) {
-				if !strings.HasPrefix(kv, "USER=") && !strings.HasPrefix(kv, "LOGNAME=") {
-					cmd.Env = append(cmd.Env, kv)
-				}
-			}
-			out, err := cmd.CombinedOutput()
+			out, err := toolgateWithoutUSER(t, tt.env, append([]string{"approve", wid, "--yes"}, tt.extra...)...)
 			require.NoError(t, err, "toolgate approve without $USER: %s", out)
 			assert.Contains(t, string(out), "approved by "+tt.want)
 
@@ -122,17 +113,7 @@ func TestAnswerWithoutUSER(t *testing.T) {
 		return err == nil && st.Waiting
 	}, testTimeout, 20*time.Millisecond, "the call waits for an answer")
 
-	bin, err := testbin.Toolgate()
-	require.NoError(t, err)
-	srv := devtest.Server(t)
-	cmd := exec.Command(bin, "answer", wid, "proceed=accept", "--field", "confirm=true",
-		"--address", srv.FrontendAddress(), "--namespace", srv.Namespace())
-	for _, kv := range testbin.ChildEnv() {
-		if !strings.HasPrefix(kv, "USER=") && !strings.HasPrefix(kv, "LOGNAME=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	out, err := cmd.CombinedOutput()
+	out, err := toolgateWithoutUSER(t, nil, "answer", wid, "proceed=accept", "--field", "confirm=true")
 	require.NoError(t, err, "toolgate answer without $USER: %s", out)
 	assert.Contains(t, string(out), "(round 1) by "+me.Username)
 
@@ -151,4 +132,21 @@ func TestAnswerWithoutUSER(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{me.Username}, by, "the history records who answered")
+}
+
+// toolgateWithoutUSER runs the toolgate CLI against the dev server with the child environment
+// and env, but neither $USER nor $LOGNAME (as under systemd, cron or a container), and returns
+// its combined output.
+func toolgateWithoutUSER(t *testing.T, env []string, args ...string) ([]byte, error) {
+	t.Helper()
+	bin, err := testbin.Toolgate()
+	require.NoError(t, err)
+	srv := devtest.Server(t)
+	cmd := exec.Command(bin, append(args, "--address", srv.FrontendAddress(), "--namespace", srv.Namespace())...)
+	for _, kv := range testbin.ChildEnv(env...) {
+		if !strings.HasPrefix(kv, "USER=") && !strings.HasPrefix(kv, "LOGNAME=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	return cmd.CombinedOutput()
 }
