@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/toolgate/toolgate/sandbox"
 	"github.com/toolgate/toolgate/toolcore"
 )
 
@@ -256,6 +257,15 @@ func TestSandboxCancelLeavesNoProcess(t *testing.T) {
 	queue := taskQueue(t)
 	root := sandboxRoot(t)
 	w := sandboxWorker(t, dev, queue, filepath.Join(root, "a"), filepath.Join(root, "store"))
+	// The worker says at start whether its sandboxes get control groups of their own, as a
+	// runner of this process finds them.
+	r, err := sandbox.NewRunner(sandbox.RunnerConfig{})
+	require.NoError(t, err)
+	if ok, why := r.PerSandboxLimits(); ok {
+		assert.Contains(t, w.stderrText(), "limited per sandbox (control groups)")
+	} else {
+		assert.Contains(t, w.stderrText(), "not per sandbox", why)
+	}
 	calls := 1
 	if *soak {
 		calls = 5
