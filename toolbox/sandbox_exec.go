@@ -51,8 +51,10 @@ type execCheckpoint struct {
 	Base int64 `json:"base"`
 }
 
-// progressEvery is how often a running command reports progress.
-const progressEvery = 2 * time.Second
+// progressEvery is how often a running command reports progress: each report is a heartbeat (a
+// billable action), and neither cancellation (pushed to the worker, or heard in the worker's own
+// beats at most 5 s apart) nor liveness (IdleHeartbeat) needs them, so only observers do.
+const progressEvery = 10 * time.Second
 
 func (t *sandboxTools) execTool() (toolcore.Tool, error) {
 	net := "no network"
