@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/toolgate/toolgate/internal/callerr"
+	"github.com/toolgate/toolgate/internal/safetext"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
@@ -156,7 +157,7 @@ func (c *Client) start(ctx context.Context, call toolcore.ToolCall, canonical []
 		// so only then do we pay for the conflict check. We attach to that run ourselves.
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		StaticSummary:                            call.Name() + " · " + call.ID(),
+		StaticSummary:                            safetext.CallSummary(call.Name(), call.ID()),
 		EnableEagerStart:                         !c.opts.DisableEagerStart,
 		Priority:                                 sdkPriority(priority),
 	}

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/toolgate/toolgate/internal/principalmemo"
+	"github.com/toolgate/toolgate/internal/safetext"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
@@ -85,7 +86,8 @@ type Status struct {
 	// Calls are an agent run's tool calls (a workflow that is not a ToolCallWorkflow), in the
 	// order it started them, read from its history: the ToolCallWorkflows it started as children,
 	// its inline calls (workflows.Inline: the ExecuteTool activities in its own history; a Local
-	// tool's, recorded as markers, are not listed), and the calls it attached to (started by
+	// tool's once its marker is recorded, named by the marker's summary; older histories'
+	// markers name the tool only and are not listed), and the calls it attached to (started by
 	// someone else, awaited with AwaitToolCall). Nil for a call.
 	Calls []RunCall
 	// Progress is the latest progress the running tool reported, or nil.
@@ -599,6 +601,29 @@ func (c *Client) readRunCalls(ctx context.Context, workflowID, runID string) ([]
 				calls[i].Kind, calls[i].Outcome = RunCallAttached, OutcomeRunning
 				activities[id] = i
 			}
+		case e.GetMarkerRecordedEventAttributes().GetMarkerName() == "LocalActivity":
+			// An inline Local call: one marker once its attempts are over, naming the call in its
+			// summary (histories before it named the tool only, and are skipped).
+			m := e.GetMarkerRecordedEventAttributes()
+			var data localActivityMarker
+			var summary string
+			p := m.GetDetails()["data"].GetPayloads()
+			if len(p) != 1 || c.opts.DataConverter.FromPayload(p[0], &data) != nil || data.ActivityType != executeToolName ||
+				c.opts.DataConverter.FromPayload(e.GetUserMetadata().GetSummary(), &summary) != nil {
+				continue
+			}
+			name, id, ok := safetext.ParseCallSummary(summary)
+			if !ok {
+				continue
+			}
+			rc := RunCall{Kind: RunCallInline, ToolCallID: id, ToolName: name, Outcome: wire.OutcomeOK}
+			var out executeToolOutcome
+			if f := m.GetFailure(); f != nil {
+				rc.Outcome, rc.Message = failedOutcome(f), failureMessage(f)
+			} else if r := m.GetDetails()["result"].GetPayloads(); len(r) == 1 && c.opts.DataConverter.FromPayload(r[0], &out) == nil && out.IsError {
+				rc.Outcome = OutcomeError
+			}
+			calls = append(calls, rc)
 		case e.GetActivityTaskCompletedEventAttributes() != nil:
 			a := e.GetActivityTaskCompletedEventAttributes()
 			i, ok := activities[a.GetScheduledEventId()]

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/toolgate/toolgate/internal/safetext"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
@@ -104,7 +105,7 @@ func (c *Client) UndoWith(ctx context.Context, workflowID string, opts UndoOptio
 		return wire.UndoResult{}, fmt.Errorf("undo %s: nothing started: %w", workflowID, err)
 	}
 	id := wire.UndoWorkflowID(workflowID, next)
-	summary := "undo " + workflowID
+	summary := "undo " + safetext.CodeSpan(workflowID)
 	if next > 1 {
 		summary += " (attempt " + strconv.Itoa(next) + ")"
 	}

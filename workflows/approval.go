@@ -262,7 +262,7 @@ func (a *approval) waitingDetails(workflowID string) string {
 	if note != "" {
 		note = " " + note
 	}
-	fence := strings.Repeat("`", max(3, longestRun(args, '`')+1))
+	fence := strings.Repeat("`", max(3, safetext.LongestRun(args, '`')+1))
 	tool, _ := safetext.Escape(a.state.ToolName)
 	asked := ""
 	if p := a.state.Policy; p != nil {
@@ -283,18 +283,4 @@ func (a *approval) waitingDetails(workflowID string) string {
 func (a *approval) timerSummary() string {
 	tool, _ := safetext.Escape(a.state.ToolName)
 	return "approval of " + tool + " expires (call hash " + a.state.CallHash + ")"
-}
-
-// longestRun is the length of the longest run of c in s.
-func longestRun(s string, c byte) int {
-	best, run := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			run++
-			best = max(best, run)
-		} else {
-			run = 0
-		}
-	}
-	return best
 }

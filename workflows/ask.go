@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolgate/toolgate/activities"
+	"github.com/toolgate/toolgate/internal/safetext"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
@@ -194,11 +195,11 @@ func inputDetails(s wire.InputState) string {
 	fmt.Fprintf(&b, "awaiting input (round %d), until %s:", s.Round, s.Deadline.UTC().Format(time.RFC3339))
 	for _, k := range toolcore.InputKeys(s.Requests) {
 		q := s.Requests[k]
-		b.WriteString("\n- " + codeSpan(k) + " " + codeSpan(q.Method))
+		b.WriteString("\n- " + safetext.CodeSpan(k) + " " + safetext.CodeSpan(q.Method))
 		if q.Method == toolcore.MethodElicit {
 			var el toolcore.Elicitation
 			if json.Unmarshal(q.Params, &el) == nil && el.Message != "" {
-				b.WriteString(": " + codeSpan(firstRunes(el.Message, 200)))
+				b.WriteString(": " + safetext.CodeSpan(firstRunes(el.Message, 200)))
 			}
 		}
 	}

@@ -107,16 +107,8 @@ func (w *Workflows) awaitConsent(ctx workflow.Context, call toolcore.ToolCall, o
 func consentDetails(who string, req wire.ConsentRequest, deadline time.Time) string {
 	scopes := ""
 	if len(req.Scopes) > 0 {
-		scopes = " (scopes " + codeSpan(strings.Join(req.Scopes, " ")) + ")"
+		scopes = " (scopes " + safetext.CodeSpan(strings.Join(req.Scopes, " ")) + ")"
 	}
-	return "awaiting consent of " + codeSpan(who) + " to " + codeSpan(req.Provider) + scopes + ", until " +
-		deadline.UTC().Format("2006-01-02T15:04:05Z") + ": the principal opens " + codeSpan(req.URL)
-}
-
-// codeSpan is s escaped (safetext) in a Markdown code span whose fence is longer than any run of
-// backticks in it.
-func codeSpan(s string) string {
-	s, _ = safetext.Escape(s)
-	fence := strings.Repeat("`", longestRun(s, '`')+1)
-	return fence + " " + s + " " + fence
+	return "awaiting consent of " + safetext.CodeSpan(who) + " to " + safetext.CodeSpan(req.Provider) + scopes + ", until " +
+		deadline.UTC().Format("2006-01-02T15:04:05Z") + ": the principal opens " + safetext.CodeSpan(req.URL)
 }

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolgate/toolgate/activities"
+	"github.com/toolgate/toolgate/internal/safetext"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
@@ -56,7 +57,9 @@ func localActivityOptions(call toolcore.ToolCall, opts toolcore.Options) workflo
 		ScheduleToCloseTimeout: total,
 		StartToCloseTimeout:    opts.Timeout,
 		RetryPolicy:            policy,
-		Summary:                call.Name(),
+		// The marker records no input: client.Status reads an agent run's inline Local calls
+		// from its summary.
+		Summary: safetext.CallSummary(call.Name(), call.ID()),
 	}
 }
 

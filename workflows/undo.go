@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolgate/toolgate/internal/safetext"
 	"github.com/toolgate/toolgate/toolcore"
 	"github.com/toolgate/toolgate/wire"
 )
@@ -147,7 +148,7 @@ func Undo(ctx workflow.Context, effects []wire.UndoEffect, opts UndoOptions) (wi
 
 // compensate runs the CompensateTool activity of e on its task queue (else opts.TaskQueue).
 func compensate(ctx workflow.Context, e wire.UndoEffect, opts UndoOptions) wire.UndoStep {
-	summary := "undo " + e.ToolName + " · " + e.ToolCallID
+	summary := "undo " + safetext.CallSummary(e.ToolName, e.ToolCallID)
 	if e.OutcomeUnknown {
 		summary = "reconcile and undo " + e.ToolName + " · " + e.ToolCallID
 	}

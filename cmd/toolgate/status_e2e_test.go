@@ -50,6 +50,12 @@ func statusRegistry(t *testing.T) *toolcore.Registry {
 			},
 			Options: toolcore.Options{SideEffect: toolcore.Idempotent, MaxAttempts: 3},
 		}),
+		toolcore.MustDefine(toolcore.Definition[bookArgs]{
+			Name:        "quote",
+			Description: "Quotes a price in the agent's own workflow task (Local).",
+			Execute:     func(context.Context, bookArgs) (any, error) { return "42 EUR", nil },
+			Options:     toolcore.Options{SideEffect: toolcore.ReadOnly, Local: true},
+		}),
 		bookTool())
 	require.NoError(t, err)
 	return reg
@@ -179,7 +185,7 @@ func TestStatusOfAnAgentRun(t *testing.T) {
 	ctx := t.Context()
 
 	run, err := c.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{ID: "agent-status-1", TaskQueue: queue}, "bookingAgent",
-		[]json.RawMessage{bookCall("s1", "book", false), bookCall("i2", "book", true), bookCall("s3", "fatal", false)})
+		[]json.RawMessage{bookCall("s1", "book", false), bookCall("i2", "book", true), bookCall("i[q](x)", "quote", false), bookCall("s3", "fatal", false)})
 	require.NoError(t, err)
 	require.Error(t, run.Get(ctx, nil), "the fatal call fails the run")
 
@@ -191,13 +197,14 @@ func TestStatusOfAnAgentRun(t *testing.T) {
 	assert.Equal(t, []tgclient.RunCall{
 		{ToolCallID: "s1", ToolName: "book", Kind: tgclient.RunCallChild, WorkflowID: "toolcall-s1", Outcome: "ok"},
 		{ToolCallID: "i2", ToolName: "book", Kind: tgclient.RunCallInline, Outcome: "error"},
+		{ToolCallID: "i[q](x)", ToolName: "quote", Kind: tgclient.RunCallInline, Outcome: "ok"},
 		{ToolCallID: "s3", ToolName: "fatal", Kind: tgclient.RunCallChild, WorkflowID: "toolcall-s3", Outcome: "fatal", Message: "ledger corrupted"},
 	}, st.Calls)
 
 	lines := statusText(t, dev, "agent-status-1")
 	assert.Equal(t, "bookingAgent", lines["type"])
-	assert.Equal(t, "3: 1 ok, 1 error, 1 fatal", lines["calls"])
-	assert.Equal(t, "s1 book child ok toolcall-s1\ni2 book inline error\ns3 fatal child fatal toolcall-s3: ledger corrupted", lines["call"])
+	assert.Equal(t, "4: 2 ok, 1 error, 1 fatal", lines["calls"])
+	assert.Equal(t, "s1 book child ok toolcall-s1\ni2 book inline error\ni[q](x) quote inline ok\ns3 fatal child fatal toolcall-s3: ledger corrupted", lines["call"])
 	assert.NotContains(t, lines, "attempt", "no tool attempt line for a run")
 	assert.Contains(t, lines["error"], "ledger corrupted")
 }
