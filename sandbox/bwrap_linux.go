@@ -39,6 +39,13 @@ func (r *Runner) execute(ctx context.Context, dir string, argv []string, workdir
 	done := make(chan result, 1)
 	go func() {
 		runtime.LockOSThread()
+		defer func() {
+			// A panic is the caller's error, as it was on the caller's goroutine; the thread,
+			// in whatever state, ends with this goroutine.
+			if v := recover(); v != nil {
+				done <- result{err: fmt.Errorf("sandbox: supervising the command panicked: %v", v)}
+			}
+		}()
 		out, err, left := r.supervise(ctx, l, lim, dir, cmd.Stdin, allow)
 		if left {
 			runtime.UnlockOSThread()
