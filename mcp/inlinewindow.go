@@ -18,7 +18,7 @@ const taskStartLimit = 5 * time.Second
 // window ends
 //   - once the call's tool is seen still running TaskInlineWindow after it started;
 //   - once TaskInlineWindow has passed since the request and the call waits for a reviewer, a
-//     consent, a retry or (unless relayed, asks) its questions;
+//     consent, a retry, or answers the request does not relay (asks false);
 //   - after taskStartLimit, when the tool has not started (no worker picked it up);
 //   - when ctx ends.
 //
