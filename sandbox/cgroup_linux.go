@@ -24,14 +24,17 @@ import (
 // (rlimits), which lets one sandbox's processes keep the next from starting, and many processes
 // each within RLIMIT_AS fill the host's memory.
 type cgroupV1 struct {
-	// parents are the directories that hold this worker's sandbox groups, one per controller
-	// (<mount>/<the worker's group>/toolgate-sandboxes).
-	pids, memory string
-	cpu          string                 // "" when the cpu controller is not mounted or writable
-	memsw        bool                   // the memory controller accounts swap: memory.memsw.limit_in_bytes
-	mounts       map[string]cgroupMount // by controller
-	seq          atomic.Uint64
+	// controllers are the controllers in use, "pids", "memory" and, where mounted and writable,
+	// "cpu"; parents the directories that hold this worker's sandbox groups in each
+	// (<mount>/<the worker's group>/toolgate-sandboxes), in the same order.
+	controllers, parents []string
+	memsw                bool                   // the memory controller accounts swap: memory.memsw.limit_in_bytes
+	mounts               map[string]cgroupMount // by controller
+	seq                  atomic.Uint64
 }
+
+// cpu reports whether the sandboxes get a CPU quota (the cpu controller is in use).
+func (c *cgroupV1) cpu() bool { return len(c.controllers) > 2 }
 
 // cgroupParent is the directory, under the worker's own group, that holds its sandboxes' groups.
 const cgroupParent = "toolgate-sandboxes"
@@ -52,36 +55,38 @@ func findCgroupV1() (*cgroupV1, string) {
 		return nil, err.Error()
 	}
 	c := &cgroupV1{mounts: mounts}
-	for _, ctl := range []struct {
-		name string
-		dir  *string
-	}{{"pids", &c.pids}, {"memory", &c.memory}} {
-		m, ok := mounts[ctl.name]
-		g, mine := own[ctl.name]
-		if !ok || !mine {
-			return nil, "no cgroup v1 " + ctl.name + " hierarchy (cgroup v2 is not used yet)"
-		}
-		dir, ok := m.groupDir(g)
-		if !ok {
-			return nil, fmt.Sprintf("this process's %s group %s is outside the mount's root %s", ctl.name, g, m.root)
-		}
-		*ctl.dir = filepath.Join(dir, cgroupParent)
-		if err := os.Mkdir(*ctl.dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			return nil, fmt.Sprintf("cannot create a %s group: %v", ctl.name, err)
+	for _, ctl := range []string{"pids", "memory", "cpu"} {
+		dir, why := sandboxParent(mounts[ctl], own, ctl)
+		switch {
+		case why == "":
+			c.controllers, c.parents = append(c.controllers, ctl), append(c.parents, dir)
+		case ctl != "cpu": // optional: without it the sandboxes share the worker's CPUs
+			return nil, why
 		}
 	}
-	_, err = os.Stat(filepath.Join(c.memory, "memory.memsw.limit_in_bytes"))
+	_, err = os.Stat(filepath.Join(c.parents[1], "memory.memsw.limit_in_bytes"))
 	c.memsw = err == nil
-	if m, ok := mounts["cpu"]; ok {
-		if dir, ok := m.groupDir(own["cpu"]); ok {
-			dir = filepath.Join(dir, cgroupParent)
-			if err := os.Mkdir(dir, 0o755); err == nil || errors.Is(err, os.ErrExist) {
-				c.cpu = dir // optional: without it the sandboxes share the worker's CPUs
-			}
-		}
-	}
 	c.removeStale()
 	return c, ""
+}
+
+// sandboxParent creates, when missing, the directory of controller ctl (mounted at m, the zero
+// value when not) that holds the sandboxes' groups under this process's group (own), and returns
+// it, or why there is none.
+func sandboxParent(m cgroupMount, own map[string]string, ctl string) (dir, why string) {
+	g, mine := own[ctl]
+	if m.dir == "" || !mine {
+		return "", "no cgroup v1 " + ctl + " hierarchy (cgroup v2 is not used yet)"
+	}
+	dir, ok := m.groupDir(g)
+	if !ok {
+		return "", fmt.Sprintf("this process's %s group %s is outside the mount's root %s", ctl, g, m.root)
+	}
+	dir = filepath.Join(dir, cgroupParent)
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", fmt.Sprintf("cannot create a %s group: %v", ctl, err)
+	}
+	return dir, ""
 }
 
 // cgroupMount is where a v1 hierarchy is mounted (dir) and the group its root shows (root).
@@ -172,7 +177,7 @@ func ownCgroups(file string) (map[string]string, error) {
 // removeStale removes the groups that workers no longer running left (a worker killed while its
 // sandbox ran); a group still holding a process stays (rmdir refuses).
 func (c *cgroupV1) removeStale() {
-	for _, parent := range c.parents() {
+	for _, parent := range c.parents {
 		entries, _ := os.ReadDir(parent)
 		for _, e := range entries {
 			pid, _, ok := strings.Cut(strings.TrimPrefix(e.Name(), "w"), "-")
@@ -185,19 +190,6 @@ func (c *cgroupV1) removeStale() {
 	}
 }
 
-// parents are the directories holding the sandboxes' groups, one per controller in use.
-func (c *cgroupV1) parents() []string {
-	if c.cpu == "" {
-		return []string{c.pids, c.memory}
-	}
-	return []string{c.pids, c.memory, c.cpu}
-}
-
-// controllers are the names of the controllers in use, in the order of parents.
-func (c *cgroupV1) controllers() []string {
-	return []string{"pids", "memory", "cpu"}[:len(c.parents())]
-}
-
 // cfsPeriod is the scheduling period of a sandbox's CPU quota, in microseconds (the kernel's
 // default).
 const cfsPeriod = 100_000
@@ -205,7 +197,7 @@ const cfsPeriod = 100_000
 // sandboxCgroup is the groups of one sandbox, one per controller in use.
 type sandboxCgroup struct {
 	c    *cgroupV1
-	dirs []string // by c.controllers()
+	dirs []string // by c.controllers
 	back []string // the tasks files of the entering thread's own groups
 }
 
@@ -218,7 +210,7 @@ func (c *cgroupV1) create(lim Limits) (s *sandboxCgroup, err error) {
 			s.remove()
 		}
 	}()
-	for _, parent := range c.parents() {
+	for _, parent := range c.parents {
 		dir := filepath.Join(parent, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			return nil, err
@@ -233,7 +225,7 @@ func (c *cgroupV1) create(lim Limits) (s *sandboxCgroup, err error) {
 	if c.memsw {
 		limits = append(limits, [2]string{filepath.Join(memory, "memory.memsw.limit_in_bytes"), strconv.FormatInt(lim.Memory, 10)})
 	}
-	if c.cpu != "" {
+	if c.cpu() {
 		quota := max(int64(lim.CPUs*cfsPeriod), 1000) // the kernel's least quota is 1 ms
 		limits = append(limits,
 			[2]string{filepath.Join(s.dirs[2], "cpu.cfs_period_us"), strconv.Itoa(cfsPeriod)},
@@ -255,7 +247,7 @@ func (s *sandboxCgroup) enter() error {
 		return err
 	}
 	s.back = nil
-	for _, ctl := range s.c.controllers() {
+	for _, ctl := range s.c.controllers {
 		dir, ok := s.c.mounts[ctl].groupDir(own[ctl])
 		if !ok {
 			return fmt.Errorf("this thread's %s group %s is outside the mount", ctl, own[ctl])
@@ -288,7 +280,7 @@ func (s *sandboxCgroup) oomKilled() bool {
 
 // throttled is how long the sandbox's processes waited for its CPU quota (0 without one).
 func (s *sandboxCgroup) throttled() time.Duration {
-	if len(s.dirs) < 3 {
+	if !s.c.cpu() {
 		return 0
 	}
 	return time.Duration(statField(filepath.Join(s.dirs[2], "cpu.stat"), "throttled_time")) // ns

@@ -88,7 +88,7 @@ func TestRunMemoryIsPerSandbox(t *testing.T) {
 func sandboxGroups(t *testing.T, r *Runner) []string {
 	t.Helper()
 	var left []string
-	for _, parent := range r.cgroups.parents() {
+	for _, parent := range r.cgroups.parents {
 		entries, err := os.ReadDir(parent)
 		require.NoError(t, err)
 		for _, e := range entries {
@@ -120,7 +120,7 @@ func TestOwnCgroupsAndMountinfo(t *testing.T) {
 // the quota (the worker keeps the rest for its heartbeats and the sandboxes beside it).
 func TestRunCPUsArePerSandbox(t *testing.T) {
 	r := perSandboxRunner(t)
-	if r.cgroups.cpu == "" {
+	if !r.cgroups.cpu() {
 		t.Skip("no cpu controller here")
 	}
 	// The loops run for half a second of wall time (sleep is the workload's clock, not a wait
