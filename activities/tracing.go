@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -16,6 +15,7 @@ import (
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/toolgate/toolgate/internal/safetext"
 	"github.com/toolgate/toolgate/wire"
 )
 
@@ -265,9 +265,6 @@ func cutTraced(s string) string {
 	if len(s) <= MaxTracedContentBytes {
 		return s
 	}
-	n := MaxTracedContentBytes
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "...[" + strconv.Itoa(len(s)-n) + " bytes cut]"
+	kept := safetext.Cut(s, MaxTracedContentBytes)
+	return kept + "...[" + strconv.Itoa(len(s)-len(kept)) + " bytes cut]"
 }

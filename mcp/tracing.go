@@ -4,9 +4,9 @@ import (
 	"context"
 	"reflect"
 	"strings"
-	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolgate/toolgate/internal/safetext"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -120,16 +120,7 @@ func requestProtocolVersion(ss *sdk.ServerSession, meta map[string]any) string {
 }
 
 // cutTraced cuts s to maxTracedNameBytes on a rune boundary.
-func cutTraced(s string) string {
-	if len(s) <= maxTracedNameBytes {
-		return s
-	}
-	n := maxTracedNameBytes
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
+func cutTraced(s string) string { return safetext.Cut(s, maxTracedNameBytes) }
 
 // isNilParams reports whether p is nil or a nil pointer (its GetMeta would panic).
 func isNilParams(p sdk.Params) bool {

@@ -1,6 +1,9 @@
 package safetext
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // CodeSpan is s escaped (Escape) in a Markdown code span whose fence is longer than any run of
 // backticks in it: nothing in s renders as a link or markup where Markdown is shown (the
@@ -23,6 +26,17 @@ func LongestRun(s string, c byte) int {
 		}
 	}
 	return best
+}
+
+// Cut returns the longest prefix of s of at most n bytes that ends on a rune boundary.
+func Cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // callSep parts a call summary: tool names never hold it.

@@ -25,3 +25,11 @@ func TestCallSummary(t *testing.T) {
 		assert.False(t, ok, bad)
 	}
 }
+
+// Cut keeps whole runes only.
+func TestCut(t *testing.T) {
+	assert.Equal(t, "abc", safetext.Cut("abc", 5))
+	assert.Equal(t, "a", safetext.Cut("aé", 2), "é is two bytes: cut before it")
+	assert.Equal(t, "aé", safetext.Cut("aéb", 3))
+	assert.Equal(t, "", safetext.Cut("é", 1))
+}
