@@ -9,6 +9,7 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	failurepb "go.temporal.io/api/failure/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
@@ -366,6 +367,15 @@ type localActivityMarker struct {
 	Attempt      int32 // the last attempt, from 1
 }
 
+// executeToolMarker reads a local activity marker's data; ok is false unless it is ExecuteTool's.
+func (c *Client) executeToolMarker(m *historypb.MarkerRecordedEventAttributes) (data localActivityMarker, ok bool) {
+	p := m.GetDetails()["data"].GetPayloads()
+	if len(p) != 1 || c.opts.DataConverter.FromPayload(p[0], &data) != nil {
+		return data, false
+	}
+	return data, data.ActivityType == executeToolName
+}
+
 // readCall reads a call's history, once: the call its first event records, and its tool's
 // attempts. An activity's started event is written when it closes, with its last attempt's
 // number; the pending one is Describe's.
@@ -407,9 +417,8 @@ func (c *Client) readCall(ctx context.Context, workflowID, runID string) (record
 			}
 		case e.GetMarkerRecordedEventAttributes().GetMarkerName() == "LocalActivity":
 			m := e.GetMarkerRecordedEventAttributes()
-			var data localActivityMarker
-			p := m.GetDetails()["data"].GetPayloads()
-			if len(p) != 1 || c.opts.DataConverter.FromPayload(p[0], &data) != nil || data.ActivityType != executeToolName {
+			data, ok := c.executeToolMarker(m)
+			if !ok {
 				continue
 			}
 			facts.attempts += int(data.Attempt)
@@ -605,11 +614,8 @@ func (c *Client) readRunCalls(ctx context.Context, workflowID, runID string) ([]
 			// An inline Local call: one marker once its attempts are over, naming the call in its
 			// summary (histories before it named the tool only, and are skipped).
 			m := e.GetMarkerRecordedEventAttributes()
-			var data localActivityMarker
 			var summary string
-			p := m.GetDetails()["data"].GetPayloads()
-			if len(p) != 1 || c.opts.DataConverter.FromPayload(p[0], &data) != nil || data.ActivityType != executeToolName ||
-				c.opts.DataConverter.FromPayload(e.GetUserMetadata().GetSummary(), &summary) != nil {
+			if _, ok := c.executeToolMarker(m); !ok || c.opts.DataConverter.FromPayload(e.GetUserMetadata().GetSummary(), &summary) != nil {
 				continue
 			}
 			name, id, ok := safetext.ParseCallSummary(summary)
