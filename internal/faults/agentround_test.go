@@ -49,6 +49,18 @@ type agentTurn struct {
 }
 
 // agentResult is what examples/agent -json prints.
+// agentResultOf waits for the agent process p to exit 0 and returns the one JSON result it
+// printed.
+func agentResultOf(t *testing.T, p *proc) agentResult {
+	t.Helper()
+	require.Equal(t, 0, p.waitExit(t, outcomeTimeout), p.stderrText())
+	lines := p.stdoutLines()
+	require.Len(t, lines, 1, "the agent prints one JSON result")
+	var res agentResult
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &res), lines[0])
+	return res
+}
+
 type agentResult struct {
 	WorkflowID   string `json:"workflowId"`
 	Answer       string `json:"answer"`
@@ -111,12 +123,7 @@ func TestAgentRoundWorkerKilled(t *testing.T) {
 	doomed.kill(t)
 	fig.Faults += 2
 	replacement := f.startWorker(t, false)
-	second := start(t, "second agent", agent, args...)
-	require.Equal(t, 0, second.waitExit(t, outcomeTimeout), second.stderrText())
-	lines := second.stdoutLines()
-	require.Len(t, lines, 1, "the agent prints one JSON result")
-	var res agentResult
-	require.NoError(t, json.Unmarshal([]byte(lines[0]), &res), lines[0])
+	res := agentResultOf(t, start(t, "second agent", agent, args...))
 	assert.Equal(t, agentID, res.WorkflowID)
 	assert.Equal(t, 3, res.Turns)
 	assert.True(t, strings.HasPrefix(res.Answer, "done: {") && strings.Contains(res.Answer, `"call":"r2-`+faults.ToolIdempotent+`"`),

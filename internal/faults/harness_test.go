@@ -361,8 +361,8 @@ func (f *fixture) client(t *testing.T) (*tgclient.Client, client.Client) {
 	return tgclient.New(sdk, tgclient.Options{TaskQueue: f.queue}), sdk
 }
 
-// call builds a tool call of the fault tools.
-func call(t testing.TB, id, tool string, a faults.Args) toolcore.ToolCall {
+// call builds a tool call of id and tool with arguments a (faults.Args for the fault tools).
+func call(t testing.TB, id, tool string, a any) toolcore.ToolCall {
 	t.Helper()
 	args, err := json.Marshal(a)
 	require.NoError(t, err)

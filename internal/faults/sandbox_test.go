@@ -106,9 +106,9 @@ func sandboxKillRun(t *testing.T, dev *devServer, agent string, run int) {
 	doomed := sandboxWorker(t, dev, queue, dirA, store)
 
 	calls := []toolcore.ToolCall{
-		sandboxCall(t, "write", sandboxWriteTool, map[string]any{"path": "script.sh", "content": gatedScript}),
-		sandboxCall(t, "exec", sandboxExecTool, map[string]any{"argv": []string{"sh", "script.sh"}}),
-		sandboxCall(t, "read", sandboxReadTool, map[string]any{"path": "version.txt"}),
+		call(t, "write", sandboxWriteTool, map[string]any{"path": "script.sh", "content": gatedScript}),
+		call(t, "exec", sandboxExecTool, map[string]any{"argv": []string{"sh", "script.sh"}}),
+		call(t, "read", sandboxReadTool, map[string]any{"path": "version.txt"}),
 	}
 	script := agentScript{Turns: []agentTurn{
 		{Text: "write", ToolCalls: calls[:1]},
@@ -150,12 +150,7 @@ func sandboxKillRun(t *testing.T, dev *devServer, agent string, run int) {
 	doomed.kill(t)
 	fig.Faults += 2
 	replacement := sandboxWorker(t, dev, queue, dirB, store)
-	second := start(t, "second agent", agent, args...)
-	require.Equal(t, 0, second.waitExit(t, outcomeTimeout), second.stderrText())
-	lines := second.stdoutLines()
-	require.Len(t, lines, 1, "the agent prints one JSON result")
-	var res agentResult
-	require.NoError(t, json.Unmarshal([]byte(lines[0]), &res), lines[0])
+	res := agentResultOf(t, start(t, "second agent", agent, args...))
 	assert.Equal(t, 4, res.Turns)
 	fig.Calls = len(calls)
 
@@ -188,16 +183,6 @@ func sandboxKillRun(t *testing.T, dev *devServer, agent string, run int) {
 	assert.Subset(t, listFiles(t, restored), []string{"gate", "script.sh", "version.txt"}, "the files of the second call")
 	replacement.interrupt(t)
 	report(t, fig, began)
-}
-
-// sandboxCall is a tool call of the sandbox tools.
-func sandboxCall(t *testing.T, id, tool string, args map[string]any) toolcore.ToolCall {
-	t.Helper()
-	data, err := json.Marshal(args)
-	require.NoError(t, err)
-	c, err := toolcore.NewToolCall(id, tool, data)
-	require.NoError(t, err)
-	return c
 }
 
 // waitForFile waits until a directory under dir holds a regular file named name and returns that
