@@ -166,6 +166,18 @@ type jaegerTrace struct {
 	} `json:"processes"`
 }
 
+// spanWithParents waits until trace traceID holds the span named name with a path of n spans
+// from it to the root, and returns the trace and that span.
+func (j *jaeger) spanWithParents(t *testing.T, traceID, name string, n int) (jaegerTrace, int) {
+	t.Helper()
+	var tr jaegerTrace
+	require.Eventually(t, func() bool {
+		tr = j.trace(t, traceID, name)
+		return len(tr.path(tr.named(name)[0])) == n
+	}, time.Minute, 200*time.Millisecond)
+	return tr, tr.named(name)[0]
+}
+
 // trace reads traceID from Jaeger until it holds a span named want.
 func (j *jaeger) trace(t *testing.T, traceID, want string) jaegerTrace {
 	t.Helper()
@@ -278,12 +290,7 @@ func TestJaegerTraces(t *testing.T) {
 		require.False(t, res.IsError())
 		root.End()
 		require.NoError(t, tp.ForceFlush(ctx))
-		var tr jaegerTrace
-		require.Eventually(t, func() bool {
-			tr = j.trace(t, root.SpanContext().TraceID().String(), "execute_tool add")
-			return len(tr.path(tr.named("execute_tool add")[0])) == 7
-		}, time.Minute, 200*time.Millisecond)
-		i := tr.named("execute_tool add")[0]
+		tr, i := j.spanWithParents(t, root.SpanContext().TraceID().String(), "execute_tool add", 7)
 		assert.Equal(t, []string{"toolgate-dev execute_tool add", "toolgate-dev RunActivity:ExecuteTool",
 			"toolgate-dev StartActivity:ExecuteTool", "toolgate-dev RunWorkflow:ToolCallWorkflow",
 			"agent StartWorkflow:ToolCallWorkflow", "agent call add", "agent agent turn"}, tr.path(i))
@@ -312,12 +319,7 @@ func TestJaegerTraces(t *testing.T) {
 		root.End()
 		require.NoError(t, tp.ForceFlush(ctx))
 		require.NoError(t, cs.Close()) // toolgate mcp flushes its spans as it stops
-		var tr jaegerTrace
-		require.Eventually(t, func() bool {
-			tr = j.trace(t, root.SpanContext().TraceID().String(), "execute_tool echo")
-			return len(tr.path(tr.named("execute_tool echo")[0])) == 7
-		}, time.Minute, 200*time.Millisecond)
-		i := tr.named("execute_tool echo")[0]
+		tr, i := j.spanWithParents(t, root.SpanContext().TraceID().String(), "execute_tool echo", 7)
 		assert.Equal(t, []string{"toolgate-dev execute_tool echo", "toolgate-dev RunActivity:ExecuteTool",
 			"toolgate-dev StartActivity:ExecuteTool", "toolgate-dev RunWorkflow:ToolCallWorkflow",
 			"toolgate-mcp StartWorkflow:ToolCallWorkflow", "toolgate-mcp tools/call echo", "agent mcp client"}, tr.path(i))
