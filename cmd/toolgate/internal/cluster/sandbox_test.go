@@ -48,12 +48,7 @@ func TestSandboxSQLStoreOnPostgres(t *testing.T) {
 		db := fresh(t, "")
 		store, err := sandbox.SQLStore(ctx, db, blobstoretest.Keyring(t, "k1"))
 		require.NoError(t, err)
-		worker := func() *sandbox.Workspaces {
-			w, err := sandbox.NewWorkspaces(sandbox.Config{Dir: filepath.Join(t.TempDir(), "ws"), Store: store})
-			require.NoError(t, err)
-			return w
-		}
-		w1, w2 := worker(), worker()
+		w1, w2 := sqlWorker(t, store), sqlWorker(t, store)
 		a, err := w1.Open(ctx, "run-1")
 		require.NoError(t, err)
 		defer a.Close()
@@ -127,18 +122,13 @@ func BenchmarkWorkspaceSQLStore10MB(b *testing.B) {
 	ctx := context.Background()
 	store, err := sandbox.SQLStore(ctx, db, blobstoretest.Keyring(b, "k1"))
 	require.NoError(b, err)
-	worker := func() *sandbox.Workspaces {
-		w, err := sandbox.NewWorkspaces(sandbox.Config{Dir: filepath.Join(b.TempDir(), "ws"), Store: store})
-		require.NoError(b, err)
-		return w
-	}
 	n := 0
 	b.Run("commit-first", func(b *testing.B) {
 		b.SetBytes(size)
 		for b.Loop() {
 			b.StopTimer()
 			n++
-			ws, err := worker().Open(ctx, fmt.Sprint("bench-", n))
+			ws, err := sqlWorker(b, store).Open(ctx, fmt.Sprint("bench-", n))
 			require.NoError(b, err)
 			require.NoError(b, os.CopyFS(ws.Dir, os.DirFS(template)))
 			b.StartTimer()
@@ -152,11 +142,18 @@ func BenchmarkWorkspaceSQLStore10MB(b *testing.B) {
 		b.SetBytes(size)
 		for b.Loop() {
 			b.StopTimer()
-			w := worker()
+			w := sqlWorker(b, store)
 			b.StartTimer()
 			ws, err := w.Open(ctx, "bench-1")
 			require.NoError(b, err)
 			ws.Close()
 		}
 	})
+}
+
+// sqlWorker is the Workspaces of a new worker (a local directory of its own) on store.
+func sqlWorker(t testing.TB, store sandbox.Store) *sandbox.Workspaces {
+	w, err := sandbox.NewWorkspaces(sandbox.Config{Dir: filepath.Join(t.TempDir(), "ws"), Store: store})
+	require.NoError(t, err)
+	return w
 }
